@@ -1,0 +1,196 @@
+/*
+ * samplecheck_plugin.h: the C boundary between samplecheck and a subject under test.
+ *
+ * A subject is a token sampler (sc_sampler) or a matmul (sc_matmul). In-tree kernels
+ * implement it, and so does a vendor's shared library, which exports one symbol:
+ *
+ *     const sc_plugin* samplecheck_plugin(void);
+ *
+ * samplecheck dlopen()s the library, calls it, and refuses the plugin unless
+ * abi_version.major equals SC_ABI_VERSION_MAJOR.
+ *
+ * Versioning (as DLPack does it): a MINOR bump may only append fields at the end of
+ * a struct or add enum values and flag bits; a MAJOR bump may change anything.
+ * Every struct that crosses the boundary starts with its version, fields have fixed
+ * widths, and a flags word reserved for extensions must be 0 today.
+ *
+ * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
+ * write a NUL-terminated message into the caller's buffer.
+ *
+ * This header is C99; kernels/abi_c_check.c compiles it as C in CI.
+ */
+#ifndef SAMPLECHECK_PLUGIN_H_
+#define SAMPLECHECK_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SC_ABI_VERSION_MAJOR 1
+#define SC_ABI_VERSION_MINOR 0
+
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} sc_abi_version;
+
+/* Status codes (int32_t). */
+#define SC_OK 0
+#define SC_ERR_INVALID_ARGUMENT 1 /* the batch breaks this header's rules */
+#define SC_ERR_UNSUPPORTED 2      /* a filter, dtype or shape the subject does not declare */
+#define SC_ERR_DEVICE 3           /* a CUDA/HIP call failed */
+#define SC_ERR_INTERNAL 4
+typedef int32_t sc_status;
+
+/* Where the buffers of a call live (int32_t). */
+#define SC_MEMORY_HOST 1
+#define SC_MEMORY_CUDA 2 /* device pointers; `stream` is a cudaStream_t */
+#define SC_MEMORY_HIP 10 /* device pointers; `stream` is a hipStream_t */
+
+/* Element types (int32_t), values equal to samplecheck::storage_type. */
+#define SC_DTYPE_F32 1
+#define SC_DTYPE_BF16 2
+#define SC_DTYPE_F16 3
+#define SC_DTYPE_BIT(dtype) (1u << (dtype))
+
+/* ---------------------------------------------------------------------------
+ * Samplers
+ * ------------------------------------------------------------------------- */
+
+/* What the rows hold (int32_t). */
+#define SC_INPUT_PROBS 1  /* probabilities; each row should sum to 1 */
+#define SC_INPUT_LOGITS 2 /* logits; the target is softmax(z / temperature) */
+
+/* Filters a sampler implements (bit mask). A NULL parameter array means "off". */
+#define SC_FILTER_TOP_K 1u
+#define SC_FILTER_TOP_P 2u
+#define SC_FILTER_MIN_P 4u
+#define SC_FILTER_TEMPERATURE 8u /* logits subjects only */
+
+/* How top-k and top-p combine (int32_t). */
+#define SC_ORDER_TOP_K_FIRST 1 /* top-p measured on the top-k-renormalised distribution */
+#define SC_ORDER_JOINT 2       /* both conditions on the original distribution (FlashInfer fused) */
+
+/* Which tokens tied with the k-th largest probability survive top-k (int32_t). */
+#define SC_TIE_KEEP_TIES 1    /* every token tied with the k-th is kept */
+#define SC_TIE_LOWEST_INDEX 2 /* exactly k tokens: ties broken towards the lower token id */
+
+/*
+ * One batched sampling call.
+ *
+ * Rows: `input` is row-major [num_input_rows, vocab_size] of `input_dtype`.
+ * Output row r samples from input row row_index[r] (row_index == NULL means
+ * row_index[r] = r and then num_output_rows must equal num_input_rows). Several
+ * output rows may share an input row: n parallel samples of one request.
+ *
+ * Parameters belong to the distribution, so top_k / top_p / min_p / temperature
+ * are indexed by INPUT row (reading them by output row is defect S09). A NULL
+ * array turns that filter off. top_k <= 0 or >= vocab_size: off. top_p in (0, 1],
+ * 1 = off. min_p in [0, 1], 0 = off. temperature >= 0, 0 = greedy.
+ *
+ * Randomness belongs to the request, so it is indexed by OUTPUT row: output r
+ * draws from the cuRAND Philox4x32-10 stream curand_init(seed[r], subsequence[r],
+ * offset[r]) and from no other. A subject must not key its stream on the row's
+ * position in the batch (defect S04) or share streams between outputs (S10).
+ * `subsequence` may be NULL (all zero). One call consumes at most
+ * sc_sampler.philox_outputs_per_call outputs of each stream; the caller advances
+ * offset by that much between calls.
+ *
+ * Degenerate rows (NaN, Inf, negative or all-zero probabilities, nothing left
+ * after filtering) get out_valid[r] = 0 and an unspecified token; they must not
+ * disturb any other row. Otherwise out_valid[r] = 1 and out_token[r] is in
+ * [0, vocab_size).
+ */
+typedef struct {
+  sc_abi_version abi_version; /* the caller's SC_ABI_VERSION_* */
+  const void* input;          /* [num_input_rows, vocab_size], in the subject's memory space */
+  int32_t input_dtype;        /* SC_DTYPE_* */
+  int32_t reserved0;          /* 0 */
+  int64_t num_input_rows;
+  int64_t vocab_size;
+  int64_t num_output_rows;
+  const int32_t* row_index;     /* [num_output_rows] or NULL */
+  const int32_t* top_k;         /* [num_input_rows] or NULL */
+  const float* top_p;           /* [num_input_rows] or NULL */
+  const float* min_p;           /* [num_input_rows] or NULL */
+  const float* temperature;     /* [num_input_rows] or NULL (logits subjects; NULL = 1) */
+  const uint64_t* seed;         /* [num_output_rows], never NULL */
+  const uint64_t* subsequence;  /* [num_output_rows] or NULL */
+  const uint64_t* offset;       /* [num_output_rows], never NULL */
+  int32_t* out_token;           /* [num_output_rows] */
+  uint8_t* out_valid;           /* [num_output_rows] */
+  void* stream;                 /* cudaStream_t / hipStream_t, NULL = default; ignored on host */
+  uint64_t flags;               /* 0 */
+} sc_sample_batch;
+
+typedef struct {
+  sc_abi_version abi_version; /* the subject's SC_ABI_VERSION_*; must be first */
+  const char* name;           /* unique, e.g. "cpu.dual_pivot" */
+  const char* description;    /* one line; may be NULL */
+  int32_t memory_space;       /* SC_MEMORY_* */
+  int32_t input_kind;         /* SC_INPUT_* */
+  uint32_t input_dtypes;      /* SC_DTYPE_BIT(SC_DTYPE_F32) | ... */
+  uint32_t filters;           /* SC_FILTER_* bits */
+  int32_t filter_order;       /* SC_ORDER_*, meaningful when both top-k and top-p are declared */
+  int32_t tie_policy;         /* SC_TIE_* */
+  uint64_t philox_outputs_per_call; /* the most 32-bit outputs one call takes from a row's stream */
+  uint64_t flags;                   /* 0 */
+  void* context;                    /* passed back to every call */
+  /* Samples a batch. Never NULL. Synchronous for host subjects; for device
+   * subjects the results are ready when `stream` is synchronised. */
+  sc_status (*sample)(void* context, const sc_sample_batch* batch, char* error, size_t error_size);
+} sc_sampler;
+
+/* ---------------------------------------------------------------------------
+ * Matmuls: out[m, n] = bf16( sum_k a[m, k] * weight[n, k] (+ bias[n]) ), fp32 inside.
+ * ------------------------------------------------------------------------- */
+typedef struct {
+  sc_abi_version abi_version;
+  int64_t m, n, k;
+  const uint16_t* a;      /* bf16 bits, row-major [m, k] */
+  const uint16_t* weight; /* bf16 bits, row-major [n, k] (the nn.Linear layout) */
+  const uint16_t* bias;   /* bf16 bits, [n], or NULL */
+  uint16_t* out;          /* bf16 bits, row-major [m, n] */
+  int32_t launch_config;  /* -1: the subject's own choice; else an index < num_launch_configs */
+  int32_t reserved0;      /* 0 */
+  void* stream;
+  uint64_t flags; /* 0 */
+} sc_matmul_problem;
+
+typedef struct {
+  sc_abi_version abi_version; /* must be first */
+  const char* name;
+  const char* description;
+  int32_t memory_space;       /* SC_MEMORY_* */
+  int32_t num_launch_configs; /* 0: the subject has a single launch */
+  uint64_t flags;             /* 0 */
+  void* context;
+  /* Never NULL. May describe launch configuration i for reports; NULL allowed. */
+  sc_status (*run)(void* context, const sc_matmul_problem* problem, char* error, size_t error_size);
+  const char* (*launch_config_name)(void* context, int32_t index);
+} sc_matmul;
+
+/* ---------------------------------------------------------------------------
+ * What a plugin library exports.
+ * ------------------------------------------------------------------------- */
+typedef struct {
+  sc_abi_version abi_version; /* must be first */
+  const char* name;           /* the vendor library */
+  int32_t num_samplers;
+  int32_t num_matmuls;
+  const sc_sampler* samplers; /* [num_samplers] */
+  const sc_matmul* matmuls;   /* [num_matmuls] */
+  uint64_t flags;             /* 0 */
+} sc_plugin;
+
+typedef const sc_plugin* (*sc_plugin_entry)(void);
+#define SC_PLUGIN_ENTRY_SYMBOL "samplecheck_plugin"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SAMPLECHECK_PLUGIN_H_ */

@@ -1,0 +1,109 @@
+// Philox4x32-10: Random123's known answers (read from the fixture file that ctest
+// passes), cuRAND's offset/subsequence arithmetic, and the uniform conversions.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reference/philox.h"
+#include "reference/uniform.h"
+#include "suites/testing/fixtures.h"
+
+using samplecheck::philox4x32_10;
+using samplecheck::philox_block;
+using samplecheck::philox_stream;
+
+namespace {
+
+struct kat_row {
+  philox_block ctr;
+  uint32_t key[2];
+  philox_block expected;
+};
+
+std::vector<kat_row> read_kats(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<kat_row> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string name;
+    int rounds = 0;
+    fields >> name >> std::dec >> rounds >> std::hex;
+    if (name != "philox4x32" || rounds != 10) continue;
+    kat_row row{};
+    for (auto& w : row.ctr.w) fields >> w;
+    fields >> row.key[0] >> row.key[1];
+    for (auto& w : row.expected.w) fields >> w;
+    REQUIRE(!fields.fail());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("Philox4x32-10 matches Random123's known-answer vectors", "[philox]") {
+  const auto kats = read_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
+  REQUIRE(kats.size() == 3);
+  for (const auto& kat : kats) {
+    // Random123's rule: an all-zero expected value would be a harness error.
+    REQUIRE((kat.expected.w[0] | kat.expected.w[1] | kat.expected.w[2] | kat.expected.w[3]) != 0);
+    const philox_block got = philox4x32_10(kat.ctr, kat.key[0], kat.key[1]);
+    for (int i = 0; i < 4; ++i) CHECK(got.w[i] == kat.expected.w[i]);
+  }
+}
+
+TEST_CASE("offset counts 32-bit outputs as curand_init's offset does", "[philox]") {
+  const uint64_t seed = 0x243f6a8885a308d3ull;
+  philox_stream origin(seed, 7, 0);
+  std::vector<uint32_t> first(64);
+  for (auto& x : first) x = origin.next();
+  for (uint64_t offset : {1u, 3u, 4u, 5u, 17u, 63u}) {
+    philox_stream shifted(seed, 7, offset);
+    CAPTURE(offset);
+    CHECK(shifted.next() == first[offset]);
+    CHECK(origin.at(offset) == first[offset]);
+  }
+  // Output j is word j % 4 of block j / 4 with the subsequence in the upper words.
+  const philox_block block5 = philox4x32_10({{5, 0, 7, 0}}, uint32_t(seed), uint32_t(seed >> 32));
+  CHECK(first[22] == block5.w[2]);
+}
+
+TEST_CASE("subsequence selects the upper counter words and seed the key", "[philox]") {
+  philox_stream a(1, 0, 0), b(1, 1, 0), c(2, 0, 0);
+  const uint32_t a0 = a.next(), b0 = b.next(), c0 = c.next();
+  CHECK(a0 != b0);
+  CHECK(a0 != c0);
+  const philox_block expect_b = philox4x32_10({{0, 0, 1, 0}}, 1, 0);
+  CHECK(b0 == expect_b.w[0]);
+  // A 64-bit subsequence reaches the fourth counter word.
+  philox_stream hi(1, uint64_t{1} << 32, 0);
+  CHECK(hi.next() == philox4x32_10({{0, 0, 0, 1}}, 1, 0).w[0]);
+  // Offsets past 2^32 blocks carry into the second counter word.
+  const uint64_t far = (uint64_t{1} << 34) + 2;
+  CHECK(philox_stream(1, 0, far).next() == philox4x32_10({{0, 1, 0, 0}}, 1, 0).w[2]);
+}
+
+TEST_CASE("curand_uniform is (0, 1] and exactly 1 from 0xffffff80 up", "[uniform]") {
+  using samplecheck::curand_uniform_from_bits;
+  CHECK(curand_uniform_from_bits(0) > 0.0f);
+  CHECK(curand_uniform_from_bits(0xffffff7fu) < 1.0f);
+  CHECK(curand_uniform_from_bits(0xffffff80u) == 1.0f);
+  CHECK(curand_uniform_from_bits(0xffffffffu) == 1.0f);
+  // 2^25 of the 2^32 raw values map to 1.0f: probability 2^-25 per draw.
+  CHECK(0xffffffffull - 0xffffff80ull + 1 == 128);
+}
+
+TEST_CASE("the guarded uniforms never reach their open ends", "[uniform]") {
+  using namespace samplecheck;
+  CHECK(uniform_open_one(0xffffffffu) < 1.0f);
+  CHECK(uniform_open_one(0) == 0.0f);
+  CHECK(uniform_open_both(0) > 0.0f);
+  CHECK(uniform_open_both(0xffffffffu) < 1.0f);
+  CHECK(uniform_double(0xffffffffu, 0xffffffffu) < 1.0);
+}
