@@ -88,7 +88,7 @@ typedef int32_t sc_status;
  *
  * Parameters belong to the distribution, so top_k / top_p / min_p / temperature
  * are indexed by INPUT row (reading them by output row is defect S09). A NULL
- * array turns that filter off. top_k <= 0 or >= vocab_size: off. top_p in (0, 1],
+ * array turns that filter off. top_k == 0 or >= vocab_size: off (< 0 is invalid). top_p in (0, 1],
  * 1 = off. min_p in [0, 1], 0 = off. temperature >= 0, 0 = greedy.
  *
  * Randomness belongs to the request, so it is indexed by OUTPUT row: output r

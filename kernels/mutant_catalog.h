@@ -1,0 +1,48 @@
+// The planted-defect catalog (../shared/bug-catalog.md) as data: each mutant id,
+// what was planted, and the check that must kill it. Reports and the kill matrix
+// use these ids; kernels register mutant subjects as "<subject>:<id>".
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace samplecheck {
+
+struct mutant_entry {
+  std::string_view id;             // stable: "S01"
+  std::string_view slug;           // "nonmonotone-scan"
+  std::string_view killing_check;  // battery check name that must kill it
+  std::string_view defect;         // one line
+};
+
+inline constexpr std::array<mutant_entry, 21> mutant_catalog{{
+    {"S01", "nonmonotone-scan", "support", "unguarded crossing search over a non-monotone prefix sum"},
+    {"S02", "rng-not-advanced", "offset_advancement", "the Philox offset is frozen: every call draws the same numbers"},
+    {"S03", "seed-element-zero", "per_request_seeds", "seed and offset arrays read at element 0 for every request"},
+    {"S04", "row-keyed-rng", "batch_reorder", "stream keyed by the row's batch position, not the request"},
+    {"S05", "gumbel-u-one", "tail", "Gumbel noise from (0,1] uniforms with no guard at u = 1"},
+    {"S06", "tie-over-accept", "ties", "keeps every tie at the k-th probability while declaring lowest_index"},
+    {"S07", "top-p-boundary-drop", "goodness_of_fit", "drops the token that carries the cumulative sum across p"},
+    {"S08", "nan-token-zero", "degenerate_rows", "NaN or all-zero rows return token 0 marked valid"},
+    {"S09", "param-by-output-row", "parameter_routing", "filter parameters read by output row, not input row"},
+    {"S10", "shared-parallel-draws", "parallel_samples", "outputs sharing an input row share one random draw"},
+    {"S11", "renorm-drops-tiny", "tail", "renormalisation zeroes tokens with probabilities near 1e-9"},
+    {"S12", "order-swap", "goodness_of_fit", "declares top_k_first but applies top-p jointly"},
+    {"S13", "subnormal-flush", "tail", "subnormal probabilities flushed to zero"},
+    {"S14", "subsequence-wrap", "parallel_samples", "per-row subsequence computed in 32 bits, so streams repeat"},
+    {"S15", "temperature-on-probs", "goodness_of_fit", "temperature applied to probabilities instead of logits"},
+    {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
+    {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
+    {"B03", "pow2-k-variance", "batch_invariance", "reduction order depends on M only for power-of-two K"},
+    {"B04", "short-k-rounding", "launch_config_independence", "K <= 256 split and unsplit launches round differently"},
+    {"B05", "bias-in-partial", "batch_invariance", "bias added to one segment's partial instead of after the sum"},
+    {"B06", "atomic-reduce", "run_to_run", "partials combined with atomicAdd in arrival order"},
+}};
+
+inline const mutant_entry* find_mutant(std::string_view id) {
+  for (const auto& m : mutant_catalog)
+    if (m.id == id) return &m;
+  return nullptr;
+}
+
+}  // namespace samplecheck
