@@ -1,0 +1,99 @@
+// Goodness of fit of observed token counts to a reference distribution q.
+//
+// Cells: merge_by_expected pools tokens using the expected counts n * q_i ONLY, so
+// the partition is fixed before the samples are seen and the chi-square reference
+// distribution applies. Tokens with q_i = 0 belong to no cell: any count on one is
+// impossible under the null and makes every p-value 0.
+//
+// Pearson: X2 = sum_k (O_k - E_k)^2 / E_k.  G-test: G = 2 sum_k O_k ln(O_k / E_k).
+// Reference distributions (upper tails through Boost's complement), chosen so that
+// rows of 150k tokens (tens of thousands of cells near E = 5) stay calibrated at the
+// tiny per-check levels a 1e-6 budget gives:
+//  - Pearson: its exact multinomial moments are E[X2] = K - 1 and
+//    Var[X2] = 2 (K - 1) + (sum_k 1 / pi_k - K^2 - 2 K + 2) / n  (pi_k = E_k / n; Haldane
+//    1937). X2 is referred to c * chi_squared(nu) with the same two moments:
+//    c = Var / (2 (K - 1)), nu = (K - 1) / c. (With plain chi_squared(K - 1) the
+//    variance is off by about 1 / (2 E) per cell.)
+//  - G: per cell, G_k = 2 (O_k ln(O_k / E_k) - O_k + E_k) (the -O + E terms sum to 0).
+//    Under Poissonization the cells are independent Poisson(E_k), and the mean and
+//    variance of each G_k are summed exactly over the Poisson pmf (Boost's poisson pdf,
+//    then the pmf recurrence, over E +- (12 sqrt(E) + 12)); the multinomial G is the
+//    Poissonized one minus the deviance of the total count, so its moments are
+//    M = sum_k mean(E_k) - mean(n), S = sum_k var(E_k) - var(n). G is referred to
+//    c * chi_squared(nu) with c = S / (2 M), nu = 2 M^2 / S. (Plain chi_squared(K - 1)
+//    puts G's mean 4.7 sd too high at K = 46,035, V = 151,936, n = 1e6, measured;
+//    Williams' correction still leaves +0.9 sd; these moments leave -0.06 +- 0.13.)
+//    Cells with E > 1e6 use mean 1 and variance 2 (their corrections are < 1e-6).
+// Both are approximations that need every E_k >= 5 (Cochran), which min_expected = 5
+// guarantees; they are not exact, and tests/test_goodness_of_fit.cpp measures their
+// false-alarm rate. With one cell there is nothing to test: df = 0 and p = 1.
+//
+// identity_test: the statistic of Acharya, Daskalakis & Kamath (NeurIPS 2015),
+//   Z = sum_{cells} ((N_k - m q_k)^2 - N_k) / (m q_k),
+// over one cell per token with q_i >= floor, plus one pooled cell holding every token
+// with 0 < q_i < floor (those tokens are left to tail_test individually). Its null
+// moments under fixed-m multinomial sampling, derived from factorial moments
+// (E[N_k^(r)] = m^(r) q_k^r, E[N_j^(r) N_k^(s)] = m^(r+s) q_j^r q_k^s), are exact:
+//   E[Z]   = -Q,   Q = sum of q over the cells (= 1: probs are renormalised)
+//   Var[Z] = 2 (1 - 3/m) Q^2 - 4 (1 - 2/m) Q + 2 (1 - 1/m) C,   C = number of cells.
+// (Poissonized, each term has mean 0 and variance 2; the multinomial terms above are
+// the correction.) The p-value is one-sided (too large Z = too far from q) by
+// Cantelli's inequality: P(Z >= z) <= Var / (Var + (z + Q)^2) for z + Q > 0, else 1.
+// It assumes nothing about the shape of Z, so it is valid for any row, however sparse
+// or long-tailed, and any m; the price is power (z must reach about sigma/sqrt(alpha)).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace samplecheck::stats {
+
+// The default floor of identity_test equals tail_test's default threshold, so the two
+// checks split the support between them.
+inline constexpr double kDefaultIdentityFloor = 1e-5;
+
+struct merged_cells {
+  std::vector<uint64_t> observed;
+  std::vector<double> expected;
+  std::vector<std::vector<int64_t>> members;  // token ids of each cell
+  std::vector<int64_t> zero_probability;      // tokens with q = 0 (in no cell)
+  uint64_t observed_zero_probability = 0;     // samples that landed on them
+};
+
+// Tokens sorted by q descending (ties by token id); each token with n q_i >= min_expected
+// is its own cell; the smaller ones are pooled in that order until the pool reaches
+// min_expected; a final pool below min_expected joins the last cell. counts must sum to n.
+merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const double> probs,
+                               uint64_t n, double min_expected = 5.0);
+
+struct gof_result {
+  double pearson, g_statistic;  // raw X2 and G
+  int64_t df;                   // cells - 1
+  double p_pearson, p_g;
+  int64_t cells;
+  uint64_t n;
+  uint64_t observed_zero_probability;  // > 0 forces both p-values to 0
+  double pearson_variance;             // exact null Var[X2]
+  double pearson_scale, pearson_nu;    // X2 ~ c * chi_squared(nu) under the null
+  double g_mean, g_variance;           // null moments of G (M, S above)
+  double g_scale, g_nu;                // G ~ c * chi_squared(nu) under the null
+};
+
+// P(chi_squared(df) > x) through Boost's complement; df > 0 need not be an integer.
+double chi_square_upper_tail(double df, double x);
+// probs sum to 1 over the support given (tolerance 1e-6; renormalised).
+gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const double> probs,
+                           double min_expected = 5.0);
+
+struct identity_result {
+  double statistic, null_sd, p_value;
+  int64_t cells;
+  double floor;
+  double null_mean;  // -Q
+};
+identity_result identity_test(std::span<const uint64_t> counts, std::span<const double> probs);
+identity_result identity_test(std::span<const uint64_t> counts, std::span<const double> probs,
+                              double floor);
+
+}  // namespace samplecheck::stats

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what samplecheck builds with on Debian 12 (as root, or through sudo).
+# The CUDA 13 toolkit is not a Debian package: it is used when present
+# (/usr/local/cuda), and the CUDA subjects are skipped from the build otherwise.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ python3
+  catch2 libboost-math-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
