@@ -1,0 +1,153 @@
+// Gumbel-max, in the two spellings SGLang v0.5.20 carries:
+//   probs:  q_i = -log(u_i) ~ Exp(1), clamped to FLT_MIN; token = argmax p_i / q_i
+//   logits: G_i = -log(-log(u_i));                     token = argmax z_i / T + G_i
+// Token i takes stream output offset + i in both, so on the same stream the two
+// spellings see the same u_i and must pick the same token (the spelling-agreement
+// check). All arithmetic is float, as torch does it on a float32 tensor.
+#include <cfloat>
+#include <cmath>
+
+#include "kernels/cpu/subjects.h"
+#include "reference/uniform.h"
+
+namespace samplecheck::cpu {
+namespace {
+
+// The correct uniform is open at both ends, so -log(u) > 0 and -log(-log(u)) is
+// finite. S05 takes curand_uniform's (0, 1] and nothing guards u = 1. The real rate
+// of u == 1.0f is 2^-25 per token (raw >= 0xffffff80); the mutant amplifies it to
+// 2^-10 by treating every raw value whose top 10 bits are all set as 0xffffffff.
+// The mechanism is unchanged: u = 1 -> -log(u) = 0 -> an infinite (or, after the
+// FLT_MIN clamp, enormous) key for whichever token drew it.
+float token_uniform(uint32_t raw, defect planted) {
+  if (planted != defect::S05) return uniform_open_both(raw);
+  if ((raw >> 22) == 0x3ffu) raw = 0xffffffffu;
+  return curand_uniform_from_bits(raw);
+}
+
+// Most tokens cannot beat the running best key, and proving so is cheaper than the
+// logarithm: -log(u) >= 1 - u, so u <= 1 - x * margin implies the token's key is at
+// most best / margin, where x is what the token needs (probs: p / best; logits:
+// exp(s - best)). The margins cover the float rounding of the logarithms, the
+// division and the sum (probs: under 2e-7 relative; logits: under 1e-5 + 3e-7 * (|s| +
+// 20) absolute, see below), so a skipped token's float key is never above the best and
+// the argmax is bit for bit the one the full loop finds (tests/stream_oracle_test.cpp).
+constexpr double kProbsMargin = 1.0 + 1e-6;
+
+class gumbel_probs final : public row_sampler {
+ public:
+  explicit gumbel_probs(defect planted) : planted_(planted) {}
+  bool prepare(std::vector<float>& row, const row_params&) override {
+    probs_.swap(row);
+    return true;
+  }
+  draw_result draw(philox_stream& stream) override {
+    // Starting at 0 rather than below it keeps zero-probability tokens out even when
+    // every key is 0 (p / q underflowing on an all-subnormal row makes the row invalid).
+    int32_t best = -1;
+    float best_key = 0.0f;
+    double inverse_best = INFINITY;  // no skipping until a first key is in hand
+    for (size_t i = 0; i < probs_.size(); ++i) {
+      const float u = token_uniform(stream.next(), planted_);
+      if (u <= 1.0 - probs_[i] * inverse_best * kProbsMargin) continue;
+      const float q = std::fmax(-std::log(u), FLT_MIN);
+      const float key = probs_[i] / q;
+      if (key > best_key) {  // strict: ties go to the lowest index, as torch.argmax
+        best_key = key;
+        best = static_cast<int32_t>(i);
+        inverse_best = 1.0 / key;
+      }
+    }
+    return {best, best >= 0};
+  }
+
+ private:
+  defect planted_;
+  std::vector<float> probs_;
+};
+
+class gumbel_logits final : public row_sampler {
+ public:
+  explicit gumbel_logits(defect planted) : planted_(planted) {}
+
+  bool prepare(std::vector<float>& row, const row_params& params) override {
+    scaled_.swap(row);
+    greedy_ = params.temperature == 0.0f;
+    if (greedy_) {
+      greedy_token_ = 0;
+      for (size_t i = 1; i < scaled_.size(); ++i)
+        if (scaled_[i] > scaled_[greedy_token_]) greedy_token_ = static_cast<int32_t>(i);
+      return true;
+    }
+    if (planted_ == defect::S15) {
+      // S15: the port divides the *probabilities* by T: log(softmax(z)_i / T). After
+      // the log that is a constant shift of every key, so the temperature silently
+      // does nothing and the subject samples softmax(z) instead of softmax(z / T).
+      float max = -INFINITY;
+      for (const float z : scaled_) max = std::fmax(max, z);
+      float sum = 0.0f;
+      for (float& z : scaled_) sum += (z = std::exp(z - max));
+      for (float& z : scaled_) z = std::log(z / sum / params.temperature);
+    } else {
+      // z / T as SGLang spells it, unless a tiny T overflows the largest logit to +Inf
+      // (then every large logit would tie at +Inf); shifting by the max first keeps the
+      // same softmax with the winner at 0 and the rest at most 0.
+      float max_logit = -INFINITY;
+      for (const float z : scaled_) max_logit = std::fmax(max_logit, z);
+      const bool overflow = std::isinf(max_logit / params.temperature);
+      for (float& z : scaled_) z = overflow ? (z - max_logit) / params.temperature : z / params.temperature;
+    }
+    weigh();
+    return true;
+  }
+
+  draw_result draw(philox_stream& stream) override {
+    if (greedy_) return {greedy_token_, true};
+    int32_t best = -1;
+    float best_key = -INFINITY;
+    double scale = INFINITY;  // exp(max s - best_key); infinite: no skipping yet
+    for (size_t i = 0; i < scaled_.size(); ++i) {
+      const float u = token_uniform(stream.next(), planted_);
+      // Rounding of -log(-log u) and of s + G stays under this absolute bound.
+      const double rounding = 1e-5 + 3e-7 * (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
+      if (u <= 1.0 - weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;
+      const float key = scaled_[i] - std::log(-std::log(u));
+      if (key > best_key) {
+        best_key = key;
+        best = static_cast<int32_t>(i);
+        scale = std::exp(static_cast<double>(max_scaled_) - best_key);
+      }
+    }
+    // Every finite logit gives a finite key, and decode_row guarantees one exists.
+    return {best, best >= 0};
+  }
+
+ private:
+  // exp(s_i - max s) in double, so exp(s_i - best) = weight_[i] * exp(max s - best)
+  // costs one multiplication per token.
+  void weigh() {
+    max_scaled_ = -INFINITY;
+    for (const float s : scaled_) max_scaled_ = std::fmax(max_scaled_, s);
+    weight_.resize(scaled_.size());
+    for (size_t i = 0; i < scaled_.size(); ++i)
+      weight_[i] = std::exp(static_cast<double>(scaled_[i]) - max_scaled_);
+  }
+
+  defect planted_;
+  std::vector<float> scaled_;
+  std::vector<double> weight_;
+  float max_scaled_ = 0.0f;
+  bool greedy_ = false;
+  int32_t greedy_token_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<row_sampler> make_gumbel_probs(defect planted) {
+  return std::make_unique<gumbel_probs>(planted);
+}
+std::unique_ptr<row_sampler> make_gumbel_logits(defect planted) {
+  return std::make_unique<gumbel_logits>(planted);
+}
+
+}  // namespace samplecheck::cpu

@@ -1,0 +1,128 @@
+// The two inverse-CDF subjects: plain multinomial (SGLang v0.5.19's torch.multinomial
+// rule) and the sort-based filter (sort, cumulative sum, mask, renormalise, sample).
+// Both draw u from two stream outputs as a 53-bit double, so tokens down to 1e-16 of
+// the row's mass keep their share.
+#include <algorithm>
+#include <numeric>
+
+#include "kernels/cpu/subjects.h"
+#include "reference/uniform.h"
+
+namespace samplecheck::cpu {
+namespace {
+
+// u in [0, total) against a non-decreasing cumulative sum: the first entry above u.
+// u >= the last entry cannot happen in exact arithmetic; rounding could, so the
+// search falls back to the last entry with positive mass rather than index n.
+size_t invert_cdf(const std::vector<double>& cdf, double u) {
+  const auto hit = std::upper_bound(cdf.begin(), cdf.end(), u);
+  if (hit != cdf.end()) return static_cast<size_t>(hit - cdf.begin());
+  size_t last = cdf.size() - 1;
+  while (last > 0 && cdf[last] == cdf[last - 1]) --last;
+  return last;
+}
+
+double draw_unit(philox_stream& stream) {
+  const uint32_t hi = stream.next();
+  const uint32_t lo = stream.next();
+  return uniform_double(hi, lo);
+}
+
+class multinomial final : public row_sampler {
+ public:
+  bool prepare(std::vector<float>& row, const row_params&) override {
+    cdf_.resize(row.size());
+    double sum = 0.0;
+    for (size_t i = 0; i < row.size(); ++i) cdf_[i] = sum += row[i];
+    return sum > 0.0;
+  }
+  draw_result draw(philox_stream& stream) override {
+    const double u = draw_unit(stream) * cdf_.back();
+    return {static_cast<int32_t>(invert_cdf(cdf_, u)), true};
+  }
+
+ private:
+  std::vector<double> cdf_;
+};
+
+class sort_filter final : public row_sampler {
+ public:
+  explicit sort_filter(defect planted) : planted_(planted) {}
+
+  bool prepare(std::vector<float>& row, const row_params& params) override {
+    const int64_t vocab = static_cast<int64_t>(row.size());
+    order_.resize(row.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    // Stable: equal probabilities stay in token order, so top-k keeps the lowest ids.
+    // With every filter off the order cannot matter, and a V log V sort per row would
+    // dominate batches of many distinct rows.
+    if (params.top_k_on(vocab) || params.top_p_on() || params.min_p_on())
+      std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+
+    size_t keep = order_.size();
+    if (params.top_k_on(vocab)) {
+      keep = static_cast<size_t>(params.top_k);
+      if (planted_ == defect::S06)  // S06: every tie with the k-th survives
+        while (keep < order_.size() && row[order_[keep]] == row[order_[keep - 1]]) ++keep;
+    }
+    if (params.top_p_on()) keep = top_p_prefix(row, keep, params.top_p);
+    if (params.min_p_on()) {
+      const float threshold = params.min_p * row[order_[0]];
+      size_t n = 0;
+      while (n < keep && row[order_[n]] >= threshold) ++n;
+      keep = n;
+    }
+    order_.resize(keep);
+
+    cdf_.resize(keep);
+    double sum = 0.0;
+    for (size_t j = 0; j < keep; ++j) {
+      double p = row[order_[j]];
+      // S11: the renormalisation pass zeroes every probability below 1e-8 (FlashInfer
+      // #708: top_p = 1 renorm lost the ~1e-9 tail). Rows are meant to sum to 1, so the
+      // test is on the probability as given.
+      if (planted_ == defect::S11 && p < 1e-8) p = 0.0;
+      cdf_[j] = sum += p;
+    }
+    return keep > 0 && sum > 0.0;
+  }
+
+  draw_result draw(philox_stream& stream) override {
+    const double u = draw_unit(stream) * cdf_.back();
+    return {order_[invert_cdf(cdf_, u)], true};
+  }
+
+ private:
+  // The smallest prefix of the first `keep` sorted tokens whose mass reaches top_p of
+  // theirs (top_k_first: top-p measured after top-k's renormalisation). The
+  // cumulative sum is float, as torch.cumsum on a float tensor.
+  size_t top_p_prefix(const std::vector<float>& row, size_t keep, float top_p) const {
+    std::vector<float> cumulative(keep);
+    float sum = 0.0f;
+    for (size_t j = 0; j < keep; ++j) cumulative[j] = sum += row[order_[j]];
+    const float threshold = top_p * sum;
+    size_t n = 0;
+    if (planted_ == defect::S07) {
+      // S07: a token survives only if the sum *through* it stays within p, so the
+      // token that carries the sum across p is dropped (the top token always stays).
+      while (n < keep && (n == 0 || cumulative[n] <= threshold)) ++n;
+      return n;
+    }
+    // A token is needed while the mass before it is still short of p.
+    while (n < keep && (n == 0 ? 0.0f : cumulative[n - 1]) < threshold) ++n;
+    return n;
+  }
+
+  defect planted_;
+  std::vector<int32_t> order_;
+  std::vector<double> cdf_;
+};
+
+}  // namespace
+
+std::unique_ptr<row_sampler> make_multinomial(defect) { return std::make_unique<multinomial>(); }
+std::unique_ptr<row_sampler> make_sort_filter(defect planted) {
+  return std::make_unique<sort_filter>(planted);
+}
+
+}  // namespace samplecheck::cpu

@@ -1,0 +1,75 @@
+// What every CPU subject shares: argument checking, row decoding, the choice of each
+// output row's Philox stream, and the planted-defect switch. Each subject supplies
+// only its per-row arithmetic (a row_sampler).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/samplecheck_plugin.h"
+#include "reference/philox.h"
+
+namespace samplecheck::cpu {
+
+// The defect a mutant carries (bug catalog ids). Set once, when the subject is built:
+// a mutant runs the very same code as its host with one branch switched.
+enum class defect : int {
+  none,
+  S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15,
+};
+
+// The filters of one input row, already checked; a value at its "off" setting means off.
+struct row_params {
+  int32_t top_k = 0;        // 0: off (also when >= vocab_size)
+  float top_p = 1.0f;       // 1: off
+  float min_p = 0.0f;       // 0: off
+  float temperature = 1.0f; // logits subjects; 0: greedy
+  bool top_k_on(int64_t vocab_size) const { return top_k > 0 && top_k < vocab_size; }
+  bool top_p_on() const { return top_p < 1.0f; }
+  bool min_p_on() const { return min_p > 0.0f; }
+};
+
+struct draw_result {
+  int32_t token;  // may be outside [0, V) only for the S01 mutant, whose escape is the point
+  bool valid;
+};
+
+// One subject's arithmetic. prepare() sees each (input row, parameter set) once per
+// call, so work shared by the outputs of one row is done once; draw() runs once per
+// output row on that row's own stream.
+class row_sampler {
+ public:
+  virtual ~row_sampler() = default;
+  // `row` is the decoded row (finite, non-negative probabilities with a positive sum,
+  // or logits without NaN/+Inf and with one finite entry). False: nothing is left
+  // after filtering, so the row is degenerate.
+  virtual bool prepare(std::vector<float>& row, const row_params& params) = 0;
+  virtual draw_result draw(philox_stream& stream) = 0;
+};
+
+// The fixed facts of one subject, shared by its sc_sampler and the driver.
+struct subject_spec {
+  const char* name;
+  int32_t input_kind;                // SC_INPUT_*
+  uint32_t filters;                  // SC_FILTER_*
+  int32_t filter_order;              // SC_ORDER_*
+  int32_t tie_policy;                // SC_TIE_*
+  uint64_t philox_outputs_per_call;  // the per-row bound the sampler declares
+  int64_t max_vocab_size;            // larger rows are SC_ERR_UNSUPPORTED; 0 = any
+};
+
+using sampler_factory = std::unique_ptr<row_sampler> (*)(defect planted);
+
+struct subject_context {
+  subject_spec spec;
+  defect planted;
+  sampler_factory make;
+};
+
+// The ABI entry point of every CPU subject: checks the whole batch before writing
+// anything, then samples every output row. Never throws.
+sc_status run_batch(const subject_context& subject, const sc_sample_batch* batch, char* error,
+                    size_t error_size) noexcept;
+
+}  // namespace samplecheck::cpu

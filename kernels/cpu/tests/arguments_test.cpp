@@ -1,0 +1,152 @@
+// Bad calls: each is refused with the right status and a message naming the row and the
+// field, and the caller's output buffers are left exactly as they were.
+#include <cstring>
+#include <functional>
+
+#include "kernels/cpu/tests/batch_harness.h"
+
+using namespace samplecheck;
+using namespace samplecheck::cpu_test;
+
+namespace {
+
+struct bad_call {
+  const char* what;
+  std::function<void(call&, sc_sample_batch&)> spoil;
+  sc_status expected;
+  std::vector<const char*> message_has;
+};
+
+// Two input rows, four outputs through the row-index map, every filter array present
+// at its "off" value so a single entry can be spoiled.
+call two_rows(const sc_sampler& s) {
+  const std::vector<float> row{0.5f, 0.25f, 0.25f};
+  call c = rows_of({is_logits(s) ? log_of(row) : row, is_logits(s) ? log_of(row) : row});
+  c.row_index = {0, 1, 1, 0};
+  c.seed = {1, 2, 3, 4};
+  c.offset = {0, 0, 0, 0};
+  c.top_k = {0, 0};
+  c.top_p = {1.0f, 1.0f};
+  c.min_p = {0.0f, 0.0f};
+  c.temperature = {1.0f, 1.0f};
+  return c;
+}
+
+const std::vector<bad_call>& bad_calls() {
+  static const std::vector<bad_call> calls{
+      {"negative top_k", [](call& c, sc_sample_batch&) { c.top_k[1] = -1; }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 1", "top_k"}},
+      {"top_p = 0", [](call& c, sc_sample_batch&) { c.top_p[1] = 0.0f; }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 1", "top_p"}},
+      {"top_p > 1", [](call& c, sc_sample_batch&) { c.top_p[0] = 1.5f; }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 0", "top_p"}},
+      {"top_p NaN", [](call& c, sc_sample_batch&) { c.top_p[0] = std::nanf(""); }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 0", "top_p"}},
+      {"min_p < 0", [](call& c, sc_sample_batch&) { c.min_p[1] = -0.1f; }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 1", "min_p"}},
+      {"min_p > 1", [](call& c, sc_sample_batch&) { c.min_p[1] = 1.1f; }, SC_ERR_INVALID_ARGUMENT,
+       {"input row 1", "min_p"}},
+      {"negative temperature", [](call& c, sc_sample_batch&) { c.temperature[0] = -1.0f; },
+       SC_ERR_INVALID_ARGUMENT, {"input row 0", "temperature"}},
+      {"row_index out of range", [](call& c, sc_sample_batch&) { c.row_index[2] = 2; },
+       SC_ERR_INVALID_ARGUMENT, {"output row 2", "row_index"}},
+      {"negative row_index", [](call& c, sc_sample_batch&) { c.row_index[3] = -1; },
+       SC_ERR_INVALID_ARGUMENT, {"output row 3", "row_index"}},
+      {"NULL seed", [](call&, sc_sample_batch& b) { b.seed = nullptr; }, SC_ERR_INVALID_ARGUMENT, {"seed"}},
+      {"NULL offset", [](call&, sc_sample_batch& b) { b.offset = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+       {"offset"}},
+      {"NULL out_token", [](call&, sc_sample_batch& b) { b.out_token = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+       {"out_token"}},
+      {"NULL out_valid", [](call&, sc_sample_batch& b) { b.out_valid = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+       {"out_valid"}},
+      {"NULL input", [](call&, sc_sample_batch& b) { b.input = nullptr; }, SC_ERR_INVALID_ARGUMENT, {"input"}},
+      {"vocab_size 0", [](call&, sc_sample_batch& b) { b.vocab_size = 0; }, SC_ERR_INVALID_ARGUMENT,
+       {"vocab_size"}},
+      {"negative vocab_size", [](call&, sc_sample_batch& b) { b.vocab_size = -3; }, SC_ERR_INVALID_ARGUMENT,
+       {"vocab_size"}},
+      {"no row_index with fewer outputs", [](call&, sc_sample_batch& b) { b.row_index = nullptr; },
+       SC_ERR_INVALID_ARGUMENT, {"row_index", "num_output_rows"}},
+      {"ABI major mismatch", [](call&, sc_sample_batch& b) { b.abi_version.major = SC_ABI_VERSION_MAJOR + 1; },
+       SC_ERR_INVALID_ARGUMENT, {"abi_version"}},
+      {"nonzero flags", [](call&, sc_sample_batch& b) { b.flags = 1; }, SC_ERR_INVALID_ARGUMENT, {"flags"}},
+      {"unknown dtype", [](call&, sc_sample_batch& b) { b.input_dtype = 9; }, SC_ERR_UNSUPPORTED,
+       {"input_dtype"}},
+  };
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("invalid calls are refused, named, and write nothing") {
+  for (const sc_sampler* s : cpu_samplers()) {
+    for (const bad_call& bad : bad_calls()) {
+      CAPTURE(s->name, bad.what);
+      call c = two_rows(*s);
+      sc_sample_batch b = c.view();
+      bad.spoil(c, b);
+      const sc_status status = c.run(*s, b);
+      CAPTURE(c.error);
+      REQUIRE(status == bad.expected);
+      for (const char* part : bad.message_has) REQUIRE(c.error.find(part) != std::string::npos);
+      REQUIRE(c.error.find(s->name) != std::string::npos);
+      for (size_t r = 0; r < c.token.size(); ++r) {
+        REQUIRE(c.token[r] == kTokenSentinel);
+        REQUIRE(c.valid[r] == kValidSentinel);
+      }
+    }
+  }
+}
+
+TEST_CASE("the untouched two-row call is accepted, so each refusal above is the spoiled field's") {
+  for (const sc_sampler* s : cpu_samplers()) {
+    CAPTURE(s->name);
+    call c = two_rows(*s);
+    c.sample(*s);
+    for (size_t r = 0; r < c.token.size(); ++r) {
+      REQUIRE(c.valid[r] == 1);
+      REQUIRE((c.token[r] >= 0 && c.token[r] < 3));
+    }
+  }
+}
+
+TEST_CASE("a filter the subject does not implement is SC_ERR_UNSUPPORTED") {
+  for (const sc_sampler* s : correct_samplers()) {
+    CAPTURE(s->name);
+    call k = two_rows(*s), p = two_rows(*s), t = two_rows(*s);
+    k.top_k[0] = 2;
+    p.top_p[1] = 0.5f;
+    t.temperature[1] = 0.5f;
+    const sc_status k_status = k.run(*s, k.view()), p_status = p.run(*s, p.view()),
+                    t_status = t.run(*s, t.view());
+    REQUIRE(k_status == (s->filters & SC_FILTER_TOP_K ? SC_OK : SC_ERR_UNSUPPORTED));
+    REQUIRE(p_status == (s->filters & SC_FILTER_TOP_P ? SC_OK : SC_ERR_UNSUPPORTED));
+    REQUIRE(t_status == (s->filters & SC_FILTER_TEMPERATURE ? SC_OK : SC_ERR_UNSUPPORTED));
+    if (k_status != SC_OK) REQUIRE(k.error.find("top_k") != std::string::npos);
+  }
+}
+
+TEST_CASE("Gumbel subjects refuse rows longer than their declared stream budget covers") {
+  for (const char* name : {"cpu.gumbel_probs", "cpu.gumbel_logits"}) {
+    const sc_sampler& s = sampler_named(name);
+    const auto vocab = static_cast<int64_t>(s.philox_outputs_per_call) + 1;
+    call c = draws_of(std::vector<float>(vocab, 1.0f), 1);
+    REQUIRE(c.run(s, c.view()) == SC_ERR_UNSUPPORTED);
+    REQUIRE(c.error.find("vocab_size") != std::string::npos);
+  }
+}
+
+TEST_CASE("a NULL batch, a short error buffer and no error buffer are all safe") {
+  const sc_sampler& s = sampler_named("cpu.dual_pivot");
+  char small[8];
+  std::memset(small, 'x', sizeof small);
+  REQUIRE(s.sample(s.context, nullptr, small, sizeof small) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::memchr(small, '\0', sizeof small) != nullptr);
+  call c = two_rows(s);
+  sc_sample_batch b = c.view();
+  b.seed = nullptr;
+  REQUIRE(s.sample(s.context, &b, nullptr, 0) == SC_ERR_INVALID_ARGUMENT);
+  call empty = two_rows(s);
+  sc_sample_batch none = empty.view();
+  none.num_output_rows = 0;
+  REQUIRE(s.sample(s.context, &none, nullptr, 0) == SC_OK);
+}

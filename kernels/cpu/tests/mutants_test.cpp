@@ -1,0 +1,197 @@
+// Each mutant differs from its host in exactly the intended way, on an input chosen to
+// show it; the host, on the same input and seeds, does not. (Whether the battery kills
+// the mutant is the mutation tests' business; these prove each defect is planted.)
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "kernels/cpu/tests/batch_harness.h"
+
+using namespace samplecheck;
+using namespace samplecheck::cpu_test;
+
+namespace {
+
+const std::vector<float> kFlat64(64, 1.0f / 64);
+
+// Runs the same call on the host and on its mutant.
+struct pair_run {
+  call host, mutant;
+  pair_run(const call& c, const char* host_name, const char* id) : host(c), mutant(c) {
+    host.sample(sampler_named(host_name));
+    mutant.sample(sampler_named(std::string(host_name) + ":" + id));
+  }
+};
+
+int equal_rows(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  int same = 0;
+  for (size_t r = 0; r < a.size(); ++r) same += a[r] == b[r];
+  return same;
+}
+
+int distinct(const std::vector<int32_t>& tokens) {
+  return static_cast<int>(std::set<int32_t>(tokens.begin(), tokens.end()).size());
+}
+
+}  // namespace
+
+TEST_CASE("S01: the unguarded crossing search returns index V") {
+  // The mutant overshoots the scanned mass on about 1 draw in 1025 (the amplification in
+  // dual_pivot.cpp): about 19.5 of 20,000, and P(none) = e^-19.5. The guarded host never does.
+  std::vector<float> row(3000);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = 1.0f / (1.0f + static_cast<float>(i % 97));
+  pair_run run(draws_of(row, 20000), "cpu.dual_pivot", "S01");
+  REQUIRE(histogram(run.host).back() == 0);
+  const int64_t escaped = histogram(run.mutant).back();
+  REQUIRE(escaped >= 5);
+  for (size_t r = 0; r < run.mutant.token.size(); ++r)
+    if (run.mutant.token[r] >= 3000) REQUIRE(run.mutant.token[r] == 3000);
+}
+
+TEST_CASE("S02: the offset is frozen, so a later call repeats the first") {
+  call first = draws_of(kFlat64, 256), later = draws_of(kFlat64, 256);
+  later.offset.assign(256, 320);
+  pair_run a(first, "cpu.dual_pivot", "S02"), b(later, "cpu.dual_pivot", "S02");
+  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) == 256);
+  REQUIRE(equal_rows(a.host.token, b.host.token) < 20);  // 1/64 each: about 4 expected
+}
+
+TEST_CASE("S03: every request draws with element 0's seed") {
+  pair_run run(draws_of(kFlat64, 256), "cpu.dual_pivot", "S03");
+  REQUIRE(distinct(run.mutant.token) == 1);
+  REQUIRE(distinct(run.host.token) > 40);  // 256 draws over 64 tokens cover nearly all
+}
+
+TEST_CASE("S04: reordering the batch changes a request's token") {
+  call forward = draws_of(kFlat64, 256), reversed = draws_of(kFlat64, 256);
+  std::reverse(reversed.seed.begin(), reversed.seed.end());
+  pair_run a(forward, "cpu.multinomial", "S04"), b(reversed, "cpu.multinomial", "S04");
+  std::reverse(b.host.token.begin(), b.host.token.end());
+  std::reverse(b.mutant.token.begin(), b.mutant.token.end());
+  REQUIRE(equal_rows(a.host.token, b.host.token) == 256);
+  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) < 20);
+}
+
+TEST_CASE("S05: u = 1 lets a near-zero-probability token win") {
+  // 63 tokens at 1e-9 beside one at ~1. The host picks a tiny token with probability
+  // about 63e-9 per draw; the mutant whenever one of them draws u = 1 (2^-10 each),
+  // about 6% of 20,000 draws.
+  std::vector<float> row(64, 1e-9f);
+  row[0] = 1.0f - 63e-9f;
+  pair_run run(draws_of(row, 20000), "cpu.gumbel_probs", "S05");
+  const auto host = histogram(run.host), mutant = histogram(run.mutant);
+  REQUIRE(host[0] == 20000);
+  REQUIRE(20000 - mutant[0] > 600);
+}
+
+TEST_CASE("S06: top_k keeps every tie while declaring lowest_index") {
+  call c = draws_of({0.4f, 0.3f, 0.3f}, 20000);
+  c.top_k = {2};
+  pair_run run(c, "cpu.sort_filter", "S06");
+  REQUIRE(sampler_named("cpu.sort_filter:S06").tie_policy == SC_TIE_LOWEST_INDEX);
+  REQUIRE(histogram(run.host)[2] == 0);
+  REQUIRE(histogram(run.mutant)[2] > 5000);  // share .3 of 20,000
+}
+
+TEST_CASE("S07: the token carrying the cumulative sum across top_p is dropped") {
+  call c = draws_of({0.4f, 0.3f, 0.2f, 0.1f}, 20000);
+  c.top_k = {3};
+  c.top_p = {0.6f};  // B carries .4 -> .7 across .6
+  pair_run run(c, "cpu.sort_filter", "S07");
+  REQUIRE(histogram(run.host)[1] > 7000);  // share 3/7 of 20,000
+  REQUIRE(histogram(run.mutant)[1] == 0);
+}
+
+TEST_CASE("S08: NaN and all-zero rows return token 0 marked valid") {
+  for (const std::vector<float>& bad : {std::vector<float>{std::nanf(""), 0.5f}, std::vector<float>{0.0f, 0.0f}}) {
+    pair_run run(rows_of({bad}), "cpu.multinomial", "S08");
+    REQUIRE(run.host.valid[0] == 0);
+    REQUIRE(run.mutant.valid[0] == 1);
+    REQUIRE(run.mutant.token[0] == 0);
+  }
+}
+
+TEST_CASE("S09: parameters are read by output row") {
+  // Input row 0 has top_k 1, input row 1 none. Output 0 samples input row 1, so it must
+  // vary; the mutant applies row 0's top_k 1 to it and always returns the argmax.
+  const std::vector<float> row{0.1f, 0.2f, 0.3f, 0.4f};
+  std::vector<int32_t> host_first, mutant_first;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    call c = rows_of({row, row}, seed * 2);
+    c.top_k = {1, 0};
+    c.row_index = {1, 0};
+    pair_run run(c, "cpu.dual_pivot", "S09");
+    host_first.push_back(run.host.token[0]);
+    mutant_first.push_back(run.mutant.token[0]);
+  }
+  REQUIRE(distinct(host_first) == 4);
+  REQUIRE(distinct(mutant_first) == 1);
+  REQUIRE(mutant_first[0] == 3);
+}
+
+TEST_CASE("S10: outputs sharing an input row share one draw") {
+  pair_run run(draws_of(kFlat64, 256), "cpu.multinomial", "S10");
+  REQUIRE(distinct(run.mutant.token) == 1);
+  REQUIRE(distinct(run.host.token) > 40);
+}
+
+TEST_CASE("S11: renormalisation zeroes tokens below 1e-8") {
+  // A row whose only mass is one 5e-9 token: the host samples it, the mutant has nothing left.
+  pair_run run(rows_of({{0.0f, 5e-9f, 0.0f}}), "cpu.sort_filter", "S11");
+  REQUIRE(run.host.valid[0] == 1);
+  REQUIRE(run.host.token[0] == 1);
+  REQUIRE(run.mutant.valid[0] == 0);
+}
+
+TEST_CASE("S12: declares top_k_first but applies top-p jointly") {
+  call c = draws_of({0.4f, 0.3f, 0.2f, 0.1f}, 20000);
+  c.top_k = {3};
+  c.top_p = {0.75f};  // joint keeps C (.7 above it), top_k_first does not (.78)
+  pair_run run(c, "cpu.dual_pivot_topk_first", "S12");
+  REQUIRE(sampler_named("cpu.dual_pivot_topk_first:S12").filter_order == SC_ORDER_TOP_K_FIRST);
+  REQUIRE(histogram(run.host)[2] == 0);
+  REQUIRE(histogram(run.mutant)[2] > 3000);  // share 2/9 of 20,000
+}
+
+TEST_CASE("S13: subnormals of the storage type are flushed to zero") {
+  SECTION("f16: half the mass on 16384 tokens of 2^-15, a binary16 subnormal") {
+    call c = draws_of(std::vector<float>(16385, 0.0f), 4000);
+    c.dtype = SC_DTYPE_F16;
+    c.input16.assign(16385, 0x0200);  // 2^-15: exponent 0, mantissa 512 * 2^-24
+    c.input16[0] = 0x3800;            // 0.5
+    pair_run run(c, "cpu.dual_pivot", "S13");
+    const auto host = histogram(run.host), mutant = histogram(run.mutant);
+    REQUIRE(host[0] < 2400);  // share 1/2 of 4000
+    REQUIRE(mutant[0] == 4000);
+  }
+  SECTION("f32: a row whose mass is all subnormal") {
+    pair_run run(rows_of({{0.0f, 1e-40f, 2e-40f}}), "cpu.dual_pivot", "S13");
+    REQUIRE(run.host.valid[0] == 1);
+    REQUIRE(run.mutant.valid[0] == 0);
+  }
+}
+
+TEST_CASE("S14: the 32-bit subsequence wraps, so rows 32 apart share a stream at V = 32768") {
+  const int64_t vocab = 32768;
+  call c = draws_of(std::vector<float>(vocab, 1.0f / vocab), 64);
+  c.seed.assign(64, 99);  // one seed, the rows told apart by subsequence, as FlashInfer does
+  for (uint64_t r = 0; r < 64; ++r) c.subsequence.push_back(r);
+  pair_run run(c, "cpu.dual_pivot", "S14");
+  int host_repeats = 0, mutant_repeats = 0;
+  for (size_t r = 0; r < 32; ++r) {
+    host_repeats += run.host.token[r] == run.host.token[r + 32];
+    mutant_repeats += run.mutant.token[r] == run.mutant.token[r + 32];
+  }
+  REQUIRE(mutant_repeats == 32);
+  REQUIRE(host_repeats <= 1);  // 32 pairs at 1/32768 each
+}
+
+TEST_CASE("S15: temperature on probabilities leaves the temperature without effect") {
+  call c = draws_of({0.0f, 1.0f}, 20000);
+  c.temperature = {0.25f};
+  pair_run run(c, "cpu.gumbel_logits", "S15");
+  // Target share of token 1 is 1 / (1 + e^-4) = .982; the mutant draws softmax(z): .731.
+  const double host_share = histogram(run.host)[1] / 20000.0, mutant_share = histogram(run.mutant)[1] / 20000.0;
+  REQUIRE(std::abs(host_share - 1.0 / (1.0 + std::exp(-4.0))) < 0.02);
+  REQUIRE(std::abs(mutant_share - 1.0 / (1.0 + std::exp(-1.0))) < 0.02);
+}
