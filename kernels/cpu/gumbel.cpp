@@ -49,7 +49,7 @@ class gumbel_probs final : public row_sampler {
     double inverse_best = INFINITY;  // no skipping until a first key is in hand
     for (size_t i = 0; i < probs_.size(); ++i) {
       const float u = token_uniform(stream.next(), planted_);
-      if (u <= 1.0 - probs_[i] * inverse_best * kProbsMargin) continue;
+      if (1.0 - u >= probs_[i] * inverse_best * kProbsMargin) continue;  // never skips u == 1 (S05)
       const float q = std::fmax(-std::log(u), FLT_MIN);
       const float key = probs_[i] / q;
       if (key > best_key) {  // strict: ties go to the lowest index, as torch.argmax
@@ -110,7 +110,7 @@ class gumbel_logits final : public row_sampler {
       const float u = token_uniform(stream.next(), planted_);
       // Rounding of -log(-log u) and of s + G stays under this absolute bound.
       const double rounding = 1e-5 + 3e-7 * (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
-      if (u <= 1.0 - weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;
+      if (1.0 - u >= weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;  // never skips u == 1 (S05)
       const float key = scaled_[i] - std::log(-std::log(u));
       if (key > best_key) {
         best_key = key;

@@ -1,0 +1,218 @@
+// Sorting-free dual-pivot rejection sampling in FlashInfer's structure (seed 002):
+// one block per output row; each round draws u against the mass above `low`, finds
+// the token by the tile-by-tile inverse CDF (early exit, non-monotone guard), then
+// one full pass measures mass and count above pivot_0 = p[token] and
+// pivot_1 = (pivot_0 + high) / 2:
+//   f(pivot_0) holds           -> accept the token
+//   f(pivot_1) holds           -> low = pivot_0, high = pivot_1
+//   neither                    -> low = pivot_1
+// f(x) = (top-k off or count(p > x) < k) and (top-p off or mass(p > x) < top_p * mass)
+//        and (min-p off or x >= min_p * max p): the joint order, ties at the k-th
+// value kept. Round r takes stream output offset + r; kDualPivotRoundCap bounds it
+// (the interval halves every round, so the cap is never met on finite rows).
+//
+// The top_k_first and logits subjects run a preparation kernel first that writes
+// each output row's renormalised top-k probabilities (FlashInfer's top_k_renorm_probs)
+// or its top-k-masked softmax (top_k_mask_logits, then softmax(z / T)) to scratch,
+// and then this sampler with top-p / min-p on those rows.
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/row_ops.cuh"
+#include "reference/uniform.h"
+
+namespace samplecheck::cuda {
+namespace {
+
+struct min_index {
+  __device__ __forceinline__ int operator()(int a, int c) const { return a < c ? a : c; }
+};
+
+struct pivot_mass {
+  float mass0, mass1;
+  int count0, count1;
+};
+
+__device__ inline pivot_mass mass_above(const unsigned char* row, storage_type dtype, int64_t v, float pivot0,
+                                        float pivot1, row_shared& sh) {
+  float s0 = 0.0f, s1 = 0.0f;
+  int c0 = 0, c1 = 0;
+  const int64_t tiles = (v + kTile - 1) / kTile;
+#pragma unroll 4
+  for (int64_t t = 0; t < tiles; ++t) {
+    float x[kItems];
+    load_items(row, dtype, v, tile_first(t), x, 0.0f);
+    for (int j = 0; j < kItems; ++j) {
+      if (x[j] > pivot0) s0 += x[j], ++c0;
+      if (x[j] > pivot1) s1 += x[j], ++c1;
+    }
+  }
+  pivot_mass m;
+  m.mass0 = float_block::sum(s0, sh.f);
+  m.mass1 = float_block::sum(s1, sh.f);
+  m.count0 = int_block::sum(c0, sh.i);
+  m.count1 = int_block::sum(c1, sh.i);
+  return m;
+}
+
+// Rows to sample: the caller's input (prepared == nullptr) or prepared f32 rows, one
+// per output row, with row_ok saying which preparations succeeded.
+__global__ void __launch_bounds__(kThreads)
+dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, const uint8_t* row_ok) {
+  __shared__ row_shared sh;
+  const int64_t r = blockIdx.x;
+  if (prepared == nullptr) check_parameters(b, r, r, gridDim.x);
+  const int64_t in = input_row_of(b, r);
+  if (in < 0) {
+    if (threadIdx.x == 0) b.out_valid[r] = 0;
+    return;
+  }
+  const row_filters f = filters_of(b, r, in);
+  const unsigned char* row =
+      prepared ? reinterpret_cast<const unsigned char*>(prepared + r * b.vocab_size) : row_pointer(b, in);
+  const storage_type dtype = prepared ? storage_type::f32 : b.dtype;
+  const int64_t v = b.vocab_size;
+  const prob_stats stats = probs_stats(row, dtype, v, sh);
+  if (!stats.usable || !f.usable || (row_ok && !row_ok[r])) {
+    if (threadIdx.x == 0) write_result(b, r, -1, false);
+    return;
+  }
+  const bool top_k = prepared == nullptr && f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
+  const float top_p_mass = f.top_p * stats.total, min_p_value = f.min_p * stats.max;
+  auto accept = [&](float pivot, float mass, int count) {
+    return (!top_k || count < f.top_k) && (!top_p || mass < top_p_mass) && (!min_p || pivot >= min_p_value);
+  };
+  const bool s01 = b.planted == defect::S01;
+  philox_stream stream = stream_of(b, r, in);
+  float low = 0.0f, high = stats.max, mass = stats.total;
+  int32_t token = -1;
+  bool accepted = false;
+  for (int round = 0; round < kDualPivotRoundCap && !accepted; ++round) {
+    const float u = s01_amplified(uniform_open_one(stream.next()) * mass, b.planted);
+    token = inverse_cdf(row, dtype, v, low, u, deterministic, s01, sh);
+    if (token < 0 || token >= v) break;  // S01's escape: reported as drawn
+    if (!top_k && !top_p && !min_p) {
+      accepted = true;
+      break;
+    }
+    const float pivot0 = load_element(row, dtype, token);
+    const float pivot1 = pivot0 + (high - pivot0) * 0.5f;  // no overflow near FLT_MAX
+    const pivot_mass m = mass_above(row, dtype, v, pivot0, pivot1, sh);
+    if (accept(pivot0, m.mass0, m.count0)) {
+      accepted = true;
+    } else if (accept(pivot1, m.mass1, m.count1)) {
+      low = pivot0, high = pivot1, mass = m.mass0;
+    } else {
+      low = pivot1, mass = m.mass1;
+    }
+  }
+  if (threadIdx.x == 0) {
+    if (token >= v || token < 0) write_result(b, r, token, token >= 0 && s01);
+    else write_result(b, r, token, accepted);
+  }
+}
+
+// Writes output row r's sampling distribution to prepared[r]: the top-k
+// renormalised probabilities (probs subjects) or softmax of the top-k-masked
+// logits at temperature T (T = 0: one-hot at the lowest-index maximum).
+__global__ void __launch_bounds__(kThreads)
+prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
+  __shared__ row_shared sh;
+  __shared__ select_shared sel;
+  const int64_t r = blockIdx.x;
+  check_parameters(b, r, r, gridDim.x);
+  const int64_t in = input_row_of(b, r);
+  const int64_t v = b.vocab_size;
+  float* out = prepared + r * v;
+  if (in < 0) {
+    if (threadIdx.x == 0) row_ok[r] = 0;
+    return;
+  }
+  const row_filters f = filters_of(b, r, in);
+  const unsigned char* row = row_pointer(b, in);
+  const int64_t tiles = (v + kTile - 1) / kTile;
+  const bool logits = b.input_kind == SC_INPUT_LOGITS;
+  bool ok = f.usable;
+  float threshold = -INFINITY, shift = 0.0f, scale = 1.0f;
+  int greedy_index = -1;
+  if (!logits) {
+    const prob_stats stats = probs_stats(row, b.dtype, v, sh);
+    ok = ok && stats.usable;
+    float kept = stats.total;
+    if (ok && f.top_k_on(v)) {
+      threshold = kth_largest(row, b.dtype, v, f.top_k, sel);
+      float partial = 0.0f;
+      for (int64_t t = 0; t < tiles; ++t) {
+        float x[kItems];
+        load_items(row, b.dtype, v, tile_first(t), x, 0.0f);
+        for (int j = 0; j < kItems; ++j) partial += x[j] >= threshold ? x[j] : 0.0f;
+      }
+      kept = float_block::sum(partial, sh.f);
+    }
+    scale = ok ? 1.0f / kept : 0.0f;
+  } else {
+    float max = -INFINITY;
+    int bad = 0, best = INT_MAX;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t first = tile_first(t);
+      float x[kItems];
+      load_items(row, b.dtype, v, first, x, -INFINITY);
+      for (int j = 0; j < kItems; ++j) {
+        bad |= isnan(x[j]) || x[j] == INFINITY;
+        if (x[j] > max) max = x[j], best = static_cast<int>(first + j);
+      }
+    }
+    const float row_max = float_block::max(max, sh.f);
+    bad = int_block::max(bad, sh.i);
+    ok = ok && bad == 0 && isfinite(row_max);
+    greedy_index = int_block::reduce(max == row_max ? best : INT_MAX, min_index(), sh.i);
+    if (ok && f.top_k_on(v)) threshold = kth_largest(row, b.dtype, v, f.top_k, sel);
+    shift = row_max;
+    if (ok && f.temperature > 0.0f) {
+      scale = 1.0f / f.temperature;
+      float partial = 0.0f;
+      for (int64_t t = 0; t < tiles; ++t) {
+        float x[kItems];
+        load_items(row, b.dtype, v, tile_first(t), x, -INFINITY);
+        for (int j = 0; j < kItems; ++j) partial += x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+      }
+      const float denominator = float_block::sum(partial, sh.f);
+      shift += logf(denominator) / scale;  // p = exp((z - max) / T) / denominator
+    }
+  }
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = tile_first(t);
+    float x[kItems];
+    load_items(row, b.dtype, v, first, x, logits ? -INFINITY : 0.0f);
+    for (int j = 0; j < kItems; ++j) {
+      if (first + j >= v) continue;
+      float p = 0.0f;
+      if (!ok) p = 0.0f;
+      else if (!logits) p = x[j] >= threshold ? x[j] * scale : 0.0f;
+      else if (f.temperature == 0.0f) p = first + j == greedy_index ? 1.0f : 0.0f;
+      else p = x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+      out[first + j] = p;
+    }
+  }
+  if (threadIdx.x == 0) row_ok[r] = ok ? 1 : 0;
+}
+
+}  // namespace
+
+gpuError_t launch_dual_pivot(launch_request& q) {
+  const auto rows = static_cast<unsigned>(q.batch.num_output_rows);
+  const bool deterministic = q.config->deterministic_scan;
+  if (q.config->kind == algorithm::dual_pivot) {
+    dual_pivot_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, deterministic, nullptr, nullptr);
+    return gpuGetLastError();
+  }
+  float* prepared = nullptr;
+  uint8_t* row_ok = nullptr;
+  const size_t cells = static_cast<size_t>(rows) * static_cast<size_t>(q.batch.vocab_size);
+  if (auto e = q.scratch->get(workspace::rows, cells, q.capturing, &prepared); e != gpuSuccess) return e;
+  if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_ok); e != gpuSuccess) return e;
+  prepare_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, prepared, row_ok);
+  if (auto e = gpuGetLastError(); e != gpuSuccess) return e;
+  dual_pivot_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, deterministic, prepared, row_ok);
+  return gpuGetLastError();
+}
+
+}  // namespace samplecheck::cuda

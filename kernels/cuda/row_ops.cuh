@@ -1,0 +1,262 @@
+// Block-per-row building blocks: tile loads, row statistics, FlashInfer's
+// inverse-CDF search over vocabulary tiles with early exit and its two guards, a
+// deterministic scan, and an exact k-th-largest search (radix select).
+//
+// One block of kThreads threads owns a row; a tile is kThreads * kItems
+// consecutive elements, kItems per thread, so f32 rows load as float4 and 16-bit
+// rows as 8-byte words.
+#pragma once
+
+#include <cfloat>
+#include <climits>
+#include <cstdint>
+
+#include "kernels/cuda/device_batch.cuh"
+
+namespace samplecheck::cuda {
+
+inline constexpr int kThreads = 1024;
+inline constexpr int kItems = 4;
+inline constexpr int kTile = kThreads * kItems;
+
+using float_block = gpu::block_primitives<float, kThreads>;
+using int_block = gpu::block_primitives<int, kThreads>;
+
+// Elements first .. first + kItems - 1 of a row; `fill` past the end.
+__device__ __forceinline__ void load_items(const unsigned char* row, storage_type dtype, int64_t v,
+                                           int64_t first, float (&out)[kItems], float fill) {
+  const bool whole = first + kItems <= v;
+  if (whole && dtype == storage_type::f32 && (reinterpret_cast<uintptr_t>(row) & 15u) == 0) {
+    const float4 x = reinterpret_cast<const float4*>(row)[first / 4];
+    out[0] = x.x, out[1] = x.y, out[2] = x.z, out[3] = x.w;
+    return;
+  }
+  if (whole && dtype != storage_type::f32 && (reinterpret_cast<uintptr_t>(row) & 7u) == 0) {
+    const uint2 x = reinterpret_cast<const uint2*>(row)[first / 4];
+    const uint16_t h[4] = {static_cast<uint16_t>(x.x), static_cast<uint16_t>(x.x >> 16),
+                           static_cast<uint16_t>(x.y), static_cast<uint16_t>(x.y >> 16)};
+    for (int j = 0; j < kItems; ++j)
+      out[j] = dtype == storage_type::bf16 ? bf16_to_float(h[j]) : f16_to_float(h[j]);
+    return;
+  }
+  for (int j = 0; j < kItems; ++j) out[j] = first + j < v ? load_element(row, dtype, first + j) : fill;
+}
+
+__device__ __forceinline__ int64_t tile_first(int64_t tile) {
+  return tile * kTile + static_cast<int64_t>(threadIdx.x) * kItems;
+}
+
+struct row_shared {
+  float_block::shared_type f;
+  int_block::shared_type i;
+  float scan[2][kThreads];  // the deterministic scan's ping-pong buffers
+  int picked;
+  int last_valid;
+};
+
+// ---------------------------------------------------------------------------
+// Statistics of a probability row: its float sum and maximum, and whether it can
+// be sampled at all (finite, non-negative, positive finite sum: the ABI's rule).
+// ---------------------------------------------------------------------------
+struct prob_stats {
+  float total;
+  float max;
+  bool usable;
+  bool bad;  // a NaN, infinite or negative entry
+};
+
+__device__ inline prob_stats probs_stats(const unsigned char* row, storage_type dtype, int64_t v,
+                                         row_shared& sh) {
+  float sum = 0.0f, max = 0.0f;
+  int bad = 0;
+  const int64_t tiles = (v + kTile - 1) / kTile;
+  // Unrolled so each thread keeps several 16-byte loads in flight: one block must
+  // stream a whole row through one SM.
+#pragma unroll 4
+  for (int64_t t = 0; t < tiles; ++t) {
+    float x[kItems];
+    load_items(row, dtype, v, tile_first(t), x, 0.0f);
+    for (int j = 0; j < kItems; ++j) {
+      bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+      sum += x[j];
+      max = fmaxf(max, x[j]);
+    }
+  }
+  prob_stats s;
+  s.total = float_block::sum(sum, sh.f);
+  s.max = float_block::max(max, sh.f);
+  const int any_bad = int_block::max(bad, sh.i);
+  s.bad = any_bad != 0;
+  s.usable = !s.bad && s.total > 0.0f && !isinf(s.total);
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic inclusive scan: a Hillis-Steele scan over the thread partials in
+// shared memory, in one fixed association that depends on neither CUB's version nor
+// the warp width (32 on NVIDIA, 64 on gfx90a), so CUDA and HIP builds pick the same
+// token bit for bit. Slower than CUB's warp scans (two barriers a step).
+// ---------------------------------------------------------------------------
+__device__ inline float deterministic_inclusive_sum(float value, float& total, row_shared& sh) {
+  int in = 0;
+  sh.scan[0][threadIdx.x] = value;
+  __syncthreads();
+  for (int stride = 1; stride < kThreads; stride *= 2) {
+    const float left = threadIdx.x >= static_cast<unsigned>(stride) ? sh.scan[in][threadIdx.x - stride] : 0.0f;
+    sh.scan[in ^ 1][threadIdx.x] = sh.scan[in][threadIdx.x] + left;
+    in ^= 1;
+    __syncthreads();
+  }
+  const float prefix = sh.scan[in][threadIdx.x];
+  total = sh.scan[in][kThreads - 1];
+  __syncthreads();
+  return prefix;
+}
+
+// ---------------------------------------------------------------------------
+// Inverse CDF over {i < v : p_i > low} at u, tile by tile, stopping at the tile
+// where the running mass passes u (FlashInfer's SamplingFromProb structure).
+//
+// Two guards make a float prefix sum that is not monotone harmless (bug catalog
+// S01): (1) the crossing is the FIRST element, by index, that is in the set and
+// whose running sum exceeds u, so a scan that dips back below u cannot select a
+// zero-mass token; (2) when the whole row's float mass falls short of u (the mass
+// u was drawn against came from another reduction order), the last element of the
+// set is taken instead of the impossible index v. The S01 mutant drops both and
+// counts the elements whose running sum is <= u, FlashInfer's pre-#226 rule.
+// Returns -1 only when the set is empty.
+// ---------------------------------------------------------------------------
+__device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dtype, int64_t v, float low,
+                                      float u, bool deterministic, bool unguarded, row_shared& sh) {
+  float running = 0.0f;
+  int last_valid = -1;
+  const int64_t tiles = (v + kTile - 1) / kTile;
+  // The next tile is loaded before this one's block-wide reduction, so its memory
+  // latency hides behind the barriers.
+  float next[kItems];
+  load_items(row, dtype, v, tile_first(0), next, 0.0f);
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = tile_first(t);
+    float x[kItems], m[kItems];
+    for (int j = 0; j < kItems; ++j) x[j] = next[j];
+    if (t + 1 < tiles) load_items(row, dtype, v, tile_first(t + 1), next, 0.0f);
+    float partial = 0.0f;
+    for (int j = 0; j < kItems; ++j) {
+      m[j] = x[j] > low ? x[j] : 0.0f;
+      partial += m[j];
+      if (m[j] > 0.0f) last_valid = static_cast<int>(first + j);
+    }
+    float tile_sum, prefix;
+    if (deterministic) {
+      prefix = deterministic_inclusive_sum(partial, tile_sum, sh);
+    } else {
+      // FlashInfer reduces first and scans only the crossing tile: the reduce and
+      // the scan associate differently, one source of the non-monotone crossing.
+      tile_sum = float_block::sum(partial, sh.f);
+      prefix = 0.0f;
+    }
+    if (running + tile_sum > u) {
+      if (!deterministic) {
+        float ignored;
+        prefix = float_block::inclusive_sum(partial, ignored, sh.f);
+      }
+      if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_valid = -1;
+      __syncthreads();
+      float c = running + (prefix - partial);
+      int below = 0, mine = INT_MAX, my_last = -1;
+      for (int j = 0; j < kItems; ++j) {
+        c += m[j];
+        below += (c <= u && first + j < v);
+        if (m[j] > 0.0f) {
+          my_last = static_cast<int>(first + j);
+          if (c > u && mine == INT_MAX) mine = static_cast<int>(first + j);
+        }
+      }
+      if (unguarded) {
+        const int count = int_block::sum(below, sh.i);
+        return static_cast<int32_t>(t * kTile + count);
+      }
+      if (mine != INT_MAX) atomicMin(&sh.picked, mine);
+      if (my_last >= 0) atomicMax(&sh.last_valid, my_last);
+      __syncthreads();
+      const int picked = sh.picked, tile_last = sh.last_valid;
+      __syncthreads();
+      // The reduce said the tile crosses u but the scan never did: the tile's last
+      // positive element (it has mass, so it is in the support).
+      return picked != INT_MAX ? picked : tile_last;
+    }
+    running += tile_sum;
+  }
+  if (unguarded) return static_cast<int32_t>(v);
+  return int_block::max(last_valid, sh.i);
+}
+
+// S01 draws u against (1 + 2^-10) times the mass, as cpu.dual_pivot:S01 does. The
+// real mismatch (a mass from one reduction order, a scan in another, or a row that
+// does not sum to the assumed 1: FlashInfer #923) is a few ulps, about 2^-20 of the
+// mass at V = 150k; amplified, the unguarded search runs past the row's end and
+// returns the impossible id V on about one draw in 1025.
+__device__ __forceinline__ float s01_amplified(float u, defect planted) {
+  return planted == defect::S01 ? u * 1.0009765625f : u;
+}
+
+// ---------------------------------------------------------------------------
+// The k-th largest element of a row (k >= 1), exactly, by radix select over the
+// order-preserving 32-bit image of the floats: four 8-bit digits, one histogram
+// pass each. `fill` pads the last tile and must not be counted (it is -inf or 0
+// and never above a real k-th value when k <= v).
+// ---------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t ordered_bits(float x) {
+  const uint32_t b = __float_as_uint(x);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float from_ordered_bits(uint32_t o) {
+  return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+}
+
+struct select_shared {
+  unsigned int histogram[256];
+  uint32_t prefix;
+  int remaining;
+};
+
+__device__ inline float kth_largest(const unsigned char* row, storage_type dtype, int64_t v, int32_t k,
+                                    select_shared& sh) {
+  uint32_t prefix = 0, mask = 0;
+  int remaining = k;  // rank still to find among elements matching the prefix
+  const int64_t tiles = (v + kTile - 1) / kTile;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += kThreads) sh.histogram[b] = 0;
+    __syncthreads();
+#pragma unroll 4
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t first = tile_first(t);
+      float x[kItems];
+      load_items(row, dtype, v, first, x, 0.0f);
+      for (int j = 0; j < kItems; ++j) {
+        if (first + j >= v) continue;
+        const uint32_t o = ordered_bits(x[j]);
+        if ((o & mask) == prefix) atomicAdd(&sh.histogram[(o >> shift) & 0xffu], 1u);
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int digit = 255;
+      for (; digit > 0; --digit) {
+        const int count = static_cast<int>(sh.histogram[digit]);
+        if (count >= remaining) break;
+        remaining -= count;
+      }
+      sh.prefix = prefix | (static_cast<uint32_t>(digit) << shift);
+      sh.remaining = remaining;
+    }
+    __syncthreads();
+    prefix = sh.prefix;
+    remaining = sh.remaining;
+    mask |= 0xffu << shift;
+    __syncthreads();
+  }
+  return from_ordered_bits(prefix);
+}
+
+}  // namespace samplecheck::cuda

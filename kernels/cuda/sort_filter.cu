@@ -1,0 +1,135 @@
+// Sort-based top-k / top-p / min-p (the pre-FlashInfer serving path): a stable
+// segmented radix sort of each input row, descending (CUB / rocPRIM), then one block
+// per output row filters and samples on the sorted row:
+//   top-k keeps the first k sorted entries: exactly k, ties broken towards the lower
+//         token id because the sort is stable (SC_TIE_LOWEST_INDEX);
+//   top-p keeps the shortest prefix of those whose mass reaches top_p times their
+//         mass (top_k_first: top-p sees the top-k renormalised distribution);
+//   min-p keeps entries >= min_p * max;
+// every filter keeps a prefix, so the kept set is the shortest of the three, and one
+// inverse-CDF search over it (one stream output) picks the token.
+#include <climits>
+
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/row_ops.cuh"
+#include "reference/uniform.h"
+
+namespace samplecheck::cuda {
+namespace {
+
+struct row_health {
+  float total;
+  int usable;
+};
+
+// Decodes each input row into f32 sort keys with token-id values and records its
+// health; one block per input row.
+__global__ void __launch_bounds__(kThreads)
+sort_prepare_kernel(device_batch b, float* keys, int* values, int* offsets, row_health* health) {
+  __shared__ row_shared sh;
+  const int64_t i = blockIdx.x, v = b.vocab_size;
+  const unsigned char* row = row_pointer(b, i);
+  const prob_stats stats = probs_stats(row, b.dtype, v, sh);
+  for (int64_t j = threadIdx.x; j < v; j += kThreads) {
+    keys[i * v + j] = load_element(row, b.dtype, j);
+    values[i * v + j] = static_cast<int>(j);
+  }
+  if (threadIdx.x == 0) {
+    health[i] = row_health{stats.total, stats.usable ? 1 : 0};
+    offsets[i] = static_cast<int>(i * v);
+    if (i + 1 == b.num_input_rows) offsets[i + 1] = static_cast<int>((i + 1) * v);
+  }
+}
+
+__device__ inline float prefix_sum(const float* sorted, int64_t n, row_shared& sh) {
+  float partial = 0.0f;
+  for (int64_t j = threadIdx.x; j < n; j += kThreads) partial += sorted[j];
+  return float_block::sum(partial, sh.f);
+}
+
+__global__ void __launch_bounds__(kThreads)
+sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_values, const row_health* health) {
+  __shared__ row_shared sh;
+  __shared__ int64_t min_p_length;
+  const int64_t r = blockIdx.x, v = b.vocab_size;
+  check_parameters(b, r, r, gridDim.x);
+  const int64_t in = input_row_of(b, r);
+  if (in < 0) {
+    if (threadIdx.x == 0) b.out_valid[r] = 0;
+    return;
+  }
+  const row_filters f = filters_of(b, r, in);
+  if (!health[in].usable || !f.usable) {
+    if (threadIdx.x == 0) write_result(b, r, -1, false);
+    return;
+  }
+  const float* sorted = sorted_keys + in * v;
+  const unsigned char* sorted_bytes = reinterpret_cast<const unsigned char*>(sorted);
+  int64_t kept = f.top_k_on(v) ? f.top_k : v;
+  if (f.top_p_on()) {
+    const float top_k_mass = prefix_sum(sorted, kept, sh);
+    // The first position whose running mass reaches top_p * mass: "> just below".
+    const float target = nextafterf(f.top_p * top_k_mass, 0.0f);
+    const int32_t last = inverse_cdf(sorted_bytes, storage_type::f32, kept, -1.0f, target, false, false, sh);
+    if (last >= 0 && last + 1 < kept) kept = last + 1;
+  }
+  if (f.min_p_on()) {
+    if (threadIdx.x == 0) {
+      // Sorted descending, so the entries >= min_p * max are a prefix: binary search.
+      const float floor_value = f.min_p * sorted[0];
+      int64_t lo = 1, hi = kept;  // sorted[0] always qualifies
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if (sorted[mid] >= floor_value) lo = mid + 1;
+        else hi = mid;
+      }
+      min_p_length = lo;
+    }
+    __syncthreads();
+    if (min_p_length < kept) kept = min_p_length;
+  }
+  const float mass = prefix_sum(sorted, kept, sh);
+  philox_stream stream = stream_of(b, r, in);
+  const float u = uniform_open_one(stream.next()) * mass;
+  const int32_t position = inverse_cdf(sorted_bytes, storage_type::f32, kept, 0.0f, u, false, false, sh);
+  if (threadIdx.x == 0)
+    write_result(b, r, position >= 0 ? sorted_values[in * v + position] : -1, position >= 0);
+}
+
+}  // namespace
+
+gpuError_t launch_sort_filter(launch_request& q) {
+  const device_batch& b = q.batch;
+  const int64_t rows = b.num_input_rows, cells = rows * b.vocab_size;
+  float *keys_in, *keys_out;
+  int *values_in, *values_out, *offsets;
+  row_health* health;
+  workspace& w = *q.scratch;
+  gpuError_t e;
+  if ((e = w.get(workspace::keys_in, cells, q.capturing, &keys_in)) != gpuSuccess) return e;
+  if ((e = w.get(workspace::keys_out, cells, q.capturing, &keys_out)) != gpuSuccess) return e;
+  if ((e = w.get(workspace::values_in, cells, q.capturing, &values_in)) != gpuSuccess) return e;
+  if ((e = w.get(workspace::values_out, cells, q.capturing, &values_out)) != gpuSuccess) return e;
+  if ((e = w.get(workspace::offsets, rows + 1, q.capturing, &offsets)) != gpuSuccess) return e;
+  if ((e = w.get(workspace::row_stats, rows, q.capturing, &health)) != gpuSuccess) return e;
+  sort_prepare_kernel<<<static_cast<unsigned>(rows), kThreads, 0, q.stream>>>(b, keys_in, values_in, offsets, health);
+  if ((e = gpuGetLastError()) != gpuSuccess) return e;
+  size_t temp_bytes = 0;
+  if ((e = gpu::segmented_sort_pairs_descending<float, int>(nullptr, temp_bytes, keys_in, keys_out, values_in,
+                                                             values_out, static_cast<int>(cells),
+                                                             static_cast<int>(rows), offsets, offsets + 1,
+                                                             q.stream)) != gpuSuccess)
+    return e;
+  void* temp = nullptr;
+  if ((e = w.get(workspace::sort_temp, temp_bytes, q.capturing, &temp)) != gpuSuccess) return e;
+  if ((e = gpu::segmented_sort_pairs_descending<float, int>(temp, temp_bytes, keys_in, keys_out, values_in,
+                                                             values_out, static_cast<int>(cells),
+                                                             static_cast<int>(rows), offsets, offsets + 1,
+                                                             q.stream)) != gpuSuccess)
+    return e;
+  sort_sample_kernel<<<static_cast<unsigned>(b.num_output_rows), kThreads, 0, q.stream>>>(b, keys_out, values_out,
+                                                                                         health);
+  return gpuGetLastError();
+}
+
+}  // namespace samplecheck::cuda

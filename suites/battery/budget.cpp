@@ -1,0 +1,35 @@
+#include "suites/battery/budget.h"
+
+namespace samplecheck::battery {
+
+budget_settings quick_budget() {
+  return {.name = "quick",
+          .vocab_size = 32000,
+          .gof_tvd = 0.1,
+          .tail_shift = 2e-3,
+          .collision_shift = 0.02,
+          .max_draws_per_row = 200000,
+          .support_rate = 2e-3,
+          .batch_rows = 64,
+          .check_seconds = 10};
+}
+
+budget_settings standard_budget() {
+  return {.name = "standard",
+          .vocab_size = 151936,
+          .gof_tvd = 0.02,
+          .tail_shift = 4e-4,
+          .collision_shift = 0.004,
+          .max_draws_per_row = 8000000,
+          .support_rate = 2e-4,
+          .batch_rows = 256,
+          .check_seconds = 150};
+}
+
+std::optional<budget_settings> budget_by_name(std::string_view name) {
+  if (name == "quick") return quick_budget();
+  if (name == "standard") return standard_budget();
+  return std::nullopt;
+}
+
+}  // namespace samplecheck::battery

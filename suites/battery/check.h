@@ -1,0 +1,68 @@
+// One named check of the battery (CUTLASS's testbed shape): it generates its inputs
+// from the fixtures, computes the reference, runs the subject, and compares.
+//
+// Exact checks (support, replay, ...) fail on any violation and cannot false-alarm
+// on a correct subject; they are outside the Holm budget. Statistical checks return
+// a p-value that the runner records in the run-wide Holm budget.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "suites/battery/budget.h"
+#include "suites/battery/subject.h"
+
+namespace samplecheck::battery {
+
+enum class check_kind { exact, statistical };
+
+// Resolves another subject by name (spelling_agreement's partner); null if unknown.
+using subject_lookup = std::function<const subject*(std::string_view name)>;
+
+struct check_context {
+  const subject& subj;
+  const budget_settings& budget;
+  uint64_t seed;       // the run's seed; each check derives its own streams from it
+  double alpha_share;  // statistical checks: the Holm planning share they size samples for
+  subject_lookup lookup;
+};
+
+struct check_outcome {
+  bool exact_failure = false;  // a violation that no correct subject can produce
+  double p_value = std::numeric_limits<double>::quiet_NaN();  // statistical checks
+  std::string power;           // smallest deviation detected with probability 0.99
+  uint64_t samples = 0;        // draws (output rows) the check asked for
+  std::string detail;          // what was seen; names row, token, seed on a failure
+  nlohmann::json repro;        // subject, check, seed, offsets, row, parameters (on failure)
+  bool unavailable = false;    // the subject's device is absent: skipped, not passed
+  std::string harness_error;   // the battery itself could not judge (a fixture the reference rejects)
+};
+
+inline check_outcome harness_failure(std::string message) {
+  check_outcome out;
+  out.harness_error = std::move(message);
+  return out;
+}
+
+struct check_definition {
+  std::string_view name;
+  check_kind kind;
+  double weight;  // share of the Holm budget, relative (statistical checks)
+  std::string_view what;
+  // Empty when the check applies; else why not ("n/a" with the reason). Looks only at
+  // the descriptor, so the parent decides it before forking.
+  std::function<std::string(const subject&, const subject_lookup&)> not_applicable;
+  std::function<check_outcome(const check_context&)> run;
+};
+
+// Every check, in the order reports print them.
+const std::vector<check_definition>& all_checks();
+const check_definition* find_check(std::string_view name);
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,52 @@
+#include "suites/battery/check_helpers.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace samplecheck::battery {
+
+uint64_t check_seed(uint64_t run_seed, std::string_view name) {
+  // FNV-1a of the name, then a splitmix64 finaliser with the run seed.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  uint64_t z = run_seed + h + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, uint64_t seed,
+                                  const std::vector<fixtures::shape>& filtered,
+                                  const std::vector<fixtures::shape>& unfiltered) {
+  std::vector<judged_row> rows;
+  const auto grid = fixtures::parameter_grid(s.sampler->filters);
+  uint64_t shape_seed = seed;
+  for (const auto sh : filtered)
+    for (const auto& setting : grid)
+      rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, setting));
+  for (const auto sh : unfiltered)
+    rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, {}));
+  return rows;
+}
+
+std::string reference_errors(const std::vector<judged_row>& rows) {
+  for (const auto& r : rows)
+    if (!r.target.ok())
+      return fmt::format("harness: the reference rejected fixture row '{}': field {} index {}: {}", r.label,
+                         r.target.error().field, r.target.error().index, r.target.error().message);
+  return {};
+}
+
+nlohmann::json repro_base(const check_context& ctx, std::string_view check, uint64_t seed) {
+  return {{"subject", ctx.subj.name()}, {"check", std::string(check)}, {"budget", ctx.budget.name},
+          {"run_seed", ctx.seed}, {"check_seed", seed}, {"vocab_size", ctx.budget.vocab_size}};
+}
+
+std::string exact_power(uint64_t draws, std::string_view what) {
+  if (draws == 0) return "-";
+  const double rate = -std::expm1(std::log(0.01) / static_cast<double>(draws));
+  return fmt::format("{} rate {:.1e}", what, rate);
+}
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,33 @@
+// Small pieces every check uses: per-check seeds, the fixture rows of a budget, and
+// outcome formatting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "suites/battery/check.h"
+#include "suites/battery/sampling.h"
+
+namespace samplecheck::battery {
+
+// A seed for one check, derived from the run seed so checks never share streams.
+uint64_t check_seed(uint64_t run_seed, std::string_view check_name);
+
+// Shapes x the subject's parameter grid (fixtures::parameter_grid) at the budget's V.
+// Unfiltered rows for every shape in `unfiltered`, every grid setting for `filtered`.
+std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, uint64_t seed,
+                                  const std::vector<fixtures::shape>& filtered,
+                                  const std::vector<fixtures::shape>& unfiltered);
+
+// Rows the reference rejected are a harness error (a fixture that is not a valid
+// input): the message names the row and the reference's field and index.
+std::string reference_errors(const std::vector<judged_row>& rows);
+
+nlohmann::json repro_base(const check_context& ctx, std::string_view check, uint64_t seed);
+
+// "the smallest OUT-token rate seen with probability 0.99 at n draws" = 1 - 0.01^(1/n).
+std::string exact_power(uint64_t draws, std::string_view what);
+
+}  // namespace samplecheck::battery

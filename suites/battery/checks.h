@@ -1,0 +1,30 @@
+// The run functions of every check (one file per family defines them); check.h's
+// all_checks() lists them with their names, kinds and applicability.
+#pragma once
+
+#include <string>
+
+#include "suites/battery/check.h"
+
+namespace samplecheck::battery {
+
+check_outcome run_support(const check_context& ctx);
+check_outcome run_goodness_of_fit(const check_context& ctx);
+check_outcome run_ties(const check_context& ctx);
+check_outcome run_tail(const check_context& ctx);
+check_outcome run_degenerate_rows(const check_context& ctx);
+check_outcome run_replay(const check_context& ctx);
+check_outcome run_offset_advancement(const check_context& ctx);
+check_outcome run_per_request_seeds(const check_context& ctx);
+check_outcome run_batch_reorder(const check_context& ctx);
+check_outcome run_parallel_samples(const check_context& ctx);
+check_outcome run_parameter_routing(const check_context& ctx);
+check_outcome run_spelling_agreement(const check_context& ctx);
+
+std::string ties_not_applicable(const subject& s, const subject_lookup& lookup);
+std::string routing_not_applicable(const subject& s, const subject_lookup& lookup);
+std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup);
+// The subject that claims the same rule on the same random numbers, by name; empty if none.
+std::string spelling_partner_name(const subject& s);
+
+}  // namespace samplecheck::battery

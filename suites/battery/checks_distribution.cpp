@@ -1,0 +1,197 @@
+// The checks that judge where draws land: support, goodness_of_fit, ties, tail.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "suites/battery/check_helpers.h"
+#include "suites/battery/checks.h"
+#include "suites/battery/distribution_tests.h"
+#include "suites/stats/power.h"
+#include "suites/stats/tail_test.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using fixtures::shape;
+
+// Draws, then the first OUT token of any row (an exact failure).
+bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+                            const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
+                            drawn_counts& drawn, check_outcome& out) {
+  drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
+  out.samples += drawn.samples;
+  if (!drawn.failure.empty()) {
+    out.exact_failure = true;
+    out.detail = drawn.failure;
+    out.repro = repro_base(ctx, check, seed);
+    out.repro.update(drawn.repro);
+    return false;
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (auto bad = first_out_token(rows[i], drawn.counts[i], seed)) {
+      out.exact_failure = true;
+      out.detail = *bad;
+      out.repro = repro_base(ctx, check, seed);
+      out.repro["row"] = rows[i].label;
+      out.repro["params"] = setting_json(rows[i].setting);
+      out.repro["subsequences"] = "one per draw, from 0 in row order";
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+check_outcome run_support(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "support");
+  const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
+                              {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
+  const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  std::vector<uint64_t> draws(rows.size(), per_row);
+  const bool capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
+  drawn_counts drawn;
+  if (!draw_and_check_support(ctx, "support", seed, rows, draws, drawn, out)) return out;
+  out.power = exact_power(draws.front(), "OUT") + " per row" + (capped ? " (time-capped)" : "");
+  out.detail = fmt::format("{} rows x {} draws, every token IN or BOUNDARY", rows.size(), draws.front());
+  return out;
+}
+
+// Goodness of fit on one list of rows; shared by goodness_of_fit and ties.
+check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
+                       const std::vector<judged_row>& rows) {
+  check_outcome out;
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  size_t testable = 0;
+  for (const auto& r : rows) testable += gof_testable(r) ? 1 : 0;
+  const double alpha_row = ctx.alpha_share / static_cast<double>(std::max<size_t>(testable, 1));
+  const auto support_draws = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  std::vector<uint64_t> draws;
+  bool capped = false;
+  for (const auto& r : rows) {
+    uint64_t n = support_draws;
+    if (gof_testable(r)) {
+      const auto plan = plan_gof_draws(r, alpha_row, ctx.budget.gof_tvd, ctx.budget.power, ctx.budget.max_draws_per_row);
+      n = std::max(n, plan.draws);
+      capped |= plan.capped;
+    }
+    draws.push_back(n);
+  }
+  const bool time_capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
+  drawn_counts drawn;
+  if (!draw_and_check_support(ctx, check, seed, rows, draws, drawn, out)) return out;
+  double worst_p = 1.0, worst_power = 0.0;
+  std::string worst_detail;
+  size_t worst_row = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!gof_testable(rows[i])) continue;
+    const row_fit fit = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power);
+    worst_power = std::max(worst_power, fit.detectable_tvd);
+    if (fit.p_value <= worst_p) {
+      worst_p = fit.p_value;
+      worst_detail = fit.detail;
+      worst_row = i;
+    }
+  }
+  out.p_value = std::min(1.0, worst_p * static_cast<double>(std::max<size_t>(testable, 1)));
+  out.power = fmt::format("TVD {:.3f}{}", worst_power,
+                          time_capped ? " (time-capped)" : (capped ? " (draw cap)" : ""));
+  out.detail = fmt::format("{} rows ({} tested); worst {}", rows.size(), testable, worst_detail);
+  out.repro = repro_base(ctx, check, seed);
+  out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
+                    {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
+                    {"draws_per_row", draws}});
+  return out;
+}
+
+check_outcome run_goodness_of_fit(const check_context& ctx) {
+  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+  return fit_rows(ctx, "goodness_of_fit", seed,
+                  grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat}));
+}
+
+std::string ties_not_applicable(const subject& s, const subject_lookup&) {
+  return s.declares(SC_FILTER_TOP_K) ? "" : "the subject declares no top-k filter, so no tie policy applies";
+}
+
+check_outcome run_ties(const check_context& ctx) {
+  const uint64_t seed = check_seed(ctx.seed, "ties");
+  std::vector<judged_row> rows;
+  // The tie group of 4 equal values straddles rank k: lowest_index keeps some of it,
+  // keep_ties all of it; either way the reference (with the declared policy) knows.
+  for (const int32_t k : {2, 3, 5, 9})
+    rows.push_back(make_row(ctx.subj, shape::ties_at_k,
+                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + k, .tie_k = k},
+                            {.top_k = k}));
+  return fit_rows(ctx, "ties", seed, rows);
+}
+
+check_outcome run_tail(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "tail");
+  const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  const double alpha_row = ctx.alpha_share / static_cast<double>(rows.size());
+  std::vector<uint64_t> draws;
+  std::vector<double> tail_mass;
+  bool capped = false;
+  for (const auto& r : rows) {
+    const auto& d = r.target.distribution();
+    double q_tail = 0;
+    for (size_t t = 0; t < d.prob.size(); ++t)
+      if (d.prob[t] < stats::kDefaultTailThreshold) q_tail += d.prob[t];
+    tail_mass.push_back(q_tail);
+    // Enough draws that (a) an excess of tail_shift is detected with probability 0.99
+    // and (b) losing the whole tail (S11, S13) cannot pass: P(count = 0) <= alpha / 2.
+    uint64_t lo = 64, hi = ctx.budget.max_draws_per_row;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (stats::detectable_mass_shift(mid, q_tail, alpha_row, ctx.budget.power) <= ctx.budget.tail_shift) hi = mid;
+      else lo = mid + 1;
+    }
+    uint64_t n = lo;
+    if (q_tail > 0) {
+      const double n_loss = std::log(alpha_row / 2) / std::log1p(-q_tail);
+      n = std::max<uint64_t>(n, static_cast<uint64_t>(std::ceil(n_loss)));
+    }
+    if (n > ctx.budget.max_draws_per_row) {
+      n = ctx.budget.max_draws_per_row;
+      capped = true;
+    }
+    draws.push_back(n);
+  }
+  const bool time_capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
+  drawn_counts drawn;
+  if (!draw_and_check_support(ctx, "tail", seed, rows, draws, drawn, out)) return out;
+  double worst_p = 1.0, worst_shift = 0.0;
+  size_t worst_row = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& d = rows[i].target.distribution();
+    const auto t = stats::tail_test(drawn.counts[i], d.prob);
+    worst_shift = std::max(worst_shift, stats::detectable_mass_shift(t.n, t.expected_mass, alpha_row, ctx.budget.power));
+    if (t.p_value <= worst_p) {
+      worst_p = t.p_value;
+      worst_row = i;
+      out.detail = fmt::format("row '{}': {} of {} draws on the {} tokens below {:g} (expected mass {:.3g}, seen {:.3g}), p {:.2e}",
+                               rows[i].label, t.count, t.n, t.tokens, t.threshold, t.expected_mass,
+                               t.observed_fraction, t.p_value);
+    }
+  }
+  out.p_value = std::min(1.0, worst_p * static_cast<double>(rows.size()));
+  // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
+  double min_lossless = 1.0;
+  for (size_t i = 0; i < rows.size(); ++i)
+    min_lossless = std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
+  out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, min_lossless <= alpha_row / 2 ? ", loss" : "",
+                          time_capped ? " (time-capped)" : (capped ? " (draw cap)" : ""));
+  out.repro = repro_base(ctx, "tail", seed);
+  out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
+                    {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
+                    {"draws_per_row", draws}});
+  return out;
+}
+
+}  // namespace samplecheck::battery

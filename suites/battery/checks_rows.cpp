@@ -1,0 +1,294 @@
+// The checks that judge rows one by one: degenerate_rows, parameter_routing,
+// spelling_agreement.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "reference/philox.h"
+#include "suites/battery/check_helpers.h"
+#include "suites/battery/checks.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using fixtures::shape;
+
+struct degenerate_case {
+  std::string label;
+  std::vector<float> values;
+};
+
+// Rows a sampler must refuse row by row. For a logits subject, -inf everywhere is
+// the all-zero row, and "everything filtered" has no other spelling: under the ABI's
+// parameter rules (top_k >= 1, top_p > 0, min_p <= 1) every filter keeps the argmax.
+std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint64_t seed) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> base = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
+  if (s.is_logits()) base = fixtures::probs_to_logits(base);
+  std::vector<degenerate_case> cases;
+  auto with = [&](std::string label, int64_t token, float value) {
+    degenerate_case c{std::move(label), base};
+    c.values[static_cast<size_t>(token)] = value;
+    cases.push_back(std::move(c));
+  };
+  with("NaN at token 7", 7, nan);
+  with(fmt::format("+Inf at token {}", V / 2), V / 2, inf);
+  if (s.is_logits()) {
+    cases.push_back({"every logit -Inf", std::vector<float>(static_cast<size_t>(V), -inf)});
+    with("NaN at the last token", V - 1, nan);
+  } else {
+    with("-0.25 at token 3", 3, -0.25f);
+    cases.push_back({"all zero", std::vector<float>(static_cast<size_t>(V), 0.0f)});
+    with("-Inf at the last token", V - 1, -inf);
+  }
+  return cases;
+}
+
+}  // namespace
+
+check_outcome run_degenerate_rows(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "degenerate_rows");
+  const int64_t V = ctx.budget.vocab_size;
+  const auto cases = degenerate_cases(ctx.subj, V, seed);
+  // Good rows between the bad ones: [good, bad, good, bad, ..., good].
+  std::vector<judged_row> good;
+  for (size_t i = 0; i <= cases.size(); ++i)
+    good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat, {.vocab_size = V, .seed = seed + 100 + i}, {}));
+  if (auto e = reference_errors(good); !e.empty()) return harness_failure(e);
+  std::vector<judged_row> bad;
+  for (const auto& c : cases) {
+    judged_row r;
+    r.label = c.label;
+    r.values = c.values;
+    r.target = reference_for(ctx.subj, r.values, {});
+    if (r.target.ok()) return harness_failure(fmt::format("harness: the reference accepts degenerate row '{}'", c.label));
+    bad.push_back(std::move(r));
+  }
+  std::vector<const judged_row*> mixed, alone;
+  for (size_t i = 0; i < good.size(); ++i) {
+    mixed.push_back(&good[i]);
+    alone.push_back(&good[i]);
+    if (i < bad.size()) mixed.push_back(&bad[i]);
+  }
+  sample_call with_bad = call_for_rows(ctx.subj, mixed), only_good = call_for_rows(ctx.subj, alone);
+  // Each request keeps its own stream wherever it sits in the batch.
+  for (size_t i = 0; i < mixed.size(); ++i) add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
+  for (size_t i = 0; i < alone.size(); ++i) add_output(only_good, static_cast<int32_t>(i), seed, 1000 + 2 * i, 8);
+  const call_status st = run_call(ctx.subj, with_bad);
+  const call_status st_good = run_call(ctx.subj, only_good);
+  out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
+  out.repro = repro_base(ctx, "degenerate_rows", seed);
+  if (!st.ok() || !st_good.ok()) {
+    out.exact_failure = true;
+    out.detail = fmt::format("a batch with degenerate rows must still be sampled row by row; status {}: {}",
+                             st.ok() ? st_good.status : st.status, st.ok() ? st_good.message : st.message);
+    return out;
+  }
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    const bool is_bad = !mixed[i]->target.ok();
+    const int32_t t = with_bad.tokens[i];
+    if (is_bad && with_bad.valid[i]) {
+      const auto& e = mixed[i]->target.error();
+      out.exact_failure = true;
+      out.detail = fmt::format("row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
+                               i, mixed[i]->label, e.field, e.index, e.message, t);
+      out.repro.update({{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      return out;
+    }
+    if (!is_bad) {
+      const size_t g = i / 2;  // good rows sit at even positions
+      const bool in_range = t >= 0 && t < V;
+      if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
+        out.exact_failure = true;
+        out.detail = fmt::format("good row {} ('{}') next to degenerate rows: valid {} token {}, alone: valid {} token {}",
+                                 i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
+                                 static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
+        out.repro.update({{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+        return out;
+      }
+    }
+  }
+  // Invalid parameters must be refused with a message, never sampled and never a crash.
+  struct bad_param {
+    uint32_t filter;
+    std::string field;
+    fixtures::filter_setting setting;
+  };
+  std::vector<bad_param> params{{SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
+                                {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
+                                {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
+                                {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
+                                {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
+                                {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
+  if (ctx.subj.is_logits())
+    params.push_back({SC_FILTER_TEMPERATURE, "temperature = -1", {.temperature = -1.0f}});
+  int refused = 0;
+  for (const auto& bp : params) {
+    if (!ctx.subj.declares(bp.filter)) continue;
+    judged_row r = good.front();
+    r.setting = bp.setting;
+    sample_call call = call_for_rows(ctx.subj, {&good.front(), &r});
+    add_output(call, 0, seed, 1, 0);
+    add_output(call, 1, seed, 2, 0);
+    const call_status s = run_call(ctx.subj, call);
+    out.samples += 2;
+    if (s.ok() && call.valid[1]) {
+      out.exact_failure = true;
+      out.detail = fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused", bp.field,
+                               call.tokens[1]);
+      out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
+      return out;
+    }
+    if (!s.ok() && s.message.empty()) {
+      out.exact_failure = true;
+      out.detail = fmt::format("{} refused with status {} but no message", bp.field, s.status);
+      return out;
+    }
+    ++refused;
+  }
+  // Bad shapes: an empty vocabulary and a row_index past the input rows.
+  for (int which = 0; which < 2; ++which) {
+    sample_call call = call_for_rows(ctx.subj, {&good.front()});
+    add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
+    if (which == 0) call.vocab_size = 0;
+    const call_status s = run_call(ctx.subj, call);
+    if (s.ok()) {
+      out.exact_failure = true;
+      out.detail = which == 0 ? "vocab_size = 0 was accepted" : "row_index[0] = 1 with one input row was accepted";
+      return out;
+    }
+  }
+  out.power = "exact (every row compared)";
+  out.detail = fmt::format("{} degenerate rows gave valid = 0, {} good neighbours unchanged; {} invalid parameters "
+                           "and 2 bad shapes refused",
+                           bad.size(), good.size(), refused);
+  out.repro = nullptr;
+  return out;
+}
+
+std::string routing_not_applicable(const subject& s, const subject_lookup&) {
+  const uint32_t routed = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_P |
+                          (s.is_logits() ? SC_FILTER_TEMPERATURE : 0u);
+  return (s.sampler->filters & routed) ? "" : "the subject declares no per-row parameter to route";
+}
+
+check_outcome run_parameter_routing(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "parameter_routing");
+  constexpr int64_t kInputRows = 8;
+  const auto settings = fixtures::mixed_row_parameters(ctx.subj.sampler->filters &
+                                                           (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
+                                                       kInputRows);
+  std::vector<judged_row> rows;
+  for (int64_t i = 0; i < kInputRows; ++i)
+    rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
+                            settings[static_cast<size_t>(i)]));
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  // Outputs map to input rows in a shuffled order, so output r's own index points at
+  // a different input row (with a different setting) most of the time.
+  const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  std::vector<int32_t> map;
+  for (uint64_t j = 0; j < per_row; ++j)
+    for (int32_t i = 0; i < kInputRows; ++i) map.push_back(i);
+  philox_stream pick(seed, 3, 0);
+  for (size_t i = map.size() - 1; i > 0; --i) std::swap(map[i], map[pick.next() % (i + 1)]);
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  sample_call call = call_for_rows(ctx.subj, ptrs);
+  for (size_t r = 0; r < map.size(); ++r) add_output(call, map[r], seed, r, 0);
+  const call_status st = run_call(ctx.subj, call);
+  out.samples = map.size();
+  out.repro = repro_base(ctx, "parameter_routing", seed);
+  if (!st.ok()) {
+    out.exact_failure = true;
+    out.detail = fmt::format("subject returned status {} on a valid batch: {}", st.status, st.message);
+    return out;
+  }
+  for (size_t r = 0; r < map.size(); ++r) {
+    const judged_row& row = rows[static_cast<size_t>(map[r])];
+    const int32_t t = call.tokens[r];
+    const auto& d = row.target.distribution();
+    const bool in_range = t >= 0 && t < ctx.budget.vocab_size;
+    if (!call.valid[r] || !in_range || d.status[static_cast<size_t>(t)] == membership::out) {
+      out.exact_failure = true;
+      out.detail = fmt::format("output row {} -> input row {} ({}): valid {} token {} is {} under that row's parameters "
+                               "(seed {}, subsequence {})",
+                               r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
+                               in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed, r);
+      out.repro.update({{"output_row", r}, {"input_row", map[r]}, {"token", t}, {"params", setting_json(row.setting)},
+                        {"seed", seed}, {"subsequence", r}, {"offset", 0}});
+      return out;
+    }
+  }
+  out.power = exact_power(out.samples, "misrouted OUT");
+  out.detail = fmt::format("{} outputs over {} input rows with mixed parameters, every token allowed by its own row",
+                           map.size(), kInputRows);
+  out.repro = nullptr;
+  return out;
+}
+
+std::string spelling_partner_name(const subject& s) {
+  std::string name = s.name();
+  name = name.substr(0, name.find(':'));  // a mutant is judged against its host's partner
+  for (const auto& [a, b] : {std::pair<std::string, std::string>{"gumbel_probs", "gumbel_logits"},
+                             std::pair<std::string, std::string>{"gumbel_logits", "gumbel_probs"}})
+    if (const auto at = name.find(a); at != std::string::npos) return name.replace(at, a.size(), b);
+  return {};
+}
+
+std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup) {
+  const std::string partner = spelling_partner_name(s);
+  if (partner.empty()) return "no second subject claims the same rule on the same random numbers";
+  if (!lookup || lookup(partner) == nullptr) return fmt::format("its partner {} is not loaded", partner);
+  return {};
+}
+
+check_outcome run_spelling_agreement(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "spelling_agreement");
+  const subject* partner = ctx.lookup(spelling_partner_name(ctx.subj));
+  // 1,024 rows as seed 000 measured, on two shapes; T = 1 so both spellings target p.
+  constexpr int kOutputs = 1024;
+  std::vector<sample_call> calls;
+  for (const subject* s : {&ctx.subj, partner}) {
+    std::vector<judged_row> rows;
+    for (const auto sh : {shape::flat, shape::zipf})
+      rows.push_back(make_row(*s, sh, {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<int>(sh)}, {}));
+    std::vector<const judged_row*> ptrs{&rows[0], &rows[1]};
+    sample_call call = call_for_rows(*s, ptrs);
+    for (int j = 0; j < kOutputs; ++j) add_output(call, j % 2, seed, static_cast<uint64_t>(j), 0);
+    const call_status st = run_call(*s, call);
+    out.samples += kOutputs;
+    if (!st.ok()) {
+      out.exact_failure = true;
+      out.detail = fmt::format("{} returned status {}: {}", s->name(), st.status, st.message);
+      return out;
+    }
+    calls.push_back(std::move(call));
+  }
+  int disagree = 0, first = -1;
+  for (int j = 0; j < kOutputs; ++j)
+    if (calls[0].tokens[j] != calls[1].tokens[j] || calls[0].valid[j] != calls[1].valid[j]) {
+      ++disagree;
+      if (first < 0) first = j;
+    }
+  // Same u, same rule: only float rounding of a near-tie between the two best keys
+  // can flip a row (expected well under 1 in 1,024); a different rule or a different
+  // use of the stream disagrees on most rows. Tolerance: 1 row in 1,000.
+  const int allowed = kOutputs / 1000;
+  out.detail = fmt::format("{} vs {}: {} of {} rows disagree (allowed {})", ctx.subj.name(), partner->name(), disagree,
+                           kOutputs, allowed);
+  if (disagree > allowed) {
+    out.exact_failure = true;
+    out.detail += fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first, seed, first,
+                              calls[0].tokens[first], calls[1].tokens[first]);
+    out.repro = repro_base(ctx, "spelling_agreement", seed);
+    out.repro.update({{"partner", partner->name()}, {"subsequence", first}, {"offset", 0}});
+  }
+  out.power = "exact (every row compared)";
+  return out;
+}
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,112 @@
+#include "suites/battery/distribution_tests.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "suites/stats/binomial_intervals.h"
+#include "suites/stats/goodness_of_fit.h"
+#include "suites/stats/power.h"
+#include "suites/stats/tvd.h"
+
+namespace samplecheck::battery {
+namespace {
+
+// Sub-tests per row: Pearson, identity, BOUNDARY count. Each gets alpha / 3.
+constexpr double kSubTests = 3.0;
+
+// Cells merge_by_expected would form at n draws: one per token with n q >= 5, plus the
+// pooled rest in pools of expected 5.
+int64_t cells_at(const std::vector<double>& q_sorted_desc, double n) {
+  int64_t cells = 0;
+  double pooled = 0;
+  for (const double q : q_sorted_desc) {
+    if (q <= 0) break;
+    if (n * q >= 5.0) ++cells;
+    else pooled += n * q;
+  }
+  return std::max<int64_t>(1, cells + static_cast<int64_t>(pooled / 5.0));
+}
+
+std::vector<double> in_probs_sorted(const filtered_distribution& d) {
+  std::vector<double> q;
+  for (size_t t = 0; t < d.status.size(); ++t)
+    if (d.status[t] == membership::in) q.push_back(d.source[t] / d.in_source_mass);
+  std::sort(q.begin(), q.end(), std::greater<>());
+  return q;
+}
+
+}  // namespace
+
+bool gof_testable(const judged_row& row) {
+  if (!row.target.ok()) return false;
+  const auto& d = row.target.distribution();
+  return d.num_in >= 2 || d.num_boundary > 0;
+}
+
+planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power, uint64_t cap) {
+  const auto& d = row.target.distribution();
+  const std::vector<double> q = in_probs_sorted(d);
+  // The IN share of draws is at least 1 - (largest BOUNDARY target mass).
+  const double in_share = std::max(1e-3, 1.0 - d.boundary_target_mass_max);
+  planned_draws plan;
+  int64_t df = std::max<int64_t>(1, static_cast<int64_t>(q.size()) - 1);
+  df = std::min<int64_t>(df, 50);
+  uint64_t n_in = 0;
+  // df depends on n through the merging; three rounds settle it (cells grow like n).
+  for (int round = 0; round < 4; ++round) {
+    n_in = stats::samples_for_tvd(df, alpha / kSubTests, tvd, power);
+    df = std::max<int64_t>(1, cells_at(q, static_cast<double>(n_in)) - 1);
+  }
+  plan.df = df;
+  plan.draws = static_cast<uint64_t>(std::ceil(static_cast<double>(n_in) / in_share));
+  if (plan.draws > cap) {
+    plan.draws = cap;
+    plan.capped = true;
+  }
+  return plan;
+}
+
+row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power) {
+  const auto& d = row.target.distribution();
+  const in_conditional c = condition_on_in(d, counts);
+  row_fit fit;
+  double p_min = 1.0;
+  int tests = 0;
+  std::string stats_text;
+  if (d.num_in >= 2 && c.in_count > 0) {
+    const auto gof = stats::goodness_of_fit(c.counts, c.probs);
+    const auto id = stats::identity_test(c.counts, c.probs);
+    p_min = std::min({p_min, gof.p_pearson, id.p_value});
+    tests += 2;
+    fit.detectable_tvd = gof.df > 0 ? stats::detectable_tvd(gof.df, alpha / kSubTests, c.in_count, power) : 0.0;
+    const auto tv = stats::tvd_upper_bound(c.counts, c.probs, 1e-3);
+    stats_text = fmt::format("X2 {:.1f} df {} p {:.2e}; identity z {:.2f} p {:.2e}; TVD {:.4f} (<= {:.4f} at 99.9%)",
+                             gof.pearson, gof.df, gof.p_pearson,
+                             id.null_sd > 0 ? (id.statistic - id.null_mean) / id.null_sd : 0.0, id.p_value,
+                             tv.point, tv.upper);
+  }
+  if (d.num_boundary > 0 && c.n > 0) {
+    // Any resolution of the BOUNDARY tokens is allowed: the count is judged against
+    // the mass in [min, max] that fits it best.
+    const double observed = static_cast<double>(c.boundary_count) / static_cast<double>(c.n);
+    const double m = std::clamp(observed, d.boundary_target_mass_min, d.boundary_target_mass_max);
+    const double p_b = stats::binomial_two_sided_p(c.boundary_count, c.n, m);
+    p_min = std::min(p_min, p_b);
+    ++tests;
+    stats_text += fmt::format("{}boundary {}/{} vs mass [{:.3g}, {:.3g}] p {:.2e}", stats_text.empty() ? "" : "; ",
+                              c.boundary_count, c.n, d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
+  }
+  fit.p_value = tests == 0 ? 1.0 : std::min(1.0, kSubTests * p_min);
+  fit.detail = fmt::format("row '{}': {}", row.label, stats_text);
+  if (fit.p_value <= alpha && c.in_count > 0) {
+    const auto bad = stats::deviating_tokens(c.counts, c.probs, alpha, 4);
+    for (const auto& t : bad)
+      fit.detail += fmt::format("; token {} {}-sampled: {} draws, expected p {:.3g}, Clopper-Pearson [{:.3g}, {:.3g}] at alpha/V",
+                                t.token, t.over ? "over" : "under", t.count, t.expected_p, t.lower, t.upper);
+  }
+  return fit;
+}
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,35 @@
+// The statistics applied to one row's draws, shared by goodness_of_fit, ties and
+// parameter routing: OUT tokens (exact), goodness of fit on the IN-conditional
+// distribution, the identity statistic, and the BOUNDARY count against its range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "suites/battery/sampling.h"
+
+namespace samplecheck::battery {
+
+// Draws a row needs so that goodness of fit at level `alpha` detects a TVD of `tvd`
+// (on the IN-conditional distribution) with probability `power`, capped at `cap`.
+struct planned_draws {
+  uint64_t draws = 0;   // draws of the row (IN, BOUNDARY and all)
+  int64_t df = 0;       // merged cells - 1 the plan assumed
+  bool capped = false;
+};
+planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power, uint64_t cap);
+
+// Rows whose IN-conditional distribution has something to test (>= 2 IN tokens) or
+// whose BOUNDARY tokens carry a mass range.
+bool gof_testable(const judged_row& row);
+
+struct row_fit {
+  double p_value = 1.0;       // Bonferroni over the sub-tests run
+  double detectable_tvd = 0;  // power at the IN draws seen
+  std::string detail;         // statistics, TVD bound, deviating tokens when p is small
+};
+// `alpha` is the row's share (it decides how many deviating tokens are named).
+row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power);
+
+}  // namespace samplecheck::battery

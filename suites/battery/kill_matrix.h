@@ -1,0 +1,34 @@
+// The kill matrix: the battery on every mutant subject ("<host>:<catalog id>"), and
+// whether the check that kernels/mutant_catalog.h names killed it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "suites/battery/runner.h"
+
+namespace samplecheck::battery {
+
+struct mutant_result {
+  std::string subject;      // "cpu.dual_pivot:S01"
+  std::string id;           // "S01"
+  std::string named_check;  // the catalog's killing check
+  battery_report report;
+  bool killed_by_named = false;
+  bool unavailable = false;  // the mutant's device is absent
+  const check_report* named() const;
+};
+
+// Mutants among `subjects` (names with a ':' and a catalog id). named_only runs just
+// each mutant's catalog check (the CI proof); otherwise every check (the matrix).
+std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, const run_options& options,
+                                       const subject_lookup& lookup, bool named_only);
+
+// Mutant x check: K killed, . passed, - n/a, s skipped, E error; then per mutant the
+// named check's verdict, p-value and samples.
+std::string format_kill_matrix(const std::vector<mutant_result>& results);
+
+// True when every available mutant was killed by its named check.
+bool all_killed(const std::vector<mutant_result>& results);
+
+}  // namespace samplecheck::battery

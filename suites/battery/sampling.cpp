@@ -1,0 +1,174 @@
+#include "suites/battery/sampling.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace samplecheck::battery {
+
+filter_params reference_params(const subject& s, const fixtures::filter_setting& f) {
+  filter_params p;
+  const auto* d = s.sampler;
+  if (d->filters & SC_FILTER_TOP_K) p.top_k = f.top_k;
+  if (d->filters & SC_FILTER_TOP_P) p.top_p = f.top_p;
+  if (d->filters & SC_FILTER_MIN_P) p.min_p = f.min_p;
+  if (s.is_logits() && (d->filters & SC_FILTER_TEMPERATURE)) p.temperature = f.temperature;
+  p.order = d->filter_order == SC_ORDER_JOINT ? filter_order::joint : filter_order::top_k_first;
+  p.ties = d->tie_policy == SC_TIE_LOWEST_INDEX ? tie_policy::lowest_index : tie_policy::keep_ties;
+  return p;
+}
+
+reference_result reference_for(const subject& s, const std::vector<float>& values,
+                               const fixtures::filter_setting& setting, bool renormalise) {
+  reference_options options;
+  if (renormalise) options.normalisation = probs_normalisation::renormalise;
+  return compute_filtered_distribution(std::span<const float>(values),
+                                       s.is_logits() ? input_kind::logits : input_kind::probs,
+                                       reference_params(s, setting), options);
+}
+
+judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+                    const fixtures::filter_setting& setting) {
+  judged_row row;
+  row.label = fmt::format("{} {}", fixtures::shape_name(shape), setting.label());
+  row.values = fixtures::make_probs(shape, options);
+  if (s.is_logits()) row.values = fixtures::probs_to_logits(row.values);
+  row.setting = setting;
+  row.target = reference_for(s, row.values, setting, shape == fixtures::shape::subnormal);
+  return row;
+}
+
+sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows) {
+  sample_call call;
+  call.vocab_size = rows.empty() ? 0 : static_cast<int64_t>(rows.front()->values.size());
+  call.num_input_rows = static_cast<int64_t>(rows.size());
+  call.input.reserve(rows.size() * static_cast<size_t>(call.vocab_size));
+  for (const judged_row* r : rows) {
+    call.input.insert(call.input.end(), r->values.begin(), r->values.end());
+    if (s.declares(SC_FILTER_TOP_K)) call.top_k.push_back(r->setting.top_k);
+    if (s.declares(SC_FILTER_TOP_P)) call.top_p.push_back(r->setting.top_p);
+    if (s.declares(SC_FILTER_MIN_P)) call.min_p.push_back(r->setting.min_p);
+    if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE)) call.temperature.push_back(r->setting.temperature);
+  }
+  return call;
+}
+
+void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence, uint64_t offset) {
+  call.row_index.push_back(input_row);
+  call.seed.push_back(seed);
+  call.subsequence.push_back(subsequence);
+  call.offset.push_back(offset);
+}
+
+nlohmann::json setting_json(const fixtures::filter_setting& f) {
+  return {{"top_k", f.top_k}, {"top_p", f.top_p}, {"min_p", f.min_p}, {"temperature", f.temperature}};
+}
+
+drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base) {
+  // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
+  constexpr uint64_t kOutputsPerCall = 1u << 16;
+  drawn_counts out;
+  std::vector<const judged_row*> row_ptrs;
+  for (const auto& r : rows) row_ptrs.push_back(&r);
+  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
+  out.counts.assign(rows.size(), std::vector<uint64_t>(static_cast<size_t>(V), 0));
+  const sample_call templ = call_for_rows(s, row_ptrs);
+  uint64_t subsequence = subsequence_base;
+  size_t row = 0;
+  uint64_t done_in_row = 0;
+  while (row < rows.size()) {
+    sample_call call = templ;
+    std::vector<size_t> owner;
+    while (row < rows.size() && call.seed.size() < kOutputsPerCall) {
+      if (done_in_row == draws[row]) {
+        ++row;
+        done_in_row = 0;
+        continue;
+      }
+      add_output(call, static_cast<int32_t>(row), seed, subsequence++, 0);
+      owner.push_back(row);
+      ++done_in_row;
+    }
+    if (call.seed.empty()) break;
+    const call_status st = run_call(s, call);
+    out.samples += call.seed.size();
+    if (!st.ok()) {
+      out.failure = fmt::format("subject returned status {} on a valid batch: {}", st.status, st.message);
+      out.repro = {{"seed", seed}, {"subsequence_first", call.subsequence.front()}, {"offset", 0},
+                   {"row", rows[owner.front()].label}, {"params", setting_json(rows[owner.front()].setting)}};
+      return out;
+    }
+    for (size_t j = 0; j < owner.size(); ++j) {
+      const judged_row& jr = rows[owner[j]];
+      const int32_t t = call.tokens[j];
+      const bool in_range = t >= 0 && t < V;
+      if (!call.valid[j] || !in_range) {
+        out.failure = !call.valid[j]
+                          ? fmt::format("row '{}' (valid per the reference) came back valid = 0 at seed {} subsequence {}",
+                                        jr.label, seed, call.subsequence[j])
+                          : fmt::format("row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
+                                        jr.label, t, V, seed, call.subsequence[j]);
+        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"offset", 0}, {"row", jr.label},
+                     {"token", t}, {"params", setting_json(jr.setting)}};
+        return out;
+      }
+      ++out.counts[owner[j]][static_cast<size_t>(t)];
+    }
+  }
+  return out;
+}
+
+double seconds_per_draw(const subject& s, const std::vector<judged_row>& rows, uint64_t seed) {
+  // Two pilot calls, 4 and 68 draws per row: the difference is the marginal cost of a
+  // draw, without the per-call work (a sort, a prefix sum) that the real calls amortise.
+  auto timed = [&](uint64_t per_row, uint64_t base) {
+    const auto start = std::chrono::steady_clock::now();
+    draw_counts(s, rows, std::vector<uint64_t>(rows.size(), per_row), seed ^ 0x5eed, base);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Subsequences far from every check's own (they start at 0).
+  const double small = timed(4, uint64_t{1} << 60);
+  const double big = timed(68, (uint64_t{1} << 60) + 4096);
+  const double draws = 64.0 * static_cast<double>(rows.size());
+  return std::max(big - small, big / 20) / draws;
+}
+
+bool cap_draws_by_time(std::vector<uint64_t>& draws, double per_draw, double seconds, uint64_t floor) {
+  double total = 0;
+  for (const uint64_t d : draws) total += static_cast<double>(d);
+  if (total * per_draw <= seconds || total == 0) return false;
+  const double scale = seconds / (total * per_draw);
+  for (auto& d : draws) d = std::max<uint64_t>(std::min(d, floor), static_cast<uint64_t>(static_cast<double>(d) * scale));
+  return true;
+}
+
+std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
+                                           uint64_t seed) {
+  const auto& d = row.target.distribution();
+  for (size_t t = 0; t < counts.size(); ++t)
+    if (counts[t] > 0 && d.status[t] == membership::out)
+      return fmt::format("row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}), seed {}",
+                         row.label, t, counts[t], d.source[t], seed);
+  return std::nullopt;
+}
+
+in_conditional condition_on_in(const filtered_distribution& d, const std::vector<uint64_t>& counts) {
+  in_conditional c;
+  c.counts.assign(counts.size(), 0);
+  c.probs.assign(counts.size(), 0.0);
+  for (size_t t = 0; t < counts.size(); ++t) {
+    c.n += counts[t];
+    if (d.status[t] == membership::in) {
+      c.counts[t] = counts[t];
+      c.in_count += counts[t];
+      c.probs[t] = d.source[t] / d.in_source_mass;
+    } else if (d.status[t] == membership::boundary) {
+      c.boundary_count += counts[t];
+    }
+  }
+  return c;
+}
+
+}  // namespace samplecheck::battery

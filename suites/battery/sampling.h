@@ -1,0 +1,79 @@
+// Fixture rows as a subject sees them, their reference distributions, and the
+// batched drawing of many samples from them.
+//
+// Stream layout: draw j of a check's call is output row j, stream (seed, base + j, 0):
+// every draw has its own Philox subsequence, as n parallel samples of one request do.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures/samplers/sampler_fixtures.h"
+#include "reference/filtered_distribution.h"
+#include "suites/battery/subject.h"
+
+namespace samplecheck::battery {
+
+struct judged_row {
+  std::string label;          // "zipf k=20"
+  std::vector<float> values;  // probabilities, or log p for a logits subject
+  fixtures::filter_setting setting;
+  reference_result target{row_error{}};
+};
+
+// The reference's view of a subject's declaration plus one row's setting.
+filter_params reference_params(const subject& s, const fixtures::filter_setting& setting);
+// renormalise: the row is deliberately not a normalised distribution (the subnormal
+// shape); otherwise the reference's strict sum check applies.
+reference_result reference_for(const subject& s, const std::vector<float>& values,
+                               const fixtures::filter_setting& setting, bool renormalise = false);
+
+// A fixture shape as the subject's input (probs or log-probs), with its reference.
+judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+                    const fixtures::filter_setting& setting);
+
+// A call holding `rows` as input rows, with parameter arrays only for the filters the
+// subject declares (NULL = off for the rest), and no output rows yet.
+sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows);
+void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
+                uint64_t offset);
+nlohmann::json setting_json(const fixtures::filter_setting& setting);
+
+struct drawn_counts {
+  std::vector<std::vector<uint64_t>> counts;  // per row, [V]
+  uint64_t samples = 0;
+  std::string failure;   // non-empty: the subject errored, or a draw was invalid/out of range
+  nlohmann::json repro;  // on failure
+};
+
+// Draws draws[i] samples from row i (streams from subsequence_base upwards).
+drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base);
+
+// Seconds per draw of this subject on these rows, from a pilot call of a few draws
+// per row (its draws are not used by any test).
+double seconds_per_draw(const subject& s, const std::vector<judged_row>& rows, uint64_t seed);
+
+// Scales draws down (proportionally, at least `floor` per row) so that they take
+// about `seconds` at `per_draw`; true when it had to.
+bool cap_draws_by_time(std::vector<uint64_t>& draws, double per_draw, double seconds, uint64_t floor);
+
+// The first token with a count that the reference marks OUT, as a failure message
+// naming row, token and seed; nullopt when every drawn token is IN or BOUNDARY.
+std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
+                                           uint64_t seed);
+
+// IN tokens' conditional probabilities source_i / in_source_mass (0 elsewhere), and the
+// counts restricted to IN tokens; boundary_count gets the draws on BOUNDARY tokens.
+struct in_conditional {
+  std::vector<uint64_t> counts;
+  std::vector<double> probs;
+  uint64_t in_count = 0, boundary_count = 0, n = 0;
+};
+in_conditional condition_on_in(const filtered_distribution& d, const std::vector<uint64_t>& counts);
+
+}  // namespace samplecheck::battery

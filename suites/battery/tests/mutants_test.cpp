@@ -1,0 +1,36 @@
+// Each CPU mutant is killed by the check the catalog names, at the quick budget and
+// the default seed. Together with battery_cpu_samplers_test (the correct hosts pass
+// every check) this is the proof that every check can fail.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "kernels/mutant_catalog.h"
+#include "suites/battery/catalog.h"
+#include "suites/battery/kill_matrix.h"
+
+using namespace samplecheck::battery;
+
+TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget", "[battery][mutation]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  std::vector<subject> cpu;
+  for (const auto& s : catalog.all())
+    if (s.name().rfind("cpu.", 0) == 0) cpu.push_back(s);
+  run_options options;
+  options.budget = quick_budget();
+  const auto results = run_mutants(cpu, options, catalog.lookup(), /*named_only=*/true);
+  std::fputs(format_kill_matrix(results).c_str(), stdout);
+  // One CPU mutant per sampler row of the catalog (S01..S15).
+  size_t sampler_rows = 0;
+  for (const auto& m : samplecheck::mutant_catalog) sampler_rows += m.id[0] == 'S' ? 1 : 0;
+  CHECK(results.size() == sampler_rows);
+  for (const auto& m : results) {
+    CAPTURE(m.subject, m.named_check);
+    const check_report* c = m.named();
+    REQUIRE(c != nullptr);
+    CAPTURE(c->detail);
+    CHECK(c->result == verdict::fail);
+  }
+}

@@ -1,0 +1,191 @@
+// Per-call latency of the CUDA samplers, seed 000's plan: B in {1, 8, 32, 64},
+// V in {32768, 151936}; 30 warm-up calls, then 200 timed calls, once measuring the
+// host-side call alone and once synchronising the stream; median and interquartile
+// range in microseconds.
+//
+// Two ways in for each subject:
+//   abi    sc_sampler::sample() as the battery calls it. It reads the kernels'
+//          argument check back (bad input never passes silently), so it is
+//          synchronous: host-side and synchronised times coincide.
+//   graph  the same call captured once in a CUDA graph and replayed, as a serving
+//          engine runs its decode step; no read-back (capture skips it).
+// Filters: top_k = 20, top_p = 0.95 (Qwen3's generation_config) on the subjects that
+// declare them, temperature 0.6 on logits subjects. The HBM column is the time to
+// read the probabilities once at 4.8 TB/s (the H200's datasheet figure).
+// tools/bench/sampler_gpu/torch_samplers.py times torch.multinomial and SGLang's
+// Gumbel rule on the same grid, in the same way.
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_samplers.h"
+#include "kernels/cuda/tests/device_batch_support.h"
+
+using namespace samplecheck::cuda_test;
+
+namespace {
+
+struct spread {
+  double median_us, iqr_us;
+};
+
+spread summarise(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) {
+    const double x = q * (us.size() - 1);
+    const size_t i = static_cast<size_t>(x);
+    return i + 1 < us.size() ? us[i] + (x - i) * (us[i + 1] - us[i]) : us[i];
+  };
+  return {at(0.5), at(0.75) - at(0.25)};
+}
+
+// Zipf(1.1) rows, each on its own random permutation of the token ids.
+std::vector<float> zipf_rows(int64_t rows, int64_t v, std::mt19937_64& rng) {
+  std::vector<float> weights(v);
+  double total = 0;
+  for (int64_t i = 0; i < v; ++i) total += weights[i] = static_cast<float>(1.0 / std::pow(i + 1.0, 1.1));
+  for (auto& w : weights) w = static_cast<float>(w / total);
+  std::vector<float> out(rows * v);
+  std::vector<int64_t> perm(v);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < v; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    for (int64_t i = 0; i < v; ++i) out[r * v + perm[i]] = weights[i];
+  }
+  return out;
+}
+
+template <typename Call>
+std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronise, int warmup, int calls) {
+  for (int i = 0; i < warmup; ++i) call();
+  check_cuda(cudaStreamSynchronize(stream), "sync");
+  std::vector<double> us;
+  us.reserve(calls);
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    if (synchronise) check_cuda(cudaStreamSynchronize(stream), "sync");
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  check_cuda(cudaStreamSynchronize(stream), "sync");
+  return us;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"CUDA sampler latency (seed 000's table)"};
+  std::string csv_path, only;
+  int warmup = 30, calls = 200;
+  std::vector<int64_t> batches{1, 8, 32, 64}, vocabs{32768, 151936};
+  app.add_option("--csv", csv_path, "also write the rows as CSV here");
+  app.add_option("--warmup", warmup);
+  app.add_option("--calls", calls);
+  app.add_option("--batches", batches);
+  app.add_option("--vocabs", vocabs);
+  app.add_option("--subject", only, "only subjects whose name contains this");
+  std::string ignored;
+  app.add_option("--fixtures", ignored, "accepted for ctest; unused");
+  CLI11_PARSE(app, argc, argv);
+
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device is present; the bench did not run.\n");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "properties");
+  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    csv << "impl,mode,B,V,median_us,iqr_us,hbm_read_us\n";
+  }
+  std::printf("%-30s %-6s %4s %7s %12s %10s %9s\n", "subject", "mode", "B", "V", "median_us", "iqr_us", "hbm_us");
+  std::mt19937_64 rng(2026);
+  cudaStream_t stream;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  {
+    // The floor under every row below: a 4-byte memset, issued directly and as a
+    // one-node graph, then synchronised. No sampler call can be cheaper.
+    device_array<uint32_t> word(std::vector<uint32_t>(1, 0));
+    auto memset_call = [&] { check_cuda(cudaMemsetAsync(word.get(), 0, 4, stream), "memset"); };
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+    memset_call();
+    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    auto graph_call = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
+    const spread direct = summarise(time_calls(memset_call, stream, true, warmup, calls));
+    const spread replay = summarise(time_calls(graph_call, stream, true, warmup, calls));
+    std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", "floor.memset4", "abi", 0, 0, direct.median_us,
+                direct.iqr_us, 0.0);
+    std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", "floor.memset4", "graph_sync", 0, 0, replay.median_us,
+                replay.iqr_us, 0.0);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  for (const int64_t v : vocabs) {
+    const int64_t max_b = *std::max_element(batches.begin(), batches.end());
+    const std::vector<float> probs = zipf_rows(max_b, v, rng);
+    std::vector<float> logits(probs.size());
+    for (size_t i = 0; i < probs.size(); ++i) logits[i] = std::log(probs[i]);
+    for (const int64_t b : batches) {
+      const double hbm_us = static_cast<double>(b * v * 4) / 4.8e12 * 1e6;
+      for (const sc_sampler* s : samplecheck::cuda_samplers()) {
+        if (is_mutant(*s) || std::string(s->name).find(only) == std::string::npos) continue;
+        host_batch h;
+        h.vocab_size = v;
+        const auto& rows = s->input_kind == SC_INPUT_LOGITS ? logits : probs;
+        h.input.assign(rows.begin(), rows.begin() + b * v);
+        distinct_streams(h, b);
+        if (s->filters & SC_FILTER_TOP_K) h.top_k.assign(b, 20);
+        if (s->filters & SC_FILTER_TOP_P) h.top_p.assign(b, 0.95f);
+        if (s->filters & SC_FILTER_TEMPERATURE) h.temperature.assign(b, 0.6f);
+        device_batch d(h);
+        const sc_sample_batch batch = d.view(stream);
+        char message[512] = "";
+        auto abi_call = [&] {
+          if (s->sample(s->context, &batch, message, sizeof message) != SC_OK)
+            throw std::runtime_error(std::string(s->name) + ": " + message);
+        };
+        abi_call();  // sizes the scratch before capture
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+        abi_call();
+        check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+        check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+        auto graph_call = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
+        const struct {
+          const char* mode;
+          std::vector<double> us;
+        } runs[] = {{"abi", time_calls(abi_call, stream, true, warmup, calls)},
+                    {"graph_host", time_calls(graph_call, stream, false, warmup, calls)},
+                    {"graph_sync", time_calls(graph_call, stream, true, warmup, calls)}};
+        for (const auto& run : runs) {
+          const spread t = summarise(run.us);
+          std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", s->name, run.mode, static_cast<long long>(b),
+                      static_cast<long long>(v), t.median_us, t.iqr_us, hbm_us);
+          if (csv.is_open())
+            csv << s->name << ',' << run.mode << ',' << b << ',' << v << ',' << t.median_us << ',' << t.iqr_us << ','
+                << hbm_us << '\n';
+        }
+        std::fflush(stdout);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  return 0;
+}
