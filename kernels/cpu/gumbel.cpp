@@ -1,9 +1,11 @@
 // Gumbel-max, in the two spellings SGLang v0.5.20 carries:
-//   probs:  q_i = -log(u_i) ~ Exp(1), clamped to FLT_MIN; token = argmax p_i / q_i
-//   logits: G_i = -log(-log(u_i));                     token = argmax z_i / T + G_i
-// Token i takes stream output offset + i in both, so on the same stream the two
-// spellings see the same u_i and must pick the same token (the spelling-agreement
-// check). All arithmetic is float, as torch does it on a float32 tensor.
+//   probs:  q_i ~ Exp(1), clamped to FLT_MIN; token = argmax p_i / q_i
+//   logits: G_i = -log(q_i);                  token = argmax z_i / T + G_i
+// with q_i = -log1p(-v_i), v_i = uniform_fine_near_zero (reference/uniform.h says why
+// not -log(u_i): a 24-bit u truncates the tail). Token i takes stream output
+// offset + i in both, so on the same stream the two spellings see the same v_i and
+// must pick the same token (the spelling-agreement check). All arithmetic is float,
+// as torch does it on a float32 tensor.
 #include <cfloat>
 #include <cmath>
 
@@ -13,20 +15,21 @@
 namespace samplecheck::cpu {
 namespace {
 
-// The correct uniform is open at both ends, so -log(u) > 0 and -log(-log(u)) is
-// finite. S05 takes curand_uniform's (0, 1] and nothing guards u = 1. The real rate
-// of u == 1.0f is 2^-25 per token (raw >= 0xffffff80); the mutant amplifies it to
-// 2^-10 by treating every raw value whose top 10 bits are all set as 0xffffffff.
-// The mechanism is unchanged: u = 1 -> -log(u) = 0 -> an infinite (or, after the
-// FLT_MIN clamp, enormous) key for whichever token drew it.
-float token_uniform(uint32_t raw, defect planted) {
-  if (planted != defect::S05) return uniform_open_both(raw);
+// v = 1 - u, the fraction whose -log1p(-v) is Exp(1). The correct v is in (0, 1), so
+// q > 0 and -log(q) is finite. S05 spells q = -log(u) with curand_uniform's (0, 1] u
+// and nothing guards u = 1. The real rate of u == 1.0f is 2^-25 per token (raw >=
+// 0xffffff80); the mutant amplifies it to 2^-10 by treating every raw value whose
+// top 10 bits are all set as 0xffffffff. The mechanism is unchanged: u = 1 -> v = 0
+// -> q = 0 -> an infinite (or, after the FLT_MIN clamp, enormous) key for whichever
+// token drew it.
+float token_fraction(uint32_t raw, defect planted) {
+  if (planted != defect::S05) return uniform_fine_near_zero(raw);
   if ((raw >> 22) == 0x3ffu) raw = 0xffffffffu;
-  return curand_uniform_from_bits(raw);
+  return 1.0f - curand_uniform_from_bits(raw);
 }
 
 // Most tokens cannot beat the running best key, and proving so is cheaper than the
-// logarithm: -log(u) >= 1 - u, so u <= 1 - x * margin implies the token's key is at
+// logarithm: q = -log1p(-v) >= v, so v >= x * margin implies the token's key is at
 // most best / margin, where x is what the token needs (probs: p / best; logits:
 // exp(s - best)). The margins cover the float rounding of the logarithms, the
 // division and the sum (probs: under 2e-7 relative; logits: under 1e-5 + 3e-7 * (|s| +
@@ -48,9 +51,9 @@ class gumbel_probs final : public row_sampler {
     float best_key = 0.0f;
     double inverse_best = INFINITY;  // no skipping until a first key is in hand
     for (size_t i = 0; i < probs_.size(); ++i) {
-      const float u = token_uniform(stream.next(), planted_);
-      if (1.0 - u >= probs_[i] * inverse_best * kProbsMargin) continue;  // never skips u == 1 (S05)
-      const float q = std::fmax(-std::log(u), FLT_MIN);
+      const float v = token_fraction(stream.next(), planted_);
+      if (v >= probs_[i] * inverse_best * kProbsMargin) continue;  // never skips v == 0 (S05)
+      const float q = std::fmax(-std::log1p(-v), FLT_MIN);
       const float key = probs_[i] / q;
       if (key > best_key) {  // strict: ties go to the lowest index, as torch.argmax
         best_key = key;
@@ -107,11 +110,11 @@ class gumbel_logits final : public row_sampler {
     float best_key = -INFINITY;
     double scale = INFINITY;  // exp(max s - best_key); infinite: no skipping yet
     for (size_t i = 0; i < scaled_.size(); ++i) {
-      const float u = token_uniform(stream.next(), planted_);
-      // Rounding of -log(-log u) and of s + G stays under this absolute bound.
+      const float v = token_fraction(stream.next(), planted_);
+      // Rounding of -log(-log1p(-v)) and of s + G stays under this absolute bound.
       const double rounding = 1e-5 + 3e-7 * (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
-      if (1.0 - u >= weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;  // never skips u == 1 (S05)
-      const float key = scaled_[i] - std::log(-std::log(u));
+      if (v >= weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;  // never skips v == 0 (S05)
+      const float key = scaled_[i] - std::log(-std::log1p(-v));
       if (key > best_key) {
         best_key = key;
         best = static_cast<int32_t>(i);

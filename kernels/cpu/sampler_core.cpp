@@ -8,22 +8,13 @@
 #include <exception>
 #include <numeric>
 
+#include "kernels/abi_error.h"
 #include "reference/numeric.h"
 
 namespace samplecheck::cpu {
 namespace {
 
-// vsnprintf rather than fmt: the example plugin links this library into a shared
-// object that should need nothing beyond libc and libstdc++.
-sc_status fail(sc_status status, char* error, size_t error_size, const char* format, ...) {
-  if (error != nullptr && error_size > 0) {
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(error, error_size, format, args);
-    va_end(args);
-  }
-  return status;
-}
+constexpr auto& fail = report_error;
 
 // Checks everything a call promises before anything is written, so a refused call
 // leaves the caller's buffers as they were.

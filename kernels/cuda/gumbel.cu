@@ -1,6 +1,6 @@
 // Gumbel-max, both spellings, fused into one pass over the row:
-//   probs  (SGLang v0.5.20): argmax p_i / q_i, q_i = Exp(1) = -log(u_i) clamped to FLT_MIN
-//   logits:                  argmax z_i / T + g_i, g_i = -log(-log(u_i)); T = 0 is greedy
+//   probs  (SGLang v0.5.20): argmax p_i / q_i, q_i = Exp(1) = -log1p(-v_i) clamped to FLT_MIN
+//   logits:                  argmax z_i / T + g_i, g_i = -log(q_i); T = 0 is greedy
 // Token i takes output offset + i of its row's stream, as cpu.gumbel_* do, so the CPU
 // and GPU subjects pick the same token from the same numbers (up to float log).
 //
@@ -41,14 +41,16 @@ struct gumbel_partial {
   int bad;        // probs: NaN, Inf or negative; logits: NaN or +Inf
 };
 
-__device__ __forceinline__ float gumbel_uniform(uint32_t bits, defect planted) {
+// v = 1 - u, with q = -log1p(-v) ~ Exp(1): as kernels/cpu/gumbel.cpp (reference/uniform.h
+// says why not -log(u)).
+__device__ __forceinline__ float gumbel_fraction(uint32_t bits, defect planted) {
   // S05: curand_uniform's (0, 1] with nothing guarding u = 1. Its real rate is 2^-25
   // per token (bits >= 0xffffff80); amplified to 2^-10 exactly as cpu.gumbel_*:S05
   // does it (top 10 bits all set -> 0xffffffff), so the two mutants agree token for
   // token. The mechanism is the real one: -log(1) = 0 gives one token a huge key.
-  if (planted != defect::S05) return uniform_open_both(bits);
+  if (planted != defect::S05) return uniform_fine_near_zero(bits);
   if ((bits >> 22) == 0x3ffu) bits = 0xffffffffu;
-  return curand_uniform_from_bits(bits);
+  return 1.0f - curand_uniform_from_bits(bits);
 }
 
 __global__ void __launch_bounds__(kGumbelThreads)
@@ -81,17 +83,17 @@ gumbel_kernel(device_batch b, int splits, int64_t chunk, gumbel_partial* partial
       load_items(row, b.dtype, b.vocab_size, i, x, 0.0f);
       philox_stream numbers(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i));
       for (int j = 0; j < kItems; ++j) {
-        const float u = gumbel_uniform(numbers.next(), b.planted);
+        const float v = gumbel_fraction(numbers.next(), b.planted);
         if (i + j >= end) break;
         float key;
         if (logits) {
           bad |= isnan(x[j]) || x[j] == INFINITY;
           mass += isfinite(x[j]) ? 1.0f : 0.0f;
-          key = f.temperature == 0.0f ? x[j] : x[j] / f.temperature - logf(-logf(u));
+          key = f.temperature == 0.0f ? x[j] : x[j] / f.temperature - logf(-log1pf(-v));
         } else {
           bad |= !(x[j] >= 0.0f) || isinf(x[j]);
           mass += x[j];
-          key = x[j] / fmaxf(-logf(u), FLT_MIN);
+          key = x[j] / fmaxf(-log1pf(-v), FLT_MIN);
         }
         // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
         // an all-underflow row comes out invalid), a logits key must beat -inf.

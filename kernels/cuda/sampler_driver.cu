@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "kernels/abi_error.h"
 #include "kernels/cuda/launch.h"
 
 namespace samplecheck::cuda {
@@ -55,15 +56,7 @@ int workspace::sm_count() {
 
 namespace {
 
-sc_status fail(sc_status status, char* error, size_t size, const char* format, ...) {
-  if (error != nullptr && size > 0) {
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(error, size, format, args);
-    va_end(args);
-  }
-  return status;
-}
+constexpr auto& fail = report_error;
 
 const char* field_name(bad_field f) {
   switch (f) {

@@ -38,7 +38,7 @@ sc_status run_cpu(void* context, const sc_matmul_problem* p, char* error, size_t
     const uint64_t arrival = arrival_counter.fetch_add(0x9e3779b97f4a7c15ull);
     emulate_matmul(plan, p->m, p->n, p->k, p->a, p->weight, p->bias, p->out, arrival);
   } catch (const std::exception& e) {
-    return fail(error, error_size, SC_ERR_INTERNAL, "%s: %s", subject.name.c_str(), e.what());
+    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(), e.what());
   }
   return SC_OK;
 }

@@ -31,7 +31,7 @@ sc_status ensure_workspace(cuda_subject& subject, size_t bytes, char* error, siz
   subject.workspace = nullptr;
   subject.workspace_size = 0;
   if (const cudaError_t e = cudaMalloc(&subject.workspace, bytes); e != cudaSuccess)
-    return fail(error, error_size, SC_ERR_DEVICE, "%s: cudaMalloc of %zu workspace bytes: %s", subject.name.c_str(),
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: cudaMalloc of %zu workspace bytes: %s", subject.name.c_str(),
                 bytes, cudaGetErrorString(e));
   subject.workspace_size = bytes;
   return SC_OK;
@@ -48,7 +48,7 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
     if (subject.kind == kernel_kind::cublas) {
       const std::string message = run_cublas(p->a, p->weight, p->bias, p->out, p->m, p->n, p->k, p->stream);
       if (!message.empty())
-        return fail(error, error_size, SC_ERR_DEVICE, "%s: %s", subject.name.c_str(), message.c_str());
+        return report_error(SC_ERR_DEVICE, error, error_size, "%s: %s", subject.name.c_str(), message.c_str());
       return SC_OK;
     }
     reduction_plan plan;
@@ -65,10 +65,10 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
       return s;
     const device_problem problem{p->a, p->weight, p->bias, p->out, p->m, p->n, p->k};
     if (const int code = launch_matmul(plan, config, problem, subject.workspace, p->stream); code != 0)
-      return fail(error, error_size, SC_ERR_DEVICE, "%s: launch (%s): %s", subject.name.c_str(), config.name,
+      return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s", subject.name.c_str(), config.name,
                   gpu_error_text(code));
   } catch (const std::exception& e) {
-    return fail(error, error_size, SC_ERR_INTERNAL, "%s: %s", subject.name.c_str(), e.what());
+    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(), e.what());
   }
   return SC_OK;
 }

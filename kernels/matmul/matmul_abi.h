@@ -6,39 +6,31 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "kernels/abi_error.h"
 #include "kernels/samplecheck_plugin.h"
 
 namespace samplecheck::matmul {
 
-inline sc_status fail(char* error, size_t error_size, sc_status status, const char* format, ...) {
-  if (error != nullptr && error_size > 0) {
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(error, error_size, format, args);
-    va_end(args);
-  }
-  return status;
-}
 
 // SC_OK when the problem is well formed for a subject with `num_configs` launch configurations.
 inline sc_status validate_problem(const char* subject, const sc_matmul_problem* p, int32_t num_configs,
                                   char* error, size_t error_size) {
-  if (p == nullptr) return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: problem is NULL", subject);
+  if (p == nullptr) return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: problem is NULL", subject);
   if (p->abi_version.major != SC_ABI_VERSION_MAJOR)
-    return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: abi_version.major %u, expected %d", subject,
+    return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: abi_version.major %u, expected %d", subject,
                 p->abi_version.major, SC_ABI_VERSION_MAJOR);
   if (p->m <= 0 || p->n <= 0 || p->k <= 0)
-    return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: m, n, k must be positive (m=%lld n=%lld k=%lld)",
+    return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: m, n, k must be positive (m=%lld n=%lld k=%lld)",
                 subject, static_cast<long long>(p->m), static_cast<long long>(p->n), static_cast<long long>(p->k));
   if (p->a == nullptr || p->weight == nullptr || p->out == nullptr)
-    return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: %s is NULL", subject,
+    return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: %s is NULL", subject,
                 p->a == nullptr ? "a" : (p->weight == nullptr ? "weight" : "out"));
   const int32_t limit = num_configs > 0 ? num_configs : 1;
   if (p->launch_config < -1 || p->launch_config >= limit)
-    return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: launch_config %d outside [-1, %d)", subject,
+    return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: launch_config %d outside [-1, %d)", subject,
                 p->launch_config, limit);
   if (p->reserved0 != 0 || p->flags != 0)
-    return fail(error, error_size, SC_ERR_INVALID_ARGUMENT, "%s: reserved0 and flags must be 0", subject);
+    return report_error(SC_ERR_INVALID_ARGUMENT, error, error_size, "%s: reserved0 and flags must be 0", subject);
   return SC_OK;
 }
 

@@ -18,7 +18,7 @@ int32_t plain_probs(const std::vector<float>& p, uint64_t seed) {
   int32_t best = -1;
   float best_key = 0.0f;
   for (size_t i = 0; i < p.size(); ++i) {
-    const float q = std::fmax(-std::log(uniform_open_both(stream.next())), FLT_MIN);
+    const float q = std::fmax(-std::log1p(-uniform_fine_near_zero(stream.next())), FLT_MIN);
     if (p[i] / q > best_key) best_key = p[i] / q, best = static_cast<int32_t>(i);
   }
   return best;
@@ -29,7 +29,7 @@ int32_t plain_logits(const std::vector<float>& z, float temperature, uint64_t se
   int32_t best = -1;
   float best_key = -INFINITY;
   for (size_t i = 0; i < z.size(); ++i) {
-    const float key = z[i] / temperature - std::log(-std::log(uniform_open_both(stream.next())));
+    const float key = z[i] / temperature - std::log(-std::log1p(-uniform_fine_near_zero(stream.next())));
     if (key > best_key) best_key = key, best = static_cast<int32_t>(i);
   }
   return best;
