@@ -43,12 +43,6 @@ sc_status run_cpu(void* context, const sc_matmul_problem* p, char* error, size_t
   return SC_OK;
 }
 
-const char* persistent_config_name(void*, int32_t index) {
-  return index >= 0 && index < kNumPersistentConfigs ? kPersistentConfigs[index].name : nullptr;
-}
-const char* segmented_config_name(void*, int32_t index) {
-  return index >= 0 && index < kNumSegmentedConfigs ? kSegmentedConfigs[index].name : nullptr;
-}
 
 struct cpu_registry {
   std::vector<cpu_subject> subjects;

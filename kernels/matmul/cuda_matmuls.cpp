@@ -73,12 +73,6 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
   return SC_OK;
 }
 
-const char* persistent_config_name(void*, int32_t index) {
-  return index >= 0 && index < kNumPersistentConfigs ? kPersistentConfigs[index].name : nullptr;
-}
-const char* segmented_config_name(void*, int32_t index) {
-  return index >= 0 && index < kNumSegmentedConfigs ? kSegmentedConfigs[index].name : nullptr;
-}
 
 struct cuda_registry {
   std::vector<cuda_subject> subjects;

@@ -121,4 +121,13 @@ inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split)
   return plan;
 }
 
+
+// sc_matmul::launch_config_name for both kernel families (CPU emulation and CUDA).
+inline const char* persistent_config_name(void*, int32_t index) {
+  return index >= 0 && index < kNumPersistentConfigs ? kPersistentConfigs[index].name : nullptr;
+}
+inline const char* segmented_config_name(void*, int32_t index) {
+  return index >= 0 && index < kNumSegmentedConfigs ? kSegmentedConfigs[index].name : nullptr;
+}
+
 }  // namespace samplecheck::matmul
