@@ -1,5 +1,6 @@
 #include "kernels/cpu/sampler_core.h"
 
+#include <atomic>
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -164,7 +165,7 @@ struct stream_key {
 // The stream of output row r. The correct rule is the header's: seed[r],
 // subsequence[r], offset[r]. Each mutant below breaks it the way its bug did.
 stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_of_input,
-                      defect planted) {
+                      defect planted, uint64_t hidden_call) {
   int64_t source = r;
   if (planted == defect::S03) source = 0;
   // S10: one draw per input row, broadcast to every output that shares the row.
@@ -172,6 +173,9 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
   stream_key key{b.seed[source], b.subsequence ? b.subsequence[source] : 0, b.offset[source]};
   if (planted == defect::S02) key.offset = 0;  // frozen at "capture"
   if (planted == defect::S04) key.subsequence = static_cast<uint64_t>(r);
+  // X01: a generator state of the subject's own (a global torch.Generator, say) moves
+  // on every call, so the caller's (seed, subsequence, offset) no longer decide the draw.
+  if (planted == defect::X01) key.offset += hidden_call * 4096;
   if (planted == defect::S14) {
     // The real kernel forms subsequence * vocab_size in 32 bits (wraps at 2^32); the
     // mutant wraps at 2^20 so that at V = 32768 the streams repeat every 32 rows
@@ -185,6 +189,8 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
 void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
   const int64_t rows = b.num_output_rows;
   const defect planted = subject.planted;
+  static std::atomic<uint64_t> hidden_calls{0};
+  const uint64_t hidden_call = planted == defect::X01 ? hidden_calls.fetch_add(1) : 0;
   std::vector<int64_t> input_of(rows), params_of_row(rows);
   std::vector<int64_t> first_output(static_cast<size_t>(b.num_input_rows), -1);
   for (int64_t r = 0; r < rows; ++r) {
@@ -215,7 +221,7 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
       const int64_t r = order[g];
       draw_result result{-1, false};
       if (usable) {
-        const stream_key key = stream_for(b, r, first_output[input_row], planted);
+        const stream_key key = stream_for(b, r, first_output[input_row], planted, hidden_call);
         philox_stream stream(key.seed, key.subsequence, key.offset);
         result = sampler->draw(stream);
       } else if (planted == defect::S08) {

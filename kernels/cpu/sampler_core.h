@@ -17,6 +17,7 @@ namespace samplecheck::cpu {
 enum class defect : int {
   none,
   S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15,
+  X01,  // beyond the catalog: proves the replay check can fail
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means off.

@@ -56,6 +56,13 @@ TEST_CASE("S02: the offset is frozen, so a later call repeats the first") {
   REQUIRE(equal_rows(a.host.token, b.host.token) < 20);  // 1/64 each: about 4 expected
 }
 
+TEST_CASE("X01: a hidden generator state makes the same call draw differently") {
+  const call c = draws_of(kFlat64, 256);
+  pair_run a(c, "cpu.multinomial", "X01"), b(c, "cpu.multinomial", "X01");
+  REQUIRE(equal_rows(a.host.token, b.host.token) == 256);
+  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) < 20);  // 1/64 each: about 4 expected
+}
+
 TEST_CASE("S03: every request draws with element 0's seed") {
   pair_run run(draws_of(kFlat64, 256), "cpu.dual_pivot", "S03");
   REQUIRE(distinct(run.mutant.token) == 1);
