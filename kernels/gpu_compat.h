@@ -36,6 +36,7 @@ using gpuGraphExec_t = hipGraphExec_t;
 using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 #define gpuSuccess hipSuccess
 #define gpuErrorStreamCaptureUnsupported hipErrorStreamCaptureUnsupported
+#define gpuErrorInvalidValue hipErrorInvalidValue
 #define gpuMalloc hipMalloc
 #define gpuMallocHost hipHostMalloc
 #define gpuFree hipFree
@@ -83,6 +84,7 @@ using gpuGraphExec_t = cudaGraphExec_t;
 using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
 #define gpuSuccess cudaSuccess
 #define gpuErrorStreamCaptureUnsupported cudaErrorStreamCaptureUnsupported
+#define gpuErrorInvalidValue cudaErrorInvalidValue
 #define gpuMalloc cudaMalloc
 #define gpuMallocHost cudaMallocHost
 #define gpuFree cudaFree

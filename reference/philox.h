@@ -39,6 +39,14 @@ SC_HOST_DEVICE philox_block philox4x32_10(philox_block ctr, uint32_t key0, uint3
   return ctr;
 }
 
+// Word `i` (0..3) of a block by selects, not a run-time array index: an indexed
+// array would move the block to local memory on a GPU, once per output.
+SC_HOST_DEVICE uint32_t word_of(const philox_block& b, uint32_t i) {
+  const uint32_t low = i & 1u ? b.w[1] : b.w[0];
+  const uint32_t high = i & 1u ? b.w[3] : b.w[2];
+  return i & 2u ? high : low;
+}
+
 // A cuRAND-compatible stream: (seed, subsequence) select the stream and
 // `offset` the first 32-bit output, exactly as curand_init does.
 class philox_stream {
@@ -62,7 +70,7 @@ class philox_stream {
       cached_ = true;
     }
     ++position_;
-    return cache_.w[word];
+    return word_of(cache_, word);
   }
 
   // Output number `index` of this stream's origin (offset 0), without moving.

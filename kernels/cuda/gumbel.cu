@@ -4,8 +4,8 @@
 // Token i takes output offset + i of its row's stream, as cpu.gumbel_* do, so the CPU
 // and GPU subjects pick the same token from the same numbers (up to float log).
 //
-// A row is split over several blocks when the batch is small (one block per row
-// leaves an H200 with 131 of 132 SMs idle at B = 1): each block writes its partial
+// A row is split into 4096-token chunks, one block each (one block per row would
+// leave an H200 with 131 of 132 SMs idle at B = 1): each block writes its partial
 // (best key, lowest index among equals, mass, flags) to scratch, and the last block
 // of the row to arrive combines them. The combination is exact (max with an index
 // tie-break), so the result does not depend on arrival order.
@@ -20,25 +20,29 @@
 namespace samplecheck::cuda {
 namespace {
 
+// A block owns a chunk of 256 threads x Groups 16-byte stripes. Every token costs
+// a Philox share, a log and a division, so the chunk size trades latency against
+// issue: at small batch one stripe a thread (1024-token chunks) spreads a row over
+// the most threads; once the batch fills the GPU, four stripes a thread give each
+// thread independent work to overlap and the last blocks fewer partials.
 constexpr int kGumbelThreads = 256;
+template <int Groups>
+constexpr int64_t gumbel_chunk = int64_t{kGumbelThreads} * Groups * kItems;
 
-struct best_key {
+// A share of one row: the best key (lowest index among equals), and the row's
+// health: probs: sum of p and any NaN, Inf or negative; logits: count of finite z
+// and any NaN or +Inf. One struct, so one block reduction combines all four.
+struct gumbel_partial {
   float key;
   int index;
+  float mass;
+  int bad;
 };
-struct best_op {
-  __device__ __forceinline__ best_key operator()(const best_key& a, const best_key& b) const {
-    if (a.key > b.key) return a;
-    if (b.key > a.key) return b;
-    return a.index <= b.index ? a : b;
+struct partial_op {
+  __device__ __forceinline__ gumbel_partial operator()(const gumbel_partial& a, const gumbel_partial& b) const {
+    const bool take_a = a.key > b.key || (a.key == b.key && a.index <= b.index);
+    return gumbel_partial{take_a ? a.key : b.key, take_a ? a.index : b.index, a.mass + b.mass, a.bad | b.bad};
   }
-};
-
-// A block's share of one row.
-struct gumbel_partial {
-  best_key best;
-  float mass;     // probs: sum of p; logits: count of finite z (as float)
-  int bad;        // probs: NaN, Inf or negative; logits: NaN or +Inf
 };
 
 // v = 1 - u, with q = -log1p(-v) ~ Exp(1): as kernels/cpu/gumbel.cpp (reference/uniform.h
@@ -53,14 +57,11 @@ __device__ __forceinline__ float gumbel_fraction(uint32_t bits, defect planted) 
   return 1.0f - curand_uniform_from_bits(bits);
 }
 
+template <int Groups>
 __global__ void __launch_bounds__(kGumbelThreads)
-gumbel_kernel(device_batch b, int splits, int64_t chunk, gumbel_partial* partials, unsigned int* arrivals) {
-  using pair_block = gpu::block_primitives<best_key, kGumbelThreads>;
-  using float_blk = gpu::block_primitives<float, kGumbelThreads>;
-  using int_blk = gpu::block_primitives<int, kGumbelThreads>;
-  __shared__ typename pair_block::shared_type pair_shared;
-  __shared__ typename float_blk::shared_type float_shared;
-  __shared__ typename int_blk::shared_type int_shared;
+gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int* arrivals) {
+  using partial_block = gpu::block_primitives<gumbel_partial, kGumbelThreads>;
+  __shared__ typename partial_block::shared_type shared;
   __shared__ bool last_block;
 
   const int64_t r = blockIdx.x;
@@ -68,69 +69,66 @@ gumbel_kernel(device_batch b, int splits, int64_t chunk, gumbel_partial* partial
   check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
   const int64_t in = input_row_of(b, r);
   const bool logits = b.input_kind == SC_INPUT_LOGITS;
-  best_key best{-INFINITY, INT_MAX};
-  float mass = 0.0f;
-  int bad = 0;
+  gumbel_partial mine{-INFINITY, INT_MAX, 0.0f, 0};
   if (in >= 0) {
     const row_filters f = filters_of(b, r, in);
     const unsigned char* row = row_pointer(b, in);
     const stream_key key = stream_key_of(b, r, in);
-    const int64_t begin = split * chunk, end = begin + chunk < b.vocab_size ? begin + chunk : b.vocab_size;
-    // Four consecutive tokens a thread: one vector load, and their four stream
-    // outputs come from one Philox block (two when offset + i is not a multiple of 4).
-    for (int64_t i = begin + 4 * static_cast<int64_t>(threadIdx.x); i < end; i += 4 * kGumbelThreads) {
-      float x[kItems];
-      load_items(row, b.dtype, b.vocab_size, i, x, 0.0f);
+    const int64_t begin = split * gumbel_chunk<Groups>;
+    float x[Groups][kItems];
+#pragma unroll
+    for (int g = 0; g < Groups; ++g)
+      load_items(row, b.dtype, b.vocab_size, begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
+                 0.0f);
+#pragma unroll
+    for (int g = 0; g < Groups; ++g) {
+      const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+      // Four consecutive tokens: their stream outputs come from one Philox block
+      // (two when offset + i is not a multiple of 4).
       philox_stream numbers(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i));
+#pragma unroll
       for (int j = 0; j < kItems; ++j) {
         const float v = gumbel_fraction(numbers.next(), b.planted);
-        if (i + j >= end) break;
-        float key;
+        if (i + j >= b.vocab_size) continue;  // not break: the loop must unroll (x[g][j])
+        const float z = x[g][j];
+        float k;
         if (logits) {
-          bad |= isnan(x[j]) || x[j] == INFINITY;
-          mass += isfinite(x[j]) ? 1.0f : 0.0f;
-          key = f.temperature == 0.0f ? x[j] : x[j] / f.temperature - logf(-log1pf(-v));
+          mine.bad |= isnan(z) || z == INFINITY;
+          mine.mass += isfinite(z) ? 1.0f : 0.0f;
+          k = f.temperature == 0.0f ? z : z / f.temperature - logf(-log1pf(-v));
         } else {
-          bad |= !(x[j] >= 0.0f) || isinf(x[j]);
-          mass += x[j];
-          key = x[j] / fmaxf(-log1pf(-v), FLT_MIN);
+          mine.bad |= !(z >= 0.0f) || isinf(z);
+          mine.mass += z;
+          k = z / fmaxf(-log1pf(-v), FLT_MIN);
         }
         // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
         // an all-underflow row comes out invalid), a logits key must beat -inf.
-        if (logits ? key > -INFINITY : key > 0.0f) best = best_op()(best, best_key{key, static_cast<int>(i + j)});
+        if ((logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);
       }
     }
   }
-  best = pair_block::reduce(best, best_op(), pair_shared);
-  mass = float_blk::sum(mass, float_shared);
-  bad = int_blk::max(bad, int_shared);
+  mine = partial_block::reduce(mine, partial_op(), shared);
 
   gumbel_partial* row_partials = partials + r * splits;
   if (threadIdx.x == 0) {
-    row_partials[split] = gumbel_partial{best, mass, bad};
+    row_partials[split] = mine;
     __threadfence();
     last_block = atomicAdd(&arrivals[r], 1u) == static_cast<unsigned>(splits - 1);
   }
   __syncthreads();
   if (!last_block) return;
   __threadfence();
-  best = best_key{-INFINITY, INT_MAX};
-  mass = 0.0f;
-  bad = 0;
+  gumbel_partial all{-INFINITY, INT_MAX, 0.0f, 0};
   for (int s = threadIdx.x; s < splits; s += kGumbelThreads) {
     const volatile gumbel_partial* p = row_partials + s;
-    best = best_op()(best, best_key{p->best.key, p->best.index});
-    mass += p->mass;
-    bad |= p->bad;
+    all = partial_op()(all, gumbel_partial{p->key, p->index, p->mass, p->bad});
   }
-  best = pair_block::reduce(best, best_op(), pair_shared);
-  mass = float_blk::sum(mass, float_shared);
-  bad = int_blk::max(bad, int_shared);
+  all = partial_block::reduce(all, partial_op(), shared);
   if (threadIdx.x == 0) {
     arrivals[r] = 0;  // ready for the next call (and the next graph replay)
-    const bool usable = in >= 0 && filters_of(b, r, in).usable && bad == 0 && mass > 0.0f && !isinf(mass) &&
-                        best.index != INT_MAX;
-    write_result(b, r, best.index, usable);
+    const bool usable = in >= 0 && filters_of(b, r, in).usable && all.bad == 0 && all.mass > 0.0f &&
+                        !isinf(all.mass) && all.index != INT_MAX;
+    write_result(b, r, all.index, usable);
   }
 }
 
@@ -139,18 +137,19 @@ gumbel_kernel(device_batch b, int splits, int64_t chunk, gumbel_partial* partial
 gpuError_t launch_gumbel(launch_request& q) {
   const device_batch& b = q.batch;
   const int64_t rows = b.num_output_rows;
-    // Eight 256-thread blocks per SM (a full H200 SM), none under 1024 tokens; chunks
-  // are whole groups of four so that vector loads stay aligned.
-  const int64_t target = 8 * static_cast<int64_t>(q.scratch->sm_count());
-  int64_t splits = (target + rows - 1) / rows;
-  splits = std::max<int64_t>(1, std::min<int64_t>(splits, (b.vocab_size + 1023) / 1024));
-  const int64_t chunk = ((b.vocab_size + splits - 1) / splits + 3) / 4 * 4;
+  // Four stripes a thread once the 4096-token chunks alone make two blocks per SM.
+  const bool wide = rows * ((b.vocab_size + gumbel_chunk<4> - 1) / gumbel_chunk<4>) >= 2 * q.scratch->sm_count();
+  const int64_t chunk = wide ? gumbel_chunk<4> : gumbel_chunk<1>;
+  const int64_t splits = (b.vocab_size + chunk - 1) / chunk;  // V <= 2^18: at most 256
   gumbel_partial* partials = nullptr;
   unsigned int* arrivals = nullptr;
   if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials); e != gpuSuccess) return e;
   if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess) return e;
-  gumbel_kernel<<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(splits)), kGumbelThreads, 0, q.stream>>>(
-      b, static_cast<int>(splits), chunk, partials, arrivals);
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(splits));
+  if (wide)
+    gumbel_kernel<4><<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
+  else
+    gumbel_kernel<1><<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
   return gpuGetLastError();
 }
 

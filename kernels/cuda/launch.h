@@ -58,7 +58,11 @@ struct launch_request {
 gpuError_t launch_multinomial(launch_request& request);
 gpuError_t launch_gumbel(launch_request& request);  // probs or logits by batch.input_kind
 gpuError_t launch_sort_filter(launch_request& request);
-gpuError_t launch_dual_pivot(launch_request& request);  // all three dual-pivot algorithms
+gpuError_t launch_dual_pivot(launch_request& request);  // every dual-pivot algorithm
+// The cluster kernel of dual_pivot_cluster.cu: false when this GPU, V or the batch
+// does not suit it (the caller then runs the block-per-row kernel), else true with
+// the launch status in *status.
+bool launch_dual_pivot_cluster(launch_request& request, gpuError_t* status);
 
 // The ABI call of subject `s` (sampler_driver.cu).
 sc_status run_subject(const sc_sampler& s, const subject_config& config, workspace& scratch,

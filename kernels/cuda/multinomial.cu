@@ -2,11 +2,12 @@
 //   cuda.multinomial        one block per output row: a reduction pass for the row's
 //                           mass and health, then FlashInfer's tile-by-tile search
 //                           with early exit (row_ops.cuh);
-//   cuda.multinomial_split  a row split over several blocks (one block per row leaves
-//                           most SMs idle at small batch): each block sums its chunk,
-//                           the last block of the row to arrive scans the chunk masses
-//                           in chunk order, picks the chunk u falls in and searches it
-//                           with the same guarded tile search.
+//   cuda.multinomial_split  a row split into 4096-token chunks, one block each (one
+//                           block per row leaves most SMs idle at small batch): each
+//                           block sums its chunk from registers, the last block of
+//                           the row to arrive scans the chunk masses in chunk order,
+//                           picks the chunk u falls in and searches it with the same
+//                           two guards, in a fixed permutation of the chunk.
 // One stream output per call in both.
 #include <algorithm>
 #include <climits>
@@ -42,49 +43,130 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(device_batch b) {
   if (threadIdx.x == 0) write_result(b, r, token, token >= 0);
 }
 
+// The split layout: chunks of kChunk tokens, one 256-thread block each. A thread
+// holds 16 tokens (four 16-byte loads issued together), so a chunk is read once
+// into registers, summed, and searched from those registers when its block turns
+// out to hold the crossing; small chunks keep the last block's search to one scan.
+constexpr int kSplitThreads = 256;
+constexpr int kSplitGroups = 4;                         // vector loads a thread
+constexpr int kSplitItems = kSplitGroups * kItems;      // tokens a thread
+constexpr int64_t kChunk = int64_t{kSplitThreads} * kSplitItems;  // 4096
+
+using split_float = gpu::block_primitives<float, kSplitThreads>;
+using split_int = gpu::block_primitives<int, kSplitThreads>;
+
 struct chunk_partial {
   float mass;
   int bad;
 };
 
-constexpr int kMaxSplits = kThreads;  // the last block scans one chunk mass per thread
+struct split_shared {
+  split_float::shared_type f;
+  split_int::shared_type i;
+  bool last_block;
+  int crossing;
+  int picked;
+  int last_positive;
+  float before;  // mass of the chunks before the crossing chunk
+};
 
-__global__ void __launch_bounds__(kThreads)
-multinomial_split_kernel(device_batch b, int splits, int64_t chunk, chunk_partial* partials, unsigned int* arrivals) {
-  __shared__ row_shared sh;
-  __shared__ bool last_block;
-  __shared__ int crossing;
-  __shared__ float before_crossing;
+// Token j of thread t in chunk `begin`: group g = j / 4 is a block-wide 16-byte
+// stripe, so every load is coalesced; the scan order is (thread, j), a fixed
+// permutation of the chunk, which an inverse CDF may use as well as index order.
+__device__ __forceinline__ int64_t split_token(int64_t begin, int j) {
+  return begin + (j / kItems) * (kSplitThreads * kItems) + threadIdx.x * kItems + j % kItems;
+}
+
+__device__ __forceinline__ void load_chunk(const unsigned char* row, storage_type dtype, int64_t v, int64_t begin,
+                                           float (&x)[kSplitItems]) {
+#pragma unroll
+  for (int g = 0; g < kSplitGroups; ++g) {
+    float part[kItems];
+    load_items(row, dtype, v, split_token(begin, g * kItems), part, 0.0f);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) x[g * kItems + j] = part[j];
+  }
+}
+
+// The inverse CDF inside one chunk at u (0 <= u): the first token in scan order
+// whose running mass exceeds u; the chunk's last token with mass when float
+// rounding leaves u beyond the scan's total (the guards of row_ops.cuh).
+__device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t begin, int64_t v, float u,
+                                       split_shared& sh) {
+  float mine = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kSplitItems; ++j) mine += x[j];
+  float total;
+  const float through = split_float::inclusive_sum(mine, total, sh.f);
+  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_positive = -1;
+  __syncthreads();
+  float running = through - mine;
+  int first_crossing = INT_MAX, last_positive = -1;
+#pragma unroll
+  for (int j = 0; j < kSplitItems; ++j) {
+    running += x[j];
+    const int position = static_cast<int>(threadIdx.x) * kSplitItems + j;
+    if (x[j] > 0.0f && split_token(begin, j) < v) {
+      last_positive = position;
+      if (running > u && first_crossing == INT_MAX) first_crossing = position;
+    }
+  }
+  if (first_crossing != INT_MAX) atomicMin(&sh.picked, first_crossing);
+  if (last_positive >= 0) atomicMax(&sh.last_positive, last_positive);
+  __syncthreads();
+  const int position = sh.picked != INT_MAX ? sh.picked : sh.last_positive;
+  if (position < 0) return -1;
+  const int thread = position / kSplitItems, j = position % kSplitItems;
+  return begin + (j / kItems) * (kSplitThreads * kItems) + thread * kItems + j % kItems;
+}
+
+__global__ void __launch_bounds__(kSplitThreads)
+multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, unsigned int* arrivals) {
+  __shared__ split_shared sh;
   const int64_t r = blockIdx.x, v = b.vocab_size;
   const int split = blockIdx.y;
   check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
   const int64_t in = input_row_of(b, r);
-  const int64_t begin = split * chunk, length = begin < v ? (begin + chunk < v ? chunk : v - begin) : 0;
-  const unsigned char* row = in >= 0 ? row_pointer(b, in) + begin * storage_bytes(b.dtype) : nullptr;
-  prob_stats part{0.0f, 0.0f, true, false};
-  if (in >= 0 && length > 0) part = probs_stats(row, b.dtype, length, sh);
+  const unsigned char* row = in >= 0 ? row_pointer(b, in) : nullptr;
+  float x[kSplitItems];
+  float sum = 0.0f;
+  int bad = 0;
+  if (in >= 0) {
+    load_chunk(row, b.dtype, v, split * kChunk, x);
+#pragma unroll
+    for (int j = 0; j < kSplitItems; ++j) {
+      bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+      sum += x[j];
+    }
+  }
+  sum = split_float::sum(sum, sh.f);
+  bad = split_int::max(bad, sh.i);
   chunk_partial* row_partials = partials + r * splits;
   if (threadIdx.x == 0) {
-    row_partials[split] = chunk_partial{part.total, part.bad || isinf(part.total)};
+    row_partials[split] = chunk_partial{sum, bad || isinf(sum)};
     __threadfence();
-    last_block = atomicAdd(&arrivals[r], 1u) == static_cast<unsigned>(splits - 1);
+    sh.last_block = atomicAdd(&arrivals[r], 1u) == static_cast<unsigned>(splits - 1);
   }
   __syncthreads();
-  if (!last_block) return;
+  if (!sh.last_block) return;
   __threadfence();
-  // Chunk masses in chunk order: the row's total, and where u falls.
-  float mass = 0.0f;
-  int bad = 0;
-  if (threadIdx.x < static_cast<unsigned>(splits)) {
-    const volatile chunk_partial* p = row_partials + threadIdx.x;
-    mass = p->mass;
-    bad = p->bad;
-  }
-  float total;
-  const float through = float_block::inclusive_sum(mass, total, sh.f);
-  bad = int_block::max(bad, sh.i);
-  if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
+  // The row's chunk masses in chunk order, a block of them at a time: the total,
+  // and the first chunk with mass whose running total passes u.
   const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
+  float total = 0.0f;
+  bad = 0;
+  for (int s0 = 0; s0 < splits; s0 += kSplitThreads) {
+    const int s = s0 + static_cast<int>(threadIdx.x);
+    float mass = 0.0f;
+    if (s < splits) {
+      const volatile chunk_partial* p = row_partials + s;
+      mass = p->mass;
+      bad |= p->bad;
+    }
+    total += split_float::sum(mass, sh.f);
+  }
+  bad = split_int::max(bad, sh.i);
+  if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
   if (in < 0 || bad != 0 || !(total > 0.0f) || isinf(total) || !f.usable) {
     if (threadIdx.x == 0) {
       if (in < 0) b.out_valid[r] = 0;
@@ -94,22 +176,29 @@ multinomial_split_kernel(device_batch b, int splits, int64_t chunk, chunk_partia
   }
   philox_stream stream = stream_of(b, r, in);
   const float u = uniform_open_one(stream.next()) * total;
-  if (threadIdx.x == 0) crossing = INT_MAX;
+  if (threadIdx.x == 0) sh.crossing = INT_MAX, sh.before = 0.0f;
   __syncthreads();
-  // The first chunk with mass whose running total passes u; if float rounding leaves
-  // u beyond every prefix, the last chunk with mass.
-  if (mass > 0.0f && through > u) atomicMin(&crossing, static_cast<int>(threadIdx.x));
-  const int last_with_mass = int_block::max(mass > 0.0f ? static_cast<int>(threadIdx.x) : -1, sh.i);
-  if (threadIdx.x == 0 && crossing == INT_MAX) crossing = last_with_mass;
+  float carried = 0.0f;
+  int last_with_mass = -1;
+  for (int s0 = 0; s0 < splits && sh.crossing == INT_MAX; s0 += kSplitThreads) {
+    const int s = s0 + static_cast<int>(threadIdx.x);
+    const float mass = s < splits ? const_cast<const volatile chunk_partial*>(row_partials)[s].mass : 0.0f;
+    float group_total;
+    const float through = carried + split_float::inclusive_sum(mass, group_total, sh.f);
+    if (mass > 0.0f && through > u) atomicMin(&sh.crossing, s);
+    last_with_mass = split_int::max(mass > 0.0f ? s : last_with_mass, sh.i);
+    __syncthreads();
+    if (s == sh.crossing) sh.before = through - mass;
+    carried += group_total;
+    __syncthreads();
+  }
+  // Float rounding left u beyond every running total: the last chunk with mass.
+  const int s = sh.crossing != INT_MAX ? sh.crossing : last_with_mass;
+  const float before = sh.crossing != INT_MAX ? sh.before : carried - row_partials[s].mass;
   __syncthreads();
-  if (static_cast<int>(threadIdx.x) == crossing) before_crossing = through - mass;
-  __syncthreads();
-  const int s = crossing;
-  const int64_t s_begin = s * chunk, s_length = s_begin + chunk < v ? chunk : v - s_begin;
-  const unsigned char* chunk_row = row_pointer(b, in) + s_begin * storage_bytes(b.dtype);
-  const float inside = u - before_crossing > 0.0f ? u - before_crossing : 0.0f;
-  const int32_t at = inverse_cdf(chunk_row, b.dtype, s_length, 0.0f, inside, false, false, sh);
-  if (threadIdx.x == 0) write_result(b, r, at >= 0 ? static_cast<int32_t>(s_begin + at) : -1, at >= 0);
+  load_chunk(row, b.dtype, v, s * kChunk, x);
+  const int64_t token = search_chunk(x, s * kChunk, v, fmaxf(u - before, 0.0f), sh);
+  if (threadIdx.x == 0) write_result(b, r, static_cast<int32_t>(token), token >= 0);
 }
 
 }  // namespace
@@ -121,17 +210,14 @@ gpuError_t launch_multinomial(launch_request& q) {
     multinomial_kernel<<<rows, kThreads, 0, q.stream>>>(b);
     return gpuGetLastError();
   }
-  // Two 1024-thread blocks per SM, chunks of at least one tile, whole groups of four.
-  const int64_t target = 2 * static_cast<int64_t>(q.scratch->sm_count());
-  int64_t splits = (target + rows - 1) / rows;
-  splits = std::max<int64_t>(1, std::min<int64_t>({splits, (b.vocab_size + kTile - 1) / kTile, kMaxSplits}));
-  const int64_t chunk = ((b.vocab_size + splits - 1) / splits + 3) / 4 * 4;
+  const int64_t splits = (b.vocab_size + kChunk - 1) / kChunk;
+  if (splits > 65535) return gpuErrorInvalidValue;  // grid y: V up to 2^28 tokens
   chunk_partial* partials = nullptr;
   unsigned int* arrivals = nullptr;
   if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials); e != gpuSuccess) return e;
   if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess) return e;
-  multinomial_split_kernel<<<dim3(rows, static_cast<unsigned>(splits)), kThreads, 0, q.stream>>>(
-      b, static_cast<int>(splits), chunk, partials, arrivals);
+  multinomial_split_kernel<<<dim3(rows, static_cast<unsigned>(splits)), kSplitThreads, 0, q.stream>>>(
+      b, static_cast<int>(splits), partials, arrivals);
   return gpuGetLastError();
 }
 

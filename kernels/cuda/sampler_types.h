@@ -34,6 +34,7 @@ enum class algorithm : int32_t {
   gumbel_logits,         // argmax z / T + Gumbel
   sort_filter,           // segmented radix sort, scan, top-k / top-p / min-p, sample
   dual_pivot,            // FlashInfer's sorting-free rejection, joint filters
+  dual_pivot_cluster,    // the same rule, a row spread over a thread-block cluster
   dual_pivot_topk_first, // top-k renorm pass, then dual pivot for top-p / min-p
   dual_pivot_logits,     // top-k mask on logits, softmax, then dual pivot
 };

@@ -9,6 +9,9 @@
 //          synchronous: host-side and synchronised times coincide.
 //   graph  the same call captured once in a CUDA graph and replayed, as a serving
 //          engine runs its decode step; no read-back (capture skips it).
+//          graph_host times the host-side launch, graph_sync launch + synchronise,
+//          graph_burst the device time per call (CUDA events around 50 replays
+//          issued back to back, so launch and synchronise latency are hidden).
 // Filters: top_k = 20, top_p = 0.95 (Qwen3's generation_config) on the subjects that
 // declare them, temperature 0.6 on logits subjects. The HBM column is the time to
 // read the probabilities once at 4.8 TB/s (the H200's datasheet figure).
@@ -28,6 +31,7 @@
 
 #include "kernels/cuda/cuda_samplers.h"
 #include "kernels/cuda/tests/device_batch_support.h"
+#include "tools/bench/sampler_gpu/floor_kernels.h"
 
 using namespace samplecheck::cuda_test;
 
@@ -76,6 +80,28 @@ std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronis
     us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   check_cuda(cudaStreamSynchronize(stream), "sync");
+  return us;
+}
+
+// Device time per call: events around `per_sample` calls issued back to back.
+template <typename Call>
+std::vector<double> time_burst(Call&& call, cudaStream_t stream, int warmup, int samples, int per_sample) {
+  for (int i = 0; i < warmup; ++i) call();
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "event");
+  check_cuda(cudaEventCreate(&stop), "event");
+  std::vector<double> us;
+  for (int s = 0; s < samples; ++s) {
+    check_cuda(cudaEventRecord(start, stream), "record");
+    for (int i = 0; i < per_sample; ++i) call();
+    check_cuda(cudaEventRecord(stop, stream), "record");
+    check_cuda(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    us.push_back(1e3 * ms / per_sample);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
   return us;
 }
 
@@ -133,6 +159,30 @@ int main(int argc, char** argv) {
                 replay.iqr_us, 0.0);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
+    // Empty kernels: launched directly, and as a one-node graph.
+    for (const unsigned blocks : {1u, 8u * static_cast<unsigned>(prop.multiProcessorCount)}) {
+      auto empty = [&] { check_cuda(samplecheck::bench::launch_empty(blocks, 256, stream), "empty kernel"); };
+      const spread sync = summarise(time_calls(empty, stream, true, warmup, calls));
+      const spread burst = summarise(time_burst(empty, stream, warmup, 20, 50));
+      // The same kernel as a one-node graph: the floor of the graph_* rows below.
+      check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+      empty();
+      check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+      check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+      auto replay = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
+      const spread graph_sync = summarise(time_calls(replay, stream, true, warmup, calls));
+      const spread graph_burst = summarise(time_burst(replay, stream, warmup, 20, 50));
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      const std::string name = "floor.empty_kernel_x" + std::to_string(blocks);
+      const struct {
+        const char* mode;
+        spread t;
+      } rows[] = {{"sync", sync}, {"burst", burst}, {"graph_sync", graph_sync}, {"graph_burst", graph_burst}};
+      for (const auto& row : rows)
+        std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", name.c_str(), row.mode, 0, 0, row.t.median_us,
+                    row.t.iqr_us, 0.0);
+    }
   }
   for (const int64_t v : vocabs) {
     const int64_t max_b = *std::max_element(batches.begin(), batches.end());
@@ -171,7 +221,8 @@ int main(int argc, char** argv) {
           std::vector<double> us;
         } runs[] = {{"abi", time_calls(abi_call, stream, true, warmup, calls)},
                     {"graph_host", time_calls(graph_call, stream, false, warmup, calls)},
-                    {"graph_sync", time_calls(graph_call, stream, true, warmup, calls)}};
+                    {"graph_sync", time_calls(graph_call, stream, true, warmup, calls)},
+                    {"graph_burst", time_burst(graph_call, stream, warmup, 20, 50)}};
         for (const auto& run : runs) {
           const spread t = summarise(run.us);
           std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", s->name, run.mode, static_cast<long long>(b),

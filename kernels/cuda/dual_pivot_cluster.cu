@@ -1,0 +1,301 @@
+// Dual-pivot rejection (the rule of dual_pivot.cu, joint filters) with one row
+// spread over a thread-block cluster: cuda.dual_pivot_cluster.
+//
+// One block per row streams the whole row through one SM every round (about
+// 50-90 us at V = 151,936 on an H200). Here a cluster of C <= 16 blocks on C SMs
+// owns a row, each block 12,288 tokens held in registers from the one read of the
+// row; every later pass is arithmetic on registers. A round:
+//   1. every block knows each chunk's mass above `low` (from the previous
+//      exchange), so all pick the same crossing chunk for u in chunk order;
+//   2. the crossing block searches its registers (first token in its scan order
+//      whose running mass passes u, with the guards of row_ops.cuh) and publishes
+//      (token, p[token]) in its shared memory;
+//   3. every block measures its mass and count above both pivots and publishes
+//      them; every block reads all C records through distributed shared memory and
+//      folds them in chunk order, so all blocks take the same decision.
+// Inverse CDF over chunk order, then a fixed permutation inside a chunk, is an
+// inverse CDF over a fixed order of the vocabulary: the draw's law is the same.
+//
+// CUDA only (clusters are sm_90); other GPUs, vocabularies above 16 x 12,288 and
+// batches above 65,535 rows fall back to the block-per-row kernel.
+#include "kernels/cuda/launch.h"
+
+#if defined(SC_GPU_CUDA) && defined(__CUDACC__)
+#include <cooperative_groups.h>
+
+#include <atomic>
+
+#include "kernels/cuda/row_ops.cuh"
+#include "reference/uniform.h"
+
+namespace samplecheck::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kClusterThreads = 512;
+constexpr int kStripes = 6;                                        // 16-byte loads a thread
+constexpr int kHeld = kStripes * kItems;                           // tokens a thread holds
+constexpr int64_t kBlockTokens = int64_t{kClusterThreads} * kHeld;  // 12288
+constexpr int kMaxCluster = 16;  // non-portable size: opted in below
+
+using cluster_float = gpu::block_primitives<float, kClusterThreads>;
+
+// What a block publishes to the rest of its cluster; two of each so that one
+// cluster barrier per exchange suffices (a slot is rewritten only after every
+// block has passed the barrier that follows its reading).
+struct chunk_record {
+  float mass0, mass1;  // mass above pivot 0 / 1 (round 0: the chunk's total and max)
+  int count0, count1;  // count above pivot 0 / 1 (round 0: count0 = any bad entry)
+};
+// One block reduction for all four fields: sums, except round 0's max and flag.
+struct sum_records {
+  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
+    return {a.mass0 + b.mass0, a.mass1 + b.mass1, a.count0 + b.count0, a.count1 + b.count1};
+  }
+};
+struct total_max_bad {
+  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
+    return {a.mass0 + b.mass0, fmaxf(a.mass1, b.mass1), a.count0 | b.count0, 0};
+  }
+};
+using record_block = gpu::block_primitives<chunk_record, kClusterThreads>;
+
+struct cluster_shared {
+  union {
+    cluster_float::shared_type f;
+    record_block::shared_type records;
+  };
+  chunk_record record[2];          // published: this block's chunk record
+  int token[2];                    // published by the crossing block
+  float token_value[2];
+  chunk_record totals;             // the cluster's fold, read by thread 0
+  float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
+  float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
+  int crossing_token;
+  float crossing_value;
+  int picked, last_positive;
+};
+
+// Thread 0 folds the cluster's records of `slot` in chunk order (so every block
+// gets the same floats) into sh.totals and sh.above; `round0` folds (total, max,
+// bad) instead of sums. One reader a block keeps distributed shared memory quiet.
+__device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot, int blocks,
+                                    bool round0) {
+  if (threadIdx.x == 0) {
+    chunk_record t{0.0f, 0.0f, 0, 0};
+    for (int c = 0; c < blocks; ++c) {
+      const chunk_record r = *cluster.map_shared_rank(&sh.record[slot], c);
+      sh.above[0][c] = r.mass0;
+      sh.above[1][c] = r.mass1;
+      t = round0 ? total_max_bad()(t, r) : sum_records()(t, r);
+    }
+    sh.totals = t;
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ int64_t held_token(int64_t begin, int j) {
+  return begin + (j / kItems) * (kClusterThreads * kItems) + threadIdx.x * kItems + j % kItems;
+}
+
+// The first token in scan order (thread, j) whose running mass above `low` passes
+// u; the chunk's last such token when float rounding leaves u beyond the scan.
+__device__ inline int64_t search_held(const float (&x)[kHeld], int64_t begin, int64_t v, float low, float u,
+                                      cluster_shared& sh) {
+  float mine = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kHeld; ++j) mine += x[j] > low ? x[j] : 0.0f;
+  float total;
+  const float through = cluster_float::inclusive_sum(mine, total, sh.f);
+  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_positive = -1;
+  __syncthreads();
+  float running = through - mine;
+  int first = INT_MAX, last = -1;
+#pragma unroll
+  for (int j = 0; j < kHeld; ++j) {
+    if (!(x[j] > low) || held_token(begin, j) >= v) continue;
+    running += x[j];
+    last = static_cast<int>(threadIdx.x) * kHeld + j;
+    if (running > u && first == INT_MAX) first = last;
+  }
+  if (first != INT_MAX) atomicMin(&sh.picked, first);
+  if (last >= 0) atomicMax(&sh.last_positive, last);
+  __syncthreads();
+  const int position = sh.picked != INT_MAX ? sh.picked : sh.last_positive;
+  __syncthreads();
+  if (position < 0) return -1;
+  const int thread = position / kHeld, j = position % kHeld;
+  return begin + (j / kItems) * (kClusterThreads * kItems) + thread * kItems + j % kItems;
+}
+
+__global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(device_batch b) {
+  __shared__ cluster_shared sh;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int blocks = static_cast<int>(cluster.num_blocks());
+  const int64_t r = blockIdx.y, v = b.vocab_size, begin = rank * kBlockTokens;
+  check_parameters(b, r, r * blocks + rank, static_cast<int64_t>(gridDim.y) * blocks);
+  const int64_t in = input_row_of(b, r);  // the same in every block of the cluster
+  float x[kHeld];
+  chunk_record mine{0.0f, 0.0f, 0, 0};
+  if (in >= 0) {
+    const unsigned char* row = row_pointer(b, in);
+#pragma unroll
+    for (int s = 0; s < kStripes; ++s) {
+      float part[kItems];
+      load_items(row, b.dtype, v, held_token(begin, s * kItems), part, 0.0f);
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
+    }
+#pragma unroll
+    for (int j = 0; j < kHeld; ++j) {
+      mine.count0 |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+      mine.mass0 += x[j];
+      mine.mass1 = fmaxf(mine.mass1, x[j]);
+    }
+  }
+  // Exchange 0: each chunk's total (mass0), max (mass1) and health (count0).
+  int slot = 0;
+  mine = record_block::reduce(mine, total_max_bad(), sh.records);
+  if (threadIdx.x == 0) sh.record[slot] = mine;
+  cluster.sync();
+  fold_records(cluster, sh, slot, blocks, true);
+  float mass = sh.totals.mass0, high = sh.totals.mass1;
+  const bool bad = sh.totals.count0 != 0;
+  if (threadIdx.x < static_cast<unsigned>(blocks)) sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
+  const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
+  const bool usable = in >= 0 && !bad && mass > 0.0f && !isinf(mass) && f.usable;
+  const bool top_k = f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
+  const float top_p_mass = f.top_p * mass, min_p_value = f.min_p * high;
+  auto accept = [&](float pivot, float above, int count) {
+    return (!top_k || count < f.top_k) && (!top_p || above < top_p_mass) && (!min_p || pivot >= min_p_value);
+  };
+  philox_stream stream = usable ? stream_of(b, r, in) : philox_stream(0, 0, 0);
+  float low = 0.0f;
+  int64_t token = -1;
+  bool accepted = false;
+  for (int round = 0; usable && round < kDualPivotRoundCap && !accepted; ++round) {
+    slot ^= 1;
+    __syncthreads();  // chunk_mass is written above and at the end of each round
+    const float u = uniform_open_one(stream.next()) * mass;
+    // 1. The crossing chunk, by the same float sums in every block.
+    int crossing = -1, last_with_mass = -1;
+    float before = 0.0f, running = 0.0f;
+    for (int c = 0; c < blocks; ++c) {
+      const float m = sh.chunk_mass[c];
+      if (m > 0.0f) {
+        last_with_mass = c;
+        if (crossing < 0 && running + m > u) crossing = c, before = running;
+      }
+      running += m;
+    }
+    if (crossing < 0) crossing = last_with_mass, before = running - sh.chunk_mass[last_with_mass];
+    // 2. Its block searches and publishes the token and p[token].
+    if (rank == crossing) {
+      const int64_t t = search_held(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
+      if (threadIdx.x == 0) sh.token[slot] = static_cast<int>(t), sh.token_value[slot] = 0.0f;
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kHeld; ++j)  // the thread holding the token publishes p[token]
+        if (held_token(begin, j) == t) sh.token_value[slot] = x[j];
+    }
+    cluster.sync();  // also orders the writes above before other blocks' reads
+    if (threadIdx.x == 0) {
+      sh.crossing_token = *cluster.map_shared_rank(&sh.token[slot], crossing);
+      sh.crossing_value = *cluster.map_shared_rank(&sh.token_value[slot], crossing);
+    }
+    __syncthreads();
+    token = sh.crossing_token;
+    const float pivot0 = sh.crossing_value;
+    if (token < 0 || token >= v) break;
+    if (!top_k && !top_p && !min_p) {
+      accepted = true;
+      break;
+    }
+    // 3. Mass and count above both pivots, chunk by chunk, folded in chunk order.
+    const float pivot1 = pivot0 + (high - pivot0) * 0.5f;
+    mine = chunk_record{0.0f, 0.0f, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kHeld; ++j) {
+      if (x[j] > pivot0) mine.mass0 += x[j], ++mine.count0;
+      if (x[j] > pivot1) mine.mass1 += x[j], ++mine.count1;
+    }
+    mine = record_block::reduce(mine, sum_records(), sh.records);
+    if (threadIdx.x == 0) sh.record[slot] = mine;
+    cluster.sync();
+    fold_records(cluster, sh, slot, blocks, false);
+    const chunk_record t = sh.totals;
+    if (accept(pivot0, t.mass0, t.count0)) {
+      accepted = true;
+    } else {
+      const bool narrow = accept(pivot1, t.mass1, t.count1);  // low = pivot0, high = pivot1
+      low = narrow ? pivot0 : pivot1;
+      if (narrow) high = pivot1;
+      mass = narrow ? t.mass0 : t.mass1;
+      if (threadIdx.x < static_cast<unsigned>(blocks)) sh.chunk_mass[threadIdx.x] = sh.above[narrow ? 0 : 1][threadIdx.x];
+    }
+  }
+  if (rank == 0 && threadIdx.x == 0) {
+    if (in < 0) b.out_valid[r] = 0;
+    else write_result(b, r, static_cast<int32_t>(token), usable && accepted && token >= 0 && token < v);
+  }
+  cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
+// Whether a cluster of `blocks` of this kernel can be resident on this GPU (asked
+// once per size: non-portable sizes above 8 depend on the part).
+bool cluster_fits(int blocks) {
+  static std::atomic<int> known[kMaxCluster + 1] = {};  // 0 unknown, 1 fits, -1 does not
+  int state = known[blocks].load();
+  if (state == 0) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(blocks), 1, 1);
+    config.blockDim = dim3(kClusterThreads, 1, 1);
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    const bool ok =
+        cudaFuncSetAttribute(dual_pivot_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
+            cudaSuccess &&
+        cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel, &config) == cudaSuccess && clusters > 0;
+    (void)cudaGetLastError();  // a refused size is an answer, not a sticky error
+    state = ok ? 1 : -1;
+    known[blocks].store(state);
+  }
+  return state > 0;
+}
+
+}  // namespace
+
+bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
+  const device_batch& b = q.batch;
+  const int64_t blocks = (b.vocab_size + kBlockTokens - 1) / kBlockTokens;
+  if (blocks > kMaxCluster || b.num_output_rows > 65535 || !cluster_fits(static_cast<int>(blocks))) return false;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(b.num_output_rows), 1);
+  config.blockDim = dim3(kClusterThreads, 1, 1);
+  config.stream = q.stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  *status = cudaLaunchKernelEx(&config, dual_pivot_cluster_kernel, b);
+  return true;
+}
+
+}  // namespace samplecheck::cuda
+
+#else  // HIP: no clusters; the block-per-row kernel serves the subject.
+
+namespace samplecheck::cuda {
+bool launch_dual_pivot_cluster(launch_request&, gpuError_t*) { return false; }
+}  // namespace samplecheck::cuda
+
+#endif
