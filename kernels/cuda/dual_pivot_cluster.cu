@@ -74,7 +74,7 @@ struct cluster_shared {
   float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
   int crossing_token;
   float crossing_value;
-  int picked, last_positive;
+  held_search_shared search;
 };
 
 // Thread 0 folds the cluster's records of `slot` in chunk order (so every block
@@ -99,31 +99,12 @@ __device__ __forceinline__ int64_t held_token(int64_t begin, int j) {
   return begin + (j / kItems) * (kClusterThreads * kItems) + threadIdx.x * kItems + j % kItems;
 }
 
-// The first token in scan order (thread, j) whose running mass above `low` passes
-// u; the chunk's last such token when float rounding leaves u beyond the scan.
+// The crossing token among the held tokens above `low` (row_ops.cuh's guarded
+// search), or -1.
 __device__ inline int64_t search_held(const float (&x)[kHeld], int64_t begin, int64_t v, float low, float u,
                                       cluster_shared& sh) {
-  float mine = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kHeld; ++j) mine += x[j] > low ? x[j] : 0.0f;
-  float total;
-  const float through = cluster_float::inclusive_sum(mine, total, sh.f);
-  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_positive = -1;
-  __syncthreads();
-  float running = through - mine;
-  int first = INT_MAX, last = -1;
-#pragma unroll
-  for (int j = 0; j < kHeld; ++j) {
-    if (!(x[j] > low) || held_token(begin, j) >= v) continue;
-    running += x[j];
-    last = static_cast<int>(threadIdx.x) * kHeld + j;
-    if (running > u && first == INT_MAX) first = last;
-  }
-  if (first != INT_MAX) atomicMin(&sh.picked, first);
-  if (last >= 0) atomicMax(&sh.last_positive, last);
-  __syncthreads();
-  const int position = sh.picked != INT_MAX ? sh.picked : sh.last_positive;
-  __syncthreads();
+  const int position = held_crossing<kClusterThreads>(
+      x, low, u, [&](int j) { return held_token(begin, j) < v; }, sh.f, sh.search);
   if (position < 0) return -1;
   const int thread = position / kHeld, j = position % kHeld;
   return begin + (j / kItems) * (kClusterThreads * kItems) + thread * kItems + j % kItems;
@@ -243,26 +224,38 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
 
+// The launch of `rows` clusters of `blocks` blocks (the attribute lives beside the
+// config that points to it, so neither is copied).
+struct cluster_launch {
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config{};
+  cluster_launch(int blocks, int64_t rows, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(rows), 1);
+    config.blockDim = dim3(kClusterThreads, 1, 1);
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  cluster_launch(const cluster_launch&) = delete;
+  cluster_launch& operator=(const cluster_launch&) = delete;
+};
+
 // Whether a cluster of `blocks` of this kernel can be resident on this GPU (asked
 // once per size: non-portable sizes above 8 depend on the part).
 bool cluster_fits(int blocks) {
   static std::atomic<int> known[kMaxCluster + 1] = {};  // 0 unknown, 1 fits, -1 does not
   int state = known[blocks].load();
   if (state == 0) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(blocks), 1, 1);
-    config.blockDim = dim3(kClusterThreads, 1, 1);
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    const cluster_launch one(blocks, 1, nullptr);
     int clusters = 0;
     const bool ok =
         cudaFuncSetAttribute(dual_pivot_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
             cudaSuccess &&
-        cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel, &config) == cudaSuccess && clusters > 0;
+        cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel, &one.config) == cudaSuccess &&
+        clusters > 0;
     (void)cudaGetLastError();  // a refused size is an answer, not a sticky error
     state = ok ? 1 : -1;
     known[blocks].store(state);
@@ -276,17 +269,8 @@ bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
   const device_batch& b = q.batch;
   const int64_t blocks = (b.vocab_size + kBlockTokens - 1) / kBlockTokens;
   if (blocks > kMaxCluster || b.num_output_rows > 65535 || !cluster_fits(static_cast<int>(blocks))) return false;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(b.num_output_rows), 1);
-  config.blockDim = dim3(kClusterThreads, 1, 1);
-  config.stream = q.stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  *status = cudaLaunchKernelEx(&config, dual_pivot_cluster_kernel, b);
+  const cluster_launch launch(static_cast<int>(blocks), b.num_output_rows, q.stream);
+  *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel, b);
   return true;
 }
 

@@ -65,8 +65,7 @@ struct split_shared {
   split_int::shared_type i;
   bool last_block;
   int crossing;
-  int picked;
-  int last_positive;
+  held_search_shared search;
   float before;  // mass of the chunks before the crossing chunk
 };
 
@@ -88,33 +87,12 @@ __device__ __forceinline__ void load_chunk(const unsigned char* row, storage_typ
   }
 }
 
-// The inverse CDF inside one chunk at u (0 <= u): the first token in scan order
-// whose running mass exceeds u; the chunk's last token with mass when float
-// rounding leaves u beyond the scan's total (the guards of row_ops.cuh).
+// The inverse CDF inside one chunk at u (0 <= u), by row_ops.cuh's guarded search
+// over the registers; the token, or -1 when the chunk has no mass.
 __device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t begin, int64_t v, float u,
                                        split_shared& sh) {
-  float mine = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kSplitItems; ++j) mine += x[j];
-  float total;
-  const float through = split_float::inclusive_sum(mine, total, sh.f);
-  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_positive = -1;
-  __syncthreads();
-  float running = through - mine;
-  int first_crossing = INT_MAX, last_positive = -1;
-#pragma unroll
-  for (int j = 0; j < kSplitItems; ++j) {
-    running += x[j];
-    const int position = static_cast<int>(threadIdx.x) * kSplitItems + j;
-    if (x[j] > 0.0f && split_token(begin, j) < v) {
-      last_positive = position;
-      if (running > u && first_crossing == INT_MAX) first_crossing = position;
-    }
-  }
-  if (first_crossing != INT_MAX) atomicMin(&sh.picked, first_crossing);
-  if (last_positive >= 0) atomicMax(&sh.last_positive, last_positive);
-  __syncthreads();
-  const int position = sh.picked != INT_MAX ? sh.picked : sh.last_positive;
+  const int position = held_crossing<kSplitThreads>(
+      x, 0.0f, u, [&](int j) { return split_token(begin, j) < v; }, sh.f, sh.search);
   if (position < 0) return -1;
   const int thread = position / kSplitItems, j = position % kSplitItems;
   return begin + (j / kItems) * (kSplitThreads * kItems) + thread * kItems + j % kItems;

@@ -191,6 +191,42 @@ __device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dty
   return int_block::max(last_valid, sh.i);
 }
 
+// The same search over the tokens a block holds in registers, Held a thread, in
+// scan order (thread, j): the position thread * Held + j of the first token above
+// `low` (and in_range(j)) whose running mass passes u, else of the last such token
+// (the second guard); -1 when the block holds none.
+struct held_search_shared {
+  int picked, last_positive;
+};
+
+template <int Threads, int Held, typename InRange>
+__device__ inline int held_crossing(const float (&x)[Held], float low, float u, InRange in_range,
+                                    typename gpu::block_primitives<float, Threads>::shared_type& scan,
+                                    held_search_shared& sh) {
+  float mine = 0.0f;
+#pragma unroll
+  for (int j = 0; j < Held; ++j) mine += x[j] > low ? x[j] : 0.0f;
+  float total;
+  const float through = gpu::block_primitives<float, Threads>::inclusive_sum(mine, total, scan);
+  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_positive = -1;
+  __syncthreads();
+  float running = through - mine;
+  int first = INT_MAX, last = -1;
+#pragma unroll
+  for (int j = 0; j < Held; ++j) {
+    if (!(x[j] > low) || !in_range(j)) continue;
+    running += x[j];
+    last = static_cast<int>(threadIdx.x) * Held + j;
+    if (running > u && first == INT_MAX) first = last;
+  }
+  if (first != INT_MAX) atomicMin(&sh.picked, first);
+  if (last >= 0) atomicMax(&sh.last_positive, last);
+  __syncthreads();
+  const int position = sh.picked != INT_MAX ? sh.picked : sh.last_positive;
+  __syncthreads();
+  return position;
+}
+
 // S01 draws u against (1 + 2^-10) times the mass, as cpu.dual_pivot:S01 does. The
 // real mismatch (a mass from one reduction order, a scan in another, or a row that
 // does not sum to the assumed 1: FlashInfer #923) is a few ulps, about 2^-20 of the

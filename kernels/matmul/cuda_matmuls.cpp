@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -9,39 +10,86 @@
 #include "kernels/matmul/matmul_abi.h"
 #include "kernels/matmul/matmul_kernels.h"
 #include "kernels/matmul/matmul_plan.h"
+#include "kernels/matmul/mma_kernels.h"
 
 namespace samplecheck::matmul {
 namespace {
 
-enum class kernel_kind { persistent, segmented, cublas };
+enum class kernel_kind { persistent, segmented, persistent_mma, segmented_mma, cublas };
 
 struct cuda_subject {
   std::string name;
   kernel_kind kind;
   defect planted;
-  // Split launches need fp32 partials; the buffer only grows, so timing runs
-  // after the first call allocate nothing.
+  // Split launches need fp32 partials, split mma launches also per-tile
+  // arrival counters: [counter region | partials] in one allocation that only
+  // grows, so timing runs after the first call allocate nothing.
   float* workspace = nullptr;
   size_t workspace_size = 0;
+  // The counter region keeps its place and size until the allocation grows:
+  // were the counters placed per call, one call's partials could land on the
+  // counters of another call's tile count, and leave them non-zero.
+  size_t counter_region = 0;
 };
 
-sc_status ensure_workspace(cuda_subject& subject, size_t bytes, char* error, size_t error_size) {
-  if (bytes <= subject.workspace_size) return SC_OK;
+// Room for `counter_bytes` of counters at the front and `partial_bytes` after
+// the counter region. A new allocation has its counter region zeroed on
+// `stream`, ahead of the launch that uses it (mma_kernels.h: counters are zero
+// at launch, and each launch leaves them so).
+sc_status ensure_workspace(cuda_subject& subject, size_t counter_bytes, size_t partial_bytes, cudaStream_t stream,
+                           char* error, size_t error_size) {
+  const size_t partial_room = subject.workspace_size - subject.counter_region;
+  if (counter_bytes <= subject.counter_region && partial_bytes <= partial_room) return SC_OK;
+  const size_t counters = std::max(counter_bytes, subject.counter_region);
+  const size_t bytes = counters + std::max(partial_bytes, partial_room);
   if (subject.workspace != nullptr) cudaFree(subject.workspace);
   subject.workspace = nullptr;
-  subject.workspace_size = 0;
+  subject.workspace_size = subject.counter_region = 0;
   if (const cudaError_t e = cudaMalloc(&subject.workspace, bytes); e != cudaSuccess)
-    return report_error(SC_ERR_DEVICE, error, error_size, "%s: cudaMalloc of %zu workspace bytes: %s", subject.name.c_str(),
-                bytes, cudaGetErrorString(e));
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: cudaMalloc of %zu workspace bytes: %s",
+                        subject.name.c_str(), bytes, cudaGetErrorString(e));
+  if (const cudaError_t e = cudaMemsetAsync(subject.workspace, 0, counters, stream); e != cudaSuccess)
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: zeroing %zu counter bytes: %s", subject.name.c_str(),
+                        counters, cudaGetErrorString(e));
   subject.workspace_size = bytes;
+  subject.counter_region = counters;
+  return SC_OK;
+}
+
+float* partials_of(const cuda_subject& subject) {
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(subject.workspace) + subject.counter_region);
+}
+
+// The tensor-core subjects: persistent_mma is one segment over K (seed 003's
+// persistent comparison), segmented_mma the 4-segment split-K of mma_kernels.h.
+sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const device_problem& problem, char* error,
+                  size_t error_size) {
+  const bool segmented = subject.kind == kernel_kind::segmented_mma;
+  const int32_t index = p.launch_config >= 0 ? p.launch_config
+                        : segmented         ? segmented_mma_table_config(p.m, p.n)
+                                            : persistent_mma_table_config(p.m, p.n);
+  const mma_launch_config& config = segmented ? kSegmentedMmaConfigs[index] : kPersistentMmaConfigs[index];
+  const reduction_plan plan = segmented ? segmented_mma_plan(p.k, config.split) : persistent_plan(p.k);
+  const auto stream = static_cast<cudaStream_t>(p.stream);
+  if (const sc_status s = ensure_workspace(subject, mma_counter_bytes(plan, config.tile, p.m, p.n),
+                                          mma_partial_bytes(plan, p.m, p.n), stream, error, error_size);
+      s != SC_OK)
+    return s;
+  auto* counters = reinterpret_cast<uint32_t*>(subject.workspace);
+  if (const int code = launch_mma_matmul(plan, config.tile, problem, counters, partials_of(subject), p.stream);
+      code != 0)
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s", subject.name.c_str(), config.name,
+                        gpu_error_text(code));
   return SC_OK;
 }
 
 sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_t error_size) {
   auto& subject = *static_cast<cuda_subject*>(context);
-  const int32_t num_configs = subject.kind == kernel_kind::persistent  ? kNumPersistentConfigs
-                              : subject.kind == kernel_kind::segmented ? kNumSegmentedConfigs
-                                                                       : 0;
+  const int32_t num_configs = subject.kind == kernel_kind::persistent       ? kNumPersistentConfigs
+                              : subject.kind == kernel_kind::segmented      ? kNumSegmentedConfigs
+                              : subject.kind == kernel_kind::persistent_mma ? kNumPersistentMmaConfigs
+                              : subject.kind == kernel_kind::segmented_mma  ? kNumSegmentedMmaConfigs
+                                                                            : 0;
   if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size); s != SC_OK)
     return s;
   try {
@@ -51,6 +99,9 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
         return report_error(SC_ERR_DEVICE, error, error_size, "%s: %s", subject.name.c_str(), message.c_str());
       return SC_OK;
     }
+    const device_problem problem{p->a, p->weight, p->bias, p->out, p->m, p->n, p->k};
+    if (subject.kind == kernel_kind::persistent_mma || subject.kind == kernel_kind::segmented_mma)
+      return run_mma(subject, *p, problem, error, error_size);
     reduction_plan plan;
     launch_config config;
     if (subject.kind == kernel_kind::persistent) {
@@ -60,11 +111,11 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
       config = kSegmentedConfigs[p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n)];
       plan = segmented_plan(subject.planted, p->m, p->k, config.split);
     }
-    if (const sc_status s = ensure_workspace(subject, workspace_bytes(plan, p->m, p->n), error, error_size);
+    if (const sc_status s = ensure_workspace(subject, 0, workspace_bytes(plan, p->m, p->n),
+                                            static_cast<cudaStream_t>(p->stream), error, error_size);
         s != SC_OK)
       return s;
-    const device_problem problem{p->a, p->weight, p->bias, p->out, p->m, p->n, p->k};
-    if (const int code = launch_matmul(plan, config, problem, subject.workspace, p->stream); code != 0)
+    if (const int code = launch_matmul(plan, config, problem, partials_of(subject), p->stream); code != 0)
       return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s", subject.name.c_str(), config.name,
                   gpu_error_text(code));
   } catch (const std::exception& e) {
@@ -82,6 +133,8 @@ struct cuda_registry {
   cuda_registry() {
     subjects.push_back({"cuda.persistent", kernel_kind::persistent, defect::none});
     subjects.push_back({"cuda.segmented", kernel_kind::segmented, defect::none});
+    subjects.push_back({"cuda.persistent_mma", kernel_kind::persistent_mma, defect::none});
+    subjects.push_back({"cuda.segmented_mma", kernel_kind::segmented_mma, defect::none});
     subjects.push_back({"cuda.cublas", kernel_kind::cublas, defect::none});
     const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06"};
     for (int i = 0; i < 6; ++i)
@@ -103,6 +156,14 @@ struct cuda_registry {
                                                   : "segmented split-K kernel with a planted defect";
         m.num_launch_configs = kNumSegmentedConfigs;
         m.launch_config_name = segmented_config_name;
+      } else if (s.kind == kernel_kind::persistent_mma) {
+        m.description = "persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k";
+        m.num_launch_configs = kNumPersistentMmaConfigs;
+        m.launch_config_name = persistent_mma_config_name;
+      } else if (s.kind == kernel_kind::segmented_mma) {
+        m.description = "segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, summed in order";
+        m.num_launch_configs = kNumSegmentedMmaConfigs;
+        m.launch_config_name = segmented_mma_config_name;
       } else {
         m.description = "cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)";
         m.num_launch_configs = 0;

@@ -1,6 +1,10 @@
 // GPU half of the matmul suite (H200): the CUDA kernels across every batch size
-// 1..4096, bit for bit against their CPU emulations, every launch configuration,
-// the cuBLAS control that must be caught, and the GPU mutants.
+// 1..4096, the SIMT kernels bit for bit against their CPU emulations, every
+// launch configuration, the cuBLAS control that must be caught, and the GPU
+// mutants. The tensor-core kernels (cuda.*_mma) take every check except the
+// CPU comparison: an mma's internal accumulation is not an IEEE fma sequence
+// the CPU can reproduce (kernels/matmul/mma_kernels.h); matmul_mma_test.cpp
+// holds their fp64 self-test.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -17,6 +21,10 @@ using samplecheck::matmul::cuda_matmuls;
 namespace {
 
 constexpr uint64_t kSeed = 20261130;
+
+// Every batch-invariant CUDA subject: the SIMT kernels and the tensor-core ones.
+constexpr const char* kInvariantSubjects[] = {"cuda.segmented", "cuda.persistent", "cuda.segmented_mma",
+                                              "cuda.persistent_mma"};
 
 std::vector<int64_t> every_m(int64_t last) {
   std::vector<int64_t> sizes(static_cast<size_t>(last));
@@ -38,7 +46,26 @@ testbed_config full_width(const char* shape, bool bias, int64_t max_m) {
   return {s, s.n, bias, kSeed, max_m};
 }
 
+// Every M = 1..4096 of `subject` on `shape`, probe rows against M = 1.
+void sweep_every_m(const char* subject, const char* shape, int64_t last_m) {
+  auto runner = make_runner(find_subject(cuda_matmuls(), subject));
+  CAPTURE(subject, shape, last_m);
+  matmul_testbed testbed(*runner, full_width(shape, false, last_m));
+  const check_result r = testbed.batch_invariance(every_m(last_m));
+  std::printf("%s\n", r.summary.c_str());
+  std::fflush(stdout);
+  require_pass(r);
+}
+
 }  // namespace
+
+TEST_CASE("matmul_gpu tensor-core kernels: bitwise batch invariance for every M = 1..4096", "[gpu][sweep][mma_sweep]") {
+  // The mma kernels run a 4096-row batch in about cuBLAS time, so both get the
+  // whole range, the segmented one on O and on down (K = 12288, segments of 3072).
+  sweep_every_m("cuda.segmented_mma", "qwen3_8b.o", 4096);
+  sweep_every_m("cuda.segmented_mma", "qwen3_8b.down", 4096);
+  sweep_every_m("cuda.persistent_mma", "qwen3_8b.o", 4096);
+}
 
 TEST_CASE("matmul_gpu bitwise batch invariance for every M = 1..4096", "[gpu][sweep]") {
   // Every M on the layers the cuBLAS control is judged on; probes only (first,
@@ -54,19 +81,13 @@ TEST_CASE("matmul_gpu bitwise batch invariance for every M = 1..4096", "[gpu][sw
   };
   for (const sweep& s : {sweep{"cuda.segmented", "qwen3_8b.o", 4096}, sweep{"cuda.segmented", "qwen3_8b.down", 1024},
                          sweep{"cuda.persistent", "qwen3_8b.o", 1024}}) {
-    auto runner = make_runner(find_subject(cuda_matmuls(), s.subject));
-    CAPTURE(s.subject, s.shape, s.last_m);
-    matmul_testbed testbed(*runner, full_width(s.shape, false, s.last_m));
-    const check_result r = testbed.batch_invariance(every_m(s.last_m));
-    std::printf("%s\n", r.summary.c_str());
-    std::fflush(stdout);
-    require_pass(r);
+    sweep_every_m(s.subject, s.shape, s.last_m);
   }
 }
 
 TEST_CASE("matmul_gpu bitwise batch invariance on every fixture shape, with and without bias", "[gpu]") {
   const std::vector<int64_t> sizes = spot_sizes();
-  for (const char* subject : {"cuda.segmented", "cuda.persistent"}) {
+  for (const char* subject : kInvariantSubjects) {
     auto runner = make_runner(find_subject(cuda_matmuls(), subject));
     for (const auto& shape : shapes_fixture().shapes)
       for (const bool bias : {false, true}) {
@@ -78,6 +99,7 @@ TEST_CASE("matmul_gpu bitwise batch invariance on every fixture shape, with and 
 }
 
 TEST_CASE("matmul_gpu kernels give the bits of their CPU emulation", "[gpu]") {
+  // SIMT only: the mma kernels have no CPU emulation (see the top of the file).
   for (const auto& [gpu, cpu] : {std::pair{"cuda.segmented", "cpu.segmented"}, std::pair{"cuda.persistent", "cpu.persistent"}}) {
     auto device = make_runner(find_subject(cuda_matmuls(), gpu));
     auto host = make_runner(find_subject(cpu_matmuls(), cpu));
@@ -96,7 +118,7 @@ TEST_CASE("matmul_gpu kernels give the bits of their CPU emulation", "[gpu]") {
 
 TEST_CASE("matmul_gpu launch configuration independence, split vs unsplit", "[gpu]") {
   const auto& sizes = shapes_fixture().sizes("configs");
-  for (const char* subject : {"cuda.segmented", "cuda.persistent"}) {
+  for (const char* subject : kInvariantSubjects) {
     auto runner = make_runner(find_subject(cuda_matmuls(), subject));
     for (const auto& shape : shapes_fixture().shapes) {
       CAPTURE(subject, shape.name);
@@ -107,7 +129,7 @@ TEST_CASE("matmul_gpu launch configuration independence, split vs unsplit", "[gp
 }
 
 TEST_CASE("matmul_gpu run-to-run, accuracy and all-ones", "[gpu]") {
-  for (const char* subject : {"cuda.segmented", "cuda.persistent"}) {
+  for (const char* subject : kInvariantSubjects) {
     auto runner = make_runner(find_subject(cuda_matmuls(), subject));
     for (const auto& shape : shapes_fixture().shapes) {
       CAPTURE(subject, shape.name);
@@ -169,13 +191,24 @@ TEST_CASE("matmul_gpu every B mutant is killed by its catalog check", "[gpu][mut
 TEST_CASE("matmul_gpu small odd problems for compute-sanitizer", "[gpu][sanitizer]") {
   // Odd K (vector loads off), a column count that is no multiple of any tile,
   // split and unsplit, bias, atomics (B06) and cuBLAS: small enough for memcheck.
+  // The mma kernels also take K = 2880 (cp.async path, the last segment shorter
+  // than the rest), since odd K sends them down their scalar load path.
   const matmul_shape& odd = shapes_fixture().shape("odd_k1001");
-  for (const char* subject : {"cuda.segmented", "cuda.persistent", "cuda.segmented:B06", "cuda.cublas"}) {
-    auto runner = make_runner(find_subject(cuda_matmuls(), subject));
-    CAPTURE(subject);
-    matmul_testbed testbed(*runner, {odd, 37, true, kSeed, 130});
+  const matmul_shape& k2880 = shapes_fixture().shape("k2880");
+  struct sanitizer_case {
+    const char* subject;
+    const matmul_shape& shape;
+  };
+  const std::vector<sanitizer_case> cases = {
+      {"cuda.segmented", odd},          {"cuda.persistent", odd},      {"cuda.segmented:B06", odd},
+      {"cuda.cublas", odd},             {"cuda.segmented_mma", odd},   {"cuda.persistent_mma", odd},
+      {"cuda.segmented_mma", k2880},    {"cuda.persistent_mma", k2880}};
+  for (const sanitizer_case& c : cases) {
+    auto runner = make_runner(find_subject(cuda_matmuls(), c.subject));
+    CAPTURE(c.subject, c.shape.name);
+    matmul_testbed testbed(*runner, {c.shape, 37, true, kSeed, 130});
     require_pass(testbed.accuracy(130));
-    if (std::string(subject) == "cuda.segmented" || std::string(subject) == "cuda.persistent")
+    if (runner->subject().num_launch_configs > 0 && std::string(c.subject).find(':') == std::string::npos)
       require_pass(testbed.launch_config_independence({1, 5, 130}));
   }
 }

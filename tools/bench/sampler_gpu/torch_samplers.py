@@ -11,6 +11,12 @@ permutation per row, as in the C++ bench. The two rules are the published lines:
            q.clamp_min_(torch.finfo(torch.float32).tiny)
            (probs.float() / q).argmax(dim=-1, keepdim=True)
 
+Two more modes time the same rule captured once in a torch.cuda.CUDAGraph and
+replayed, as the C++ bench's graph rows do: graph_sync (replay, then synchronise)
+and graph_burst (device time per replay: CUDA events around 50 replays issued back
+to back). They take Python's dispatch out of the comparison, which moves the eager
+rows by tens of microseconds from one machine to the next.
+
 Run it on the GPU machine in the same session as the C++ bench so both tables share
 the device, driver and clocks.
 """
@@ -58,6 +64,36 @@ def time_calls(call, probs, synchronise, warmup, calls):
     return us
 
 
+def graph_of(rule, probs, warmup):
+    """The rule captured in a CUDA graph (torch's own RNG state advances per replay)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            rule(probs)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        rule(probs)
+    for _ in range(warmup):
+        graph.replay()
+    torch.cuda.synchronize()
+    return graph
+
+
+def time_burst(graph, samples=20, per_sample=50):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    us = []
+    for _ in range(samples):
+        start.record()
+        for _ in range(per_sample):
+            graph.replay()
+        stop.record()
+        stop.synchronize()
+        us.append(start.elapsed_time(stop) * 1e3 / per_sample)
+    return us
+
+
 def summarise(us):
     q = statistics.quantiles(us, n=4, method="inclusive")
     return statistics.median(us), q[2] - q[0]
@@ -84,10 +120,18 @@ def main():
             probs = all_rows[:batch].contiguous()
             hbm_us = batch * vocab * 4 / 4.8e12 * 1e6
             for name, rule in (("torch.multinomial", multinomial_rule), ("torch.gumbel_rule", gumbel_rule)):
-                for mode, synchronise in (("host", False), ("sync", True)):
-                    median, iqr = summarise(time_calls(rule, probs, synchronise, args.warmup, args.calls))
+                timings = [("host", time_calls(rule, probs, False, args.warmup, args.calls)),
+                           ("sync", time_calls(rule, probs, True, args.warmup, args.calls))]
+                # torch.multinomial checks its input on the host, which a capture refuses.
+                if rule is gumbel_rule:
+                    graph = graph_of(rule, probs, args.warmup)
+                    timings += [("graph_sync", time_calls(lambda _: graph.replay(), probs, True, args.warmup,
+                                                          args.calls)),
+                                ("graph_burst", time_burst(graph))]
+                for mode, us in timings:
+                    median, iqr = summarise(us)
                     rows_out.append((name, mode, batch, vocab, median, iqr, hbm_us))
-                    print(f"{name:<30} {mode:<10} {batch:>4} {vocab:>7} {median:>12.1f} {iqr:>10.1f} {hbm_us:>9.2f}",
+                    print(f"{name:<30} {mode:<11} {batch:>4} {vocab:>7} {median:>12.1f} {iqr:>10.1f} {hbm_us:>9.2f}",
                           flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:

@@ -1,0 +1,170 @@
+// The tensor-core (mma.sync bf16) batch-invariant matmuls: cuda.segmented_mma
+// and cuda.persistent_mma. CUDA only (sm_80+ instructions, built for sm_90a);
+// never compiled for HIP.
+//
+// Order for one output (m, n), over the K range [begin, end) of a segment:
+//   the k16 steps of the segment, k0 = begin, begin + 16, ... (k0 < end), in
+//   increasing k0; each step is one mma.sync m16n8k16 (bf16 in, fp32 out) whose
+//   C input is the running sum, starting from +0. Elements at or past K are 0.
+// The segment sums p_0..p_{S-1} are folded left to right: ((p0 + p1) + p2) + p3,
+// then the bias is added once in fp32, then one rounding to bf16
+// (reference/numeric.h float_to_bf16, as the SIMT kernels).
+// Segments: K <= 256 is one segment [0, K) (seed 003's fix bb91ae0); otherwise
+// 4 segments of round_up(ceil(K / 4), 64) elements (the last one ends at K, and
+// may be empty: its sum is +0), so a 64-wide k-tile never straddles two.
+//
+// Why that order does not depend on M, on the tile shape, on split vs unsplit
+// or on the launch: row i of an mma's D depends only on row i of A, on B and on
+// row i of C, and every config sends each output through the same mma steps
+// (same segments, same k0 sequence, same zero padding). Its position in the
+// m16n8 tile is m % 16 and n % 8 whatever the tile, and rows past M and columns
+// past N are zero-filled, never read into another output's sum. Split launches
+// run one block per (tile, segment); each stores its fp32 p_s, and the last of
+// a tile's blocks to arrive folds the tile's p_0..p_{S-1} in segment order, in
+// the same kernel. Unsplit launches fold the same p_s in registers in the same
+// order. Either way it is the same fp32 adds on the same values. What the CPU
+// cannot do is reproduce the bits: the mma's internal accumulation of its 16
+// products and C is not an IEEE fma sequence, so these kernels have no CPU
+// emulation; their tests are invariance checks on the GPU plus accuracy
+// against the fp64 reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/matmul/matmul_kernels.h"
+
+namespace samplecheck::matmul {
+
+inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile, in elements
+
+// The block tiles the kernel is instantiated for (mma_kernels.cu sets their
+// warp grids and pipeline depths). sN: N cp.async stages, deeper than that
+// tile's default (N - 1 k-tiles loading while one is computed), for launches
+// with one or two blocks per SM, where a block's k-tiles in flight set the pace.
+// k128: 128-wide k-tiles (256 contiguous bytes per W row per stage, half the
+// barriers per k); same k16 steps, same segment ends, so the same bits.
+enum class mma_tile : int32_t {
+  m16n32, m16n64, m16n128, m32n64, m64n32, m64n64, m64n64s6, m64n128, m64n128s8, m128n128,
+  m16n64k128, m32n64k128, m64n64k128
+};
+
+struct mma_tile_size {
+  int32_t rows, cols;
+};
+inline constexpr mma_tile_size mma_tile_dims(mma_tile tile) {
+  switch (tile) {
+    case mma_tile::m16n32: return {16, 32};
+    case mma_tile::m16n64:
+    case mma_tile::m16n64k128: return {16, 64};
+    case mma_tile::m16n128: return {16, 128};
+    case mma_tile::m32n64:
+    case mma_tile::m32n64k128: return {32, 64};
+    case mma_tile::m64n32: return {64, 32};
+    case mma_tile::m64n64:
+    case mma_tile::m64n64s6:
+    case mma_tile::m64n64k128: return {64, 64};
+    case mma_tile::m64n128:
+    case mma_tile::m64n128s8: return {64, 128};
+    case mma_tile::m128n128: return {128, 128};
+  }
+  return {0, 0};
+}
+
+struct mma_launch_config {
+  const char* name;
+  mma_tile tile;
+  bool split;  // one block per (tile, segment), the last to arrive folds
+};
+
+// Split configs for M <= 64, where 4 x (M / BM) x (N / BN) blocks is all the
+// parallelism the fixed order allows (a segment's k16 steps are one chain):
+// small tiles give more blocks, deep pipelines more bytes in flight per block.
+// The unsplit ones are for large M, where the tiles alone fill the GPU.
+inline constexpr mma_launch_config kSegmentedMmaConfigs[] = {
+    {"m16n32.split", mma_tile::m16n32, true},       {"m16n64.split", mma_tile::m16n64, true},
+    {"m32n64.split", mma_tile::m32n64, true},       {"m64n32.split", mma_tile::m64n32, true},
+    {"m64n64.split", mma_tile::m64n64, true},       {"m64n64s6.split", mma_tile::m64n64s6, true},
+    {"m64n128.split", mma_tile::m64n128, true},     {"m64n128s8.split", mma_tile::m64n128s8, true},
+    {"m64n64.unsplit", mma_tile::m64n64, false},    {"m128n128.unsplit", mma_tile::m128n128, false},
+    {"m16n64k128.split", mma_tile::m16n64k128, true}, {"m32n64k128.split", mma_tile::m32n64k128, true},
+    {"m64n64k128.split", mma_tile::m64n64k128, true}};
+inline constexpr mma_launch_config kPersistentMmaConfigs[] = {
+    {"m16n32", mma_tile::m16n32, false},   {"m16n64", mma_tile::m16n64, false},
+    {"m16n128", mma_tile::m16n128, false}, {"m64n64", mma_tile::m64n64, false},
+    {"m64n128", mma_tile::m64n128, false}, {"m128n128", mma_tile::m128n128, false}};
+inline constexpr int32_t kNumSegmentedMmaConfigs = 13;
+inline constexpr int32_t kNumPersistentMmaConfigs = 6;
+static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] == kNumSegmentedMmaConfigs);
+static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] == kNumPersistentMmaConfigs);
+
+// Launch tables, from tools/bench/matmul on the H200 (2026-11-30: device time per
+// call, us, W rotated over 4 copies; qkv N = 6144, o and down N = 4096, gate_up
+// N = 24576). Every config was timed at M = 1, 16, 32, 64; above 64 one choice per
+// size was measured. Any entry may change without changing a bit: every config
+// computes the order at the top of this file.
+inline int32_t segmented_mma_table_config(int64_t m, int64_t n) {
+  // M = 1 / 16: m16n64k128.split o 16.0 / 18.3, down 33.5 / 36.0; qkv m16n64.split
+  //   20.0 / 23.0 (k128 26.0 / 29.3); gate_up m16n64.split 64.3, m16n32.split 71.4.
+  if (m <= 16) return n <= 4096 ? 10 : 1;  // m16n64k128.split : m16n64.split
+  // M = 32: m32n64k128.split o 24.4, down 45.8; qkv m32n64.split 28.9 (k128 37.9);
+  //   gate_up m64n64.unsplit 80.7 (m32n64.split 86.0).
+  if (m <= 32) return n <= 4096 ? 11 : (n <= 8192 ? 2 : 8);  // m32n64k128 : m32n64 : m64n64.unsplit
+  // M = 64: m32n64.split o 31.8, down 64.0; qkv m64n64.split 45.7 (m32n64.split
+  //   48.2); gate_up m64n64.unsplit 82.8 (m64n64.split 136.0).
+  if (m <= 64) return n > 8192 ? 8 : (n > 4096 ? 4 : 2);  // m64n64.unsplit : m64n64.split : m32n64.split
+  if (m <= 256) return n > 8192 ? 8 : 6;  // m64n64.unsplit : m64n128.split
+  return 9;                               // m128n128.unsplit
+}
+// persistent_mma has one block per output tile (same measurement).
+inline int32_t persistent_mma_table_config(int64_t m, int64_t n) {
+  // M = 1 and 16: m16n64 on every layer: qkv 37.6 / 37.9, o 37.2 / 37.2,
+  //               gate_up 54.9 / 56.1 (m16n32 tied at 16), down 105.0 / 105.7.
+  if (m <= 16) return 1;  // m16n64
+  // M = 32: m16n64 o 37.4, down 106.1; qkv m16n32 42.3 (m16n64 42.6, within
+  //         noise: kept m16n64); gate_up m64n64 79.9 (m16n64 93.3).
+  if (m <= 32) return n > 8192 ? 3 : 1;  // m64n64 : m16n64
+  // M = 64: m16n64 o 42.0, down 119.7; qkv m16n32 47.9 (m16n64 48.5);
+  //         gate_up m64n64 82.1 (m16n32 178.7).
+  if (m <= 64) return n > 8192 ? 3 : (n > 4096 ? 0 : 1);  // m64n64 : m16n32 : m16n64
+  return m <= 256 ? 4 : 5;  // m64n128 : m128n128 (earlier choice)
+}
+
+// The segment plan of the mma order above; `split` is meaningful only with more
+// than one segment (a single segment is always folded in registers).
+inline reduction_plan segmented_mma_plan(int64_t k, bool split) {
+  reduction_plan plan;
+  if (k <= kSegmentMinK) return persistent_plan(k);
+  plan.num_segments = kSegments;
+  plan.segment_length = round_up(ceil_div(k, kSegments), kMmaKTile);
+  plan.split = split;
+  return plan;
+}
+
+inline const char* segmented_mma_config_name(void*, int32_t index) {
+  return index >= 0 && index < kNumSegmentedMmaConfigs ? kSegmentedMmaConfigs[index].name : nullptr;
+}
+inline const char* persistent_mma_config_name(void*, int32_t index) {
+  return index >= 0 && index < kNumPersistentMmaConfigs ? kPersistentMmaConfigs[index].name : nullptr;
+}
+
+// The workspace of a split launch: one uint32 arrival counter per output tile,
+// which must be zero before the launch (the launch leaves it zero again, so a
+// later call or a CUDA-graph replay finds it so), and num_segments fp32
+// planes of m x n partials. Unsplit launches need neither (both 0).
+size_t mma_counter_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n);
+size_t mma_partial_bytes(const reduction_plan& plan, int64_t m, int64_t n);
+inline size_t mma_workspace_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n) {
+  return mma_counter_bytes(plan, tile, m, n) + mma_partial_bytes(plan, m, n);
+}
+
+// Enqueues the mma kernel on `stream` (a cudaStream_t): one launch, split or
+// not. `tile_counters` (mma_counter_bytes, zeroed) and `partials`
+// (mma_partial_bytes) are used only by split launches. Any pointer alignment
+// and any K are accepted: misaligned operands or K % 8 != 0 take a scalar load
+// path into the same shared-memory tiles, so the bits are those of the fast
+// path. Returns the cudaError_t code.
+int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_problem& problem,
+                      uint32_t* tile_counters, float* partials, void* stream);
+
+}  // namespace samplecheck::matmul
