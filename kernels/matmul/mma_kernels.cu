@@ -4,11 +4,10 @@
 //
 // A block owns a BM x BN output tile and one segment (split) or all of them
 // (unsplit); in a split launch the last of a tile's blocks to finish folds the
-// tile, so every launch is one kernel. Its warps form a WARPS_M x WARPS_N grid; a warp owns (BM / WARPS_M)
-// x (BN / WARPS_N) outputs as MI x NI mma tiles of 16 x 8. Per segment the block
-// streams BK-wide k-tiles (64 or 128) of A [BM, BK] and W [BN, BK] through STAGES
-// shared slots; the pipeline starts afresh at each segment (seed 003's design
-// note: no pipelining across segments).
+// tile, so every launch is one kernel. Its WARPS_M x WARPS_N warps own (BM /
+// WARPS_M) x (BN / WARPS_N) outputs each, as MI x NI mma tiles of 16 x 8. Per
+// segment the block streams BK-wide k-tiles (64 or 128) of A [BM, BK] and W [BN,
+// BK] through STAGES shared slots, afresh at each segment (seed 003's design note).
 //
 // Synchronization, all of it: (1) a slot is refilled (cp.async or scalar
 // stores) only after the __syncthreads that follows every warp's last ldmatrix
@@ -52,27 +51,19 @@ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? 
 template <int BK>
 __device__ __forceinline__ int swizzle(int row, int chunk) { return row * BK + ((chunk ^ (row & 7)) << 3); }
 
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // 16 bytes global -> shared, bypassing L1 (W is read once); src_bytes = 0 fills zeros.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory"); }
 
 // Four 8x8 b16 matrices; lanes 8q..8q+7 give the row addresses of matrix q, and
 // thread t receives row t / 4, columns 2 (t % 4) and +1 of each, in r[q].
 __device__ __forceinline__ void ldmatrix_x4(uint32_t address, uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address) : "memory");
 }
 
 // c = A (16 x 16, row) . B (16 x 8, col) + c, bf16 inputs, fp32 accumulate.
@@ -89,83 +80,114 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
 // the k16 steps, their k0 and the segment ends are the same (mma_kernels.h).
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, int BK>
 struct tile_shape {
-  static constexpr int kBK = BK;
   static constexpr int kRowChunks = BK / 8;  // 16-byte chunks in one k-tile row
   static constexpr int kThreads = WARPS_M * WARPS_N * 32;
   static constexpr int kWarpM = BM / WARPS_M, kWarpN = BN / WARPS_N;
   static constexpr int MI = kWarpM / 16, NI = kWarpN / 8;
-  static constexpr int kStageElements = (BM + BN) * kBK;
-  static constexpr size_t kSharedBytes = size_t{STAGES} * kStageElements * sizeof(uint16_t);
-  static constexpr int kLoadsPerThread = (BM + BN) * kRowChunks / kThreads;
+  static constexpr uint32_t kStageBytes = (BM + BN) * BK * 2;
+  static constexpr size_t kSharedBytes = size_t{STAGES} * kStageBytes;
+  // A k-tile copy: thread i takes chunk i % kRowChunks of the stage rows
+  // i / kRowChunks + j kRoundRows, j < kLoads (A rows, then W rows).
+  static constexpr int kRoundRows = kThreads / kRowChunks, kLoads = (BM + BN) / kRoundRows;
+  static constexpr uint32_t kRoundBytes = kRoundRows * BK * 2;  // from load j to load j + 1 in a stage
+  // The blocks per SM that the H200's shared memory allows (228 KiB, 1 KiB of
+  // it reserved per block); __launch_bounds__ caps the registers so they fit.
+  static constexpr int kMinBlocks = static_cast<int>(228 * 1024 / (kSharedBytes + 1024));
+  static_assert(kMinBlocks >= 1 && 65536 / (kThreads * kMinBlocks) >= 128, "a register cap under 128 would spill");
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "B fragments are loaded 16 columns (two n8 tiles) at a time");
-  static_assert((BM * kRowChunks) % kThreads == 0 && (BN * kRowChunks) % kThreads == 0,
-                "each load round is all A or all W, so the branch folds at compile time");
-  static_assert(STAGES >= 2);
-  static_assert(BK == 64 || BK == 128, "segments are multiples of 64: a tile may overhang the segment end by 64 at most");
+  static_assert(kThreads % kRowChunks == 0 && kRoundRows % 8 == 0 && BM % kRoundRows == 0 && BN % kRoundRows == 0,
+                "a thread's chunk and row % 8 (so its swizzle) are the same in every round; a round is all A or all W");
+  static_assert(STAGES >= 2 && (BK == 64 || BK == 128), "a tile overhangs a segment (64 k multiple) by 64 at most");
 };
 
-// Where load j of this thread goes: row `row` of the stage (A rows first, then
-// W rows), 16-byte chunk `chunk`; `source` is the global row (valid rows only).
-struct chunk_slot {
-  const uint16_t* source;
-  uint16_t* destination;
-  bool row_valid;
-  int chunk;
-};
-
-template <class Shape, int BM>
-__device__ __forceinline__ chunk_slot slot_of(const device_problem& p, uint16_t* stage, int64_t m0, int64_t n0,
-                                              int j) {
-  const int index = static_cast<int>(threadIdx.x) + j * Shape::kThreads;
-  const int row = index / Shape::kRowChunks, chunk = index % Shape::kRowChunks;
-  const bool is_a = row < BM;
-  const int tile_row = is_a ? row : row - BM;
-  const int64_t global_row = (is_a ? m0 : n0) + tile_row;
-  const bool row_valid = global_row < (is_a ? p.m : p.n);
-  const uint16_t* source = (is_a ? p.a : p.weight) + (row_valid ? global_row : 0) * p.k;
-  return {source, stage + (is_a ? 0 : BM * Shape::kBK) + swizzle<Shape::kBK>(tile_row, chunk), row_valid, chunk};
+// Byte offset of k16 step kk of a thread's ldmatrix row, from `offset`, its
+// step-0 offset (chunk h = 0 or 1). The step's chunk 2 kk + h swizzles to
+// (2 kk & 8) + ((2 kk & 6) ^ (h ^ row % 8)), and bits 4-6 of `offset` hold
+// h ^ row % 8 (rows are whole 128-byte units): one XOR and a constant.
+__device__ __forceinline__ uint32_t k16_offset(uint32_t offset, int kk) {
+  return (offset ^ static_cast<uint32_t>((kk & 3) << 5)) + static_cast<uint32_t>((kk & 4) << 5);
 }
 
-// Copies k-tile [k0, k0 + BK) of A rows m0.. and W rows n0.. into one stage;
-// elements at or past `k_end` (the segment end), rows past M or N, are zeros.
-// Vector: cp.async of 16 bytes (aligned operands, K % 8 == 0); otherwise scalar
-// loads and a shared-memory store of the same tile contents.
-template <class Shape, int BM, bool Vector>
-__device__ __forceinline__ void load_k_tile(const device_problem& p, uint16_t* stage, int64_t m0, int64_t n0,
-                                            int64_t k0, int64_t k_end) {
-  if constexpr (Vector) {
+// This thread's part of every k-tile copy, chunk `chunk` of stage rows r0, r0 +
+// kRoundRows, ...: what does not depend on the k-tile (pointers, row predicates,
+// destinations) is computed once per block, so a vector tile costs per chunk one
+// address add, a predicate and the copy.
+template <class Shape, int BM, int BK, bool Vector>
+struct tile_loader {
+  static constexpr int kLoads = Shape::kLoads;
+  static constexpr uint32_t kRoundBytes = Shape::kRoundBytes;
+  const device_problem& p;
+  int64_t m0, n0;
+  int chunk = static_cast<int>(threadIdx.x) % Shape::kRowChunks, r0 = static_cast<int>(threadIdx.x) / Shape::kRowChunks;
+  uint32_t destination = 2 * swizzle<BK>(r0, chunk);  // byte offset of load 0 in a stage
+  const uint16_t* source[Vector ? kLoads : 1];         // vector: row start + chunk
+  uint32_t row_valid = 0;                              // vector: bit j, load j's row is inside the problem
+
+  // Rows past M or N point at the operand's row 0, in bounds, and are read as zero bytes.
+  __device__ __forceinline__ const uint16_t* row_start(int row, bool& valid) const {
+    const bool is_a = row < BM;
+    const int64_t global_row = (is_a ? m0 : n0 - BM) + row;
+    valid = global_row < (is_a ? p.m : p.n);
+    return (is_a ? p.a : p.weight) + (valid ? global_row : 0) * p.k;
+  }
+
+  __device__ __forceinline__ tile_loader(const device_problem& problem, int64_t m, int64_t n)
+      : p(problem), m0(m), n0(n) {
+    if constexpr (Vector) {
 #pragma unroll
-    for (int j = 0; j < Shape::kLoadsPerThread; ++j) {
-      const chunk_slot c = slot_of<Shape, BM>(p, stage, m0, n0, j);
-      const int64_t k = k0 + c.chunk * 8;
-      // K % 8 == 0 and k_end is K or a multiple of 64: a chunk is all in or all out
-      // (a 128-wide tile past the segment end gets zeros, and no mma reads them).
-      const bool valid = c.row_valid && k < k_end;
-      cp_async_16(shared_address(c.destination), valid ? c.source + k : p.a, valid ? 16 : 0);
-    }
-  } else {
-    // One chunk at a time: unrolled, the scalar loads of every chunk would be
-    // in flight together and spill.
-#pragma unroll 1
-    for (int j = 0; j < Shape::kLoadsPerThread; ++j) {
-      const chunk_slot c = slot_of<Shape, BM>(p, stage, m0, n0, j);
-      const int64_t k = k0 + c.chunk * 8;
-      uint32_t words[4];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const uint32_t lo = c.row_valid && k + 2 * w < k_end ? c.source[k + 2 * w] : 0u;
-        const uint32_t hi = c.row_valid && k + 2 * w + 1 < k_end ? c.source[k + 2 * w + 1] : 0u;
-        words[w] = lo | (hi << 16);
+      for (int j = 0; j < kLoads; ++j) {
+        bool valid;
+        source[j] = row_start(r0 + j * Shape::kRoundRows, valid) + chunk * 8;
+        row_valid |= static_cast<uint32_t>(valid) << j;
+        asm("" : "+l"(source[j]));  // opaque: a tile adds k to it, not row * K + k anew
       }
-      *reinterpret_cast<uint4*>(c.destination) = make_uint4(words[0], words[1], words[2], words[3]);
     }
   }
-}
+
+  // k-tile [k0, k0 + BK) into the stage at shared address `stage`, zeros at or
+  // past `k_end` (the segment end) and in rows past M or N. Vector: cp.async of
+  // 16 bytes (aligned operands, K % 8 == 0, K < 2^32); otherwise scalar loads
+  // and a shared-memory store of the same contents.
+  __device__ __forceinline__ void load(uint32_t stage, int64_t k0, int64_t k_end) const {
+    const uint32_t dst = stage + destination;
+    if constexpr (Vector) {
+      // K % 8 == 0 and k_end is K or a multiple of 64: a chunk is all in or all
+      // out, and this thread's chunk is at the same k in all its rows (a 128-wide
+      // tile past the segment end gets zeros, and no mma reads them).
+      if (k0 + chunk * 8 < k_end) {
+        const auto k = static_cast<uint32_t>(k0);  // K < 2^32
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j) cp_async_16(dst + j * kRoundBytes, source[j] + k, row_valid >> j & 1 ? 16 : 0);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j) cp_async_16(dst + j * kRoundBytes, p.a, 0);
+      }
+    } else {
+      // One chunk at a time: unrolled, the scalar loads of every chunk would be
+      // in flight together and spill.
+#pragma unroll 1
+      for (int j = 0; j < kLoads; ++j) {
+        bool valid;
+        const uint16_t* row = row_start(r0 + j * Shape::kRoundRows, valid);
+        const int64_t k = k0 + chunk * 8;
+        uint32_t w[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t lo = valid && k + 2 * i < k_end ? row[k + 2 * i] : 0u;
+          const uint32_t hi = valid && k + 2 * i + 1 < k_end ? row[k + 2 * i + 1] : 0u;
+          w[i] = lo | (hi << 16);
+        }
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + j * kRoundBytes), "r"(w[0]),
+                     "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+      }
+    }
+  }
+};
 
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, int BK, bool Vector>
-__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mma_tile_kernel(mma_args args) {
+__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WARPS_M, WARPS_N, STAGES, BK>::kMinBlocks))
+    mma_tile_kernel(mma_args args) {
   using Shape = tile_shape<BM, BN, WARPS_M, WARPS_N, STAGES, BK>;
-  constexpr int kBK = BK;
   constexpr int MI = Shape::MI, NI = Shape::NI;
   extern __shared__ __align__(128) uint16_t shared[];  // STAGES x (A [BM][BK], W [BN][BK])
 
@@ -183,69 +205,61 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mma_tile_kernel(mma_arg
   const int32_t last = args.split ? first + 1 : args.num_segments;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int warp_row = (warp / WARPS_N) * Shape::kWarpM, warp_col = (warp % WARPS_N) * Shape::kWarpN;
+  const auto slot0 = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  const uint32_t last_slot = slot0 + (STAGES - 1) * Shape::kStageBytes;
+  const tile_loader<Shape, BM, BK, Vector> loader(p, m0, n0);
+  // ldmatrix rows at k16 step 0, byte offsets in a stage. A: lanes 0-15 rows 0-15
+  // at k 0-7 (a0, a1), lanes 16-31 at k 8-15 (a2, a3). W: matrix q = lane / 8 is n
+  // rows 0-7 (q 0, 1) or 8-15 (q 2, 3) at k 0-7 (q even) or 8-15 (q odd).
+  uint32_t a_offset = 2 * swizzle<BK>(warp_row + (lane & 15), lane >> 4);
+  uint32_t w_offset = 2 * (BM * BK + swizzle<BK>(warp_col + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1));
+  asm("" : "+r"(a_offset), "+r"(w_offset));  // kept in registers, not re-derived from threadIdx every tile
 
   float total[MI][NI][4];
   for (int32_t s = first; s < last; ++s) {
     const int64_t begin = min64(static_cast<int64_t>(s) * args.segment_length, p.k);
     const int64_t end = min64(begin + args.segment_length, p.k);
-    const int tiles = static_cast<int>((end - begin + kBK - 1) / kBK);
-    float acc[MI][NI][4];
+    const int tiles = static_cast<int>((end - begin + BK - 1) / BK);
+    float acc[MI][NI][4] = {};  // +0
+    // One k16 step: MI x NI mma.sync into acc, from the tile in `slot`.
+    const auto k16_step = [&](uint32_t slot, int kk) {
+      uint32_t a_frag[MI][4], b_frag[NI / 2][4];  // b_frag[nj]: b0, b1 of n-tile 2 nj, then of 2 nj + 1
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
+      for (int mi = 0; mi < MI; ++mi) ldmatrix_x4(slot + k16_offset(a_offset, kk) + mi * 32 * BK, a_frag[mi]);
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
+      for (int nj = 0; nj < NI / 2; ++nj) ldmatrix_x4(slot + k16_offset(w_offset, kk) + nj * 32 * BK, b_frag[nj]);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+          mma_bf16(acc[mi][ni], a_frag[mi], b_frag[ni / 2][(ni % 2) * 2], b_frag[ni / 2][(ni % 2) * 2 + 1]);
+    };
 
     // Not unrolled: each unrolled copy would keep its own load addresses live.
 #pragma unroll 1
     for (int t = 0; t < STAGES - 1; ++t) {
-      if (t < tiles) load_k_tile<Shape, BM, Vector>(p, shared + t * Shape::kStageElements, m0, n0,
-                                               begin + static_cast<int64_t>(t) * kBK, end);
+      if (t < tiles) loader.load(slot0 + t * Shape::kStageBytes, begin + static_cast<int64_t>(t) * BK, end);
       cp_async_commit();  // empty groups keep the wait count uniform
     }
+    uint32_t slot = slot0;  // tile t's, t % STAGES
     for (int t = 0; t < tiles; ++t) {
       cp_async_wait<STAGES - 2>();  // tile t has landed (scalar stores: already there)
       __syncthreads();
       // Refill the slot tile t - 1 used: every thread is past its compute.
       if (const int next = t + STAGES - 1; next < tiles)
-        load_k_tile<Shape, BM, Vector>(p, shared + (next % STAGES) * Shape::kStageElements, m0, n0,
-                                       begin + static_cast<int64_t>(next) * kBK, end);
+        loader.load(slot == slot0 ? last_slot : slot - Shape::kStageBytes, begin + int64_t{next} * BK, end);
       cp_async_commit();
-      const uint16_t* a_tile = shared + (t % STAGES) * Shape::kStageElements;
-      const uint16_t* w_tile = a_tile + BM * kBK;
-      const int64_t tile_k = begin + static_cast<int64_t>(t) * kBK;
+      const int64_t tile_k = begin + static_cast<int64_t>(t) * BK;
+      // The segment's k16 steps end at its end: a step wholly past K is not an mma,
+      // whatever the k-tile width (mma_kernels.h). Only a segment's last tile has such steps.
+      if (tile_k + BK <= end) {
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
-        // The segment's k16 steps end at its end: a step wholly past K is not
-        // an mma, whatever the k-tile width (the order in mma_kernels.h).
-        if (tile_k + kk * 16 >= end) break;
-        uint32_t a_frag[MI][4];
-        uint32_t b_frag[NI][2];
+        for (int kk = 0; kk < BK / 16; ++kk) k16_step(slot, kk);
+      } else {
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
-          // Lanes 0-15: rows 0-15 at k 0-7 (a0, a1); lanes 16-31: the same rows at k 8-15 (a2, a3).
-          ldmatrix_x4(shared_address(a_tile + swizzle<kBK>(warp_row + mi * 16 + (lane & 15), kk * 2 + (lane >> 4))),
-                      a_frag[mi]);
-#pragma unroll
-        for (int nj = 0; nj < NI / 2; ++nj) {
-          // Matrix q = lane / 8: n rows 0-7 (q 0, 1) or 8-15 (q 2, 3), k 0-7 (q even) or 8-15 (q odd),
-          // i.e. b0, b1 of n-tile 2 nj, then b0, b1 of n-tile 2 nj + 1.
-          const int q = lane >> 3;
-          uint32_t r[4];
-          ldmatrix_x4(shared_address(w_tile + swizzle<kBK>(warp_col + nj * 16 + (lane & 7) + ((q >> 1) << 3),
-                                                      kk * 2 + (q & 1))),
-                      r);
-          b_frag[2 * nj][0] = r[0];
-          b_frag[2 * nj][1] = r[1];
-          b_frag[2 * nj + 1][0] = r[2];
-          b_frag[2 * nj + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < NI; ++ni) mma_bf16(acc[mi][ni], a_frag[mi], b_frag[ni][0], b_frag[ni][1]);
+        for (int kk = 0; kk < BK / 16 && tile_k + kk * 16 < end; ++kk) k16_step(slot, kk);
       }
+      slot = slot == last_slot ? slot0 : slot + Shape::kStageBytes;
     }
     // The next segment's prologue reuses every slot.
     cp_async_wait<0>();
@@ -319,27 +333,24 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mma_tile_kernel(mma_arg
   });
 }
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, int BK, bool Vector>
-cudaError_t launch_tile(const mma_args& args, cudaStream_t stream) {
-  using Shape = tile_shape<BM, BN, WARPS_M, WARPS_N, STAGES, BK>;
-  const auto kernel = mma_tile_kernel<BM, BN, WARPS_M, WARPS_N, STAGES, BK, Vector>;
-  // Above 48 KiB of dynamic shared memory needs an opt-in, once per kernel.
-  static const cudaError_t opt_in =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Shape::kSharedBytes));
-  if (opt_in != cudaSuccess) return opt_in;
-  const int64_t blocks = ceil_div(args.p.m, BM) * ceil_div(args.p.n, BN) * (args.split ? args.num_segments : 1);
-  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;  // gridDim.x's limit, 2^31 - 1
-  kernel<<<static_cast<unsigned>(blocks), Shape::kThreads, Shape::kSharedBytes, stream>>>(args);
-  return cudaGetLastError();
-}
-
 // The tile's rows and columns come from mma_tile_dims, the table the workspace
 // size is computed from, so the two cannot disagree.
 template <mma_tile Tile, int WARPS_M, int WARPS_N, int STAGES, int BK = 64>
 cudaError_t launch_shape(const mma_args& args, bool vector, cudaStream_t stream) {
   constexpr int BM = mma_tile_dims(Tile).rows, BN = mma_tile_dims(Tile).cols;
-  return vector ? launch_tile<BM, BN, WARPS_M, WARPS_N, STAGES, BK, true>(args, stream)
-                : launch_tile<BM, BN, WARPS_M, WARPS_N, STAGES, BK, false>(args, stream);
+  using Shape = tile_shape<BM, BN, WARPS_M, WARPS_N, STAGES, BK>;
+  void (*const kernels[2])(mma_args) = {mma_tile_kernel<BM, BN, WARPS_M, WARPS_N, STAGES, BK, false>,
+                                        mma_tile_kernel<BM, BN, WARPS_M, WARPS_N, STAGES, BK, true>};
+  // Above 48 KiB of dynamic shared memory needs an opt-in, once per kernel.
+  const auto opt_in = [](void (*kernel)(mma_args)) {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int{Shape::kSharedBytes});
+  };
+  static const cudaError_t opt_ins[2] = {opt_in(kernels[0]), opt_in(kernels[1])};
+  if (opt_ins[vector] != cudaSuccess) return opt_ins[vector];
+  const int64_t blocks = ceil_div(args.p.m, BM) * ceil_div(args.p.n, BN) * (args.split ? args.num_segments : 1);
+  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;  // gridDim.x's limit, 2^31 - 1
+  kernels[vector]<<<static_cast<unsigned>(blocks), Shape::kThreads, Shape::kSharedBytes, stream>>>(args);
+  return cudaGetLastError();
 }
 
 bool splits(const reduction_plan& plan) { return plan.split && plan.num_segments > 1; }
@@ -362,7 +373,8 @@ int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_pr
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   const mma_args args{problem, plan.segment_length, plan.num_segments, splits(plan), tile_counters, partials};
   const auto address_bits = reinterpret_cast<uintptr_t>(problem.a) | reinterpret_cast<uintptr_t>(problem.weight);
-  const bool vector = problem.k % 8 == 0 && address_bits % 16 == 0;
+  // K < 2^32: the vector loads add a 32-bit k offset to each row pointer.
+  const bool vector = problem.k % 8 == 0 && problem.k < (int64_t{1} << 32) && address_bits % 16 == 0;
   // Warp grid and stages per tile: warps of 16-32 x 16-32 outputs; stages as
   // deep as the occupancy each tile is meant for allows (mma_kernels.h).
   switch (tile) {

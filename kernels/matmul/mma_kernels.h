@@ -43,7 +43,11 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // tile's default (N - 1 k-tiles loading while one is computed), for launches
 // with one or two blocks per SM, where a block's k-tiles in flight set the pace.
 // k128: 128-wide k-tiles (256 contiguous bytes per W row per stage, half the
-// barriers per k); same k16 steps, same segment ends, so the same bits.
+// barriers per k); same k16 steps, same segment ends, so the same bits. The
+// stage count never changes a bit either; m16n64k128 and m32n64k128 keep 4:
+// at 3 a third block would fit an SM, but the launches they are chosen for
+// (M <= 32, N <= 4096) have at most 256 blocks, 2 per SM of the H200's 132, so a
+// block's k-tiles in flight set the pace and 3 stages would only cut them.
 enum class mma_tile : int32_t {
   m16n32, m16n64, m16n128, m32n64, m64n32, m64n64, m64n64s6, m64n128, m64n128s8, m128n128,
   m16n64k128, m32n64k128, m64n64k128
@@ -161,9 +165,9 @@ inline size_t mma_workspace_bytes(const reduction_plan& plan, mma_tile tile, int
 // Enqueues the mma kernel on `stream` (a cudaStream_t): one launch, split or
 // not. `tile_counters` (mma_counter_bytes, zeroed) and `partials`
 // (mma_partial_bytes) are used only by split launches. Any pointer alignment
-// and any K are accepted: misaligned operands or K % 8 != 0 take a scalar load
-// path into the same shared-memory tiles, so the bits are those of the fast
-// path. Returns the cudaError_t code.
+// and any K are accepted: misaligned operands, K % 8 != 0 or K >= 2^32 take a
+// scalar load path into the same shared-memory tiles, so the bits are those of
+// the fast path. Returns the cudaError_t code.
 int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_problem& problem,
                       uint32_t* tile_counters, float* partials, void* stream);
 

@@ -209,6 +209,8 @@ int main(int argc, char** argv) {
   app.add_option("--csv", csv, "also write the table and the config times as CSV here");
   bool skip_simt = false;
   app.add_flag("--skip-simt", skip_simt, "leave out the SIMT kernels (slow at large M): '-' in their columns");
+  std::string only_layer;
+  app.add_option("--layer", only_layer, "only the layer whose fixture name contains this (e.g. qwen3_8b.o)");
   CLI11_PARSE(app, argc, argv);
 
   int devices = 0;
@@ -245,7 +247,7 @@ int main(int argc, char** argv) {
   };
   cell_timer timer;
   for (const matmul_shape& shape : fixture.shapes) {
-    if (shape.tag != "layer") continue;
+    if (shape.tag != "layer" || shape.name.find(only_layer) == std::string::npos) continue;
     layer_operands ops = allocate_layer(shape, max_m, weight_copies);
     if (static_cast<int>(ops.weights.size()) < weight_copies)
       std::printf("%s: only %zu copies of W fit in memory\n", shape.name.c_str(), ops.weights.size());
