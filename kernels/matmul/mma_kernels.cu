@@ -5,21 +5,21 @@
 // A block owns a BM x BN output tile and one segment (split) or all of them
 // (unsplit); in a split launch the last of a tile's blocks to finish folds the
 // tile, so every launch is one kernel. Its WARPS_M x WARPS_N warps own (BM /
-// WARPS_M) x (BN / WARPS_N) outputs each, as MI x NI mma tiles of 16 x 8. Per
-// segment the block streams BK-wide k-tiles (64 or 128) of A [BM, BK] and W [BN,
-// BK] through STAGES shared slots, afresh at each segment (seed 003's design note).
+// WARPS_M) x (BN / WARPS_N) outputs each, as MI x NI mma tiles of 16 x 8. The
+// block streams the BK-wide k-tiles (64 or 128) of A [BM, BK] and W [BN, BK] of
+// its segments, one segment after the other, through STAGES shared slots as one
+// sequence; each segment's sum starts afresh from +0 (seed 003's design note).
 //
 // Synchronization, all of it: (1) a slot is refilled (cp.async or scalar
 // stores) only after the __syncthreads that follows every warp's last ldmatrix
-// of it: iteration t refills the slot tile t - 1 used, after the barrier of
-// iteration t; (2) cp.async.wait_group STAGES - 2 then __syncthreads before a
+// of it: iteration g refills the slot tile g - 1 used, after the barrier of
+// iteration g; (2) cp.async.wait_group STAGES - 2 then __syncthreads before a
 // tile is read: groups are committed one per prologue step and one per
-// iteration (empty ones too), so group t holds tile t whatever the segment's
-// tile count; (3) wait_group 0 and a barrier end each segment, before the next
-// prologue reuses the slots; (4) split: every thread stores its partials and
+// iteration (empty ones too), so group g holds tile g of the sequence whatever
+// the segments' tile counts; (3) split: every thread stores its partials and
 // fences, a barrier, then thread 0 fences and counts the block (release); the
-// block that completes the count fences (acquire) and reads the other blocks'
-// planes from L2. The folding block's own plane comes from registers.
+// block that completes the count fences (acquire) and reads every plane from
+// L2 (its own was stored by the same threads that read it back).
 #include "kernels/matmul/mma_kernels.h"
 
 #include <cuda_runtime.h>
@@ -215,10 +215,31 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
   uint32_t w_offset = 2 * (BM * BK + swizzle<BK>(warp_col + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1));
   asm("" : "+r"(a_offset), "+r"(w_offset));  // kept in registers, not re-derived from threadIdx every tile
 
+  // The k-tiles of segments first..last - 1 stream through the slots as one
+  // sequence (the next segment's first tiles load while this one's last are
+  // computed); each segment's sum still starts from +0. Next to load: load_k of
+  // [segment begin, load_end) of segment load_s.
+  const auto segment_begin = [&](int32_t s) { return min64(int64_t{s} * args.segment_length, p.k); };
+  int32_t load_s = first;
+  int64_t load_k = segment_begin(first), load_end = min64(load_k + args.segment_length, p.k);
+  const auto load_next = [&](uint32_t stage) {
+    if (load_k >= load_end && load_s + 1 < last) {  // only trailing segments are empty (past K)
+      load_k = segment_begin(++load_s);
+      load_end = min64(load_k + args.segment_length, p.k);
+    }
+    if (load_k < load_end) {
+      loader.load(stage, load_k, load_end);
+      load_k += BK;
+    }
+    cp_async_commit();  // empty groups too: group g holds the sequence's tile g
+  };
+  // Not unrolled: each unrolled copy would keep its own load addresses live.
+#pragma unroll 1
+  for (int t = 0; t < STAGES - 1; ++t) load_next(slot0 + t * Shape::kStageBytes);
+  uint32_t slot = slot0;  // tile g's, g % STAGES (g counts over all the block's segments)
   float total[MI][NI][4];
   for (int32_t s = first; s < last; ++s) {
-    const int64_t begin = min64(static_cast<int64_t>(s) * args.segment_length, p.k);
-    const int64_t end = min64(begin + args.segment_length, p.k);
+    const int64_t begin = segment_begin(s), end = min64(begin + args.segment_length, p.k);
     const int tiles = static_cast<int>((end - begin + BK - 1) / BK);
     float acc[MI][NI][4] = {};  // +0
     // One k16 step: MI x NI mma.sync into acc, from the tile in `slot`.
@@ -234,25 +255,16 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
         for (int ni = 0; ni < NI; ++ni)
           mma_bf16(acc[mi][ni], a_frag[mi], b_frag[ni / 2][(ni % 2) * 2], b_frag[ni / 2][(ni % 2) * 2 + 1]);
     };
-
-    // Not unrolled: each unrolled copy would keep its own load addresses live.
-#pragma unroll 1
-    for (int t = 0; t < STAGES - 1; ++t) {
-      if (t < tiles) loader.load(slot0 + t * Shape::kStageBytes, begin + static_cast<int64_t>(t) * BK, end);
-      cp_async_commit();  // empty groups keep the wait count uniform
-    }
-    uint32_t slot = slot0;  // tile t's, t % STAGES
     for (int t = 0; t < tiles; ++t) {
-      cp_async_wait<STAGES - 2>();  // tile t has landed (scalar stores: already there)
+      cp_async_wait<STAGES - 2>();  // tile g has landed (scalar stores: already there)
       __syncthreads();
-      // Refill the slot tile t - 1 used: every thread is past its compute.
-      if (const int next = t + STAGES - 1; next < tiles)
-        loader.load(slot == slot0 ? last_slot : slot - Shape::kStageBytes, begin + int64_t{next} * BK, end);
-      cp_async_commit();
+      load_next(slot == slot0 ? last_slot : slot - Shape::kStageBytes);  // tile g - 1's slot: all past it
       const int64_t tile_k = begin + static_cast<int64_t>(t) * BK;
       // The segment's k16 steps end at its end: a step wholly past K is not an mma,
       // whatever the k-tile width (mma_kernels.h). Only a segment's last tile has such steps.
-      if (tile_k + BK <= end) {
+      // A warp whose rows are all past M has no output: it skips its mma (uniform branch).
+      if (m0 + warp_row >= p.m) {
+      } else if (tile_k + BK <= end) {
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) k16_step(slot, kk);
       } else {
@@ -261,9 +273,6 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
       }
       slot = slot == last_slot ? slot0 : slot + Shape::kStageBytes;
     }
-    // The next segment's prologue reuses every slot.
-    cp_async_wait<0>();
-    __syncthreads();
     // ((p0 + p1) + p2) + p3: the first segment is copied, not added to +0.
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
@@ -281,8 +290,10 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
     if (p.bias != nullptr) v = v + bf16_to_float(p.bias[n]);
     p.out[m * p.n + n] = float_to_bf16(v);
   };
-  // f(m, n, this thread's sum for (m, n)) for each of its outputs inside the problem.
-  const auto for_each_output = [&](auto&& f) {
+  // f(m, n, this thread's sum for (m, n), a scratch float) for each of its
+  // outputs inside the problem (in row `only` of 8, mi * 2 + e / 2, if given).
+  float part[MI][NI][4];
+  const auto for_each_output = [&](auto&& f, int only = -1) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -290,17 +301,16 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int64_t m = row_of(mi, e), n = column_of(ni, e);
-          if (m < p.m && n < p.n) f(m, n, total[mi][ni][e]);
+          if ((only < 0 || mi * 2 + e / 2 == only) && m < p.m && n < p.n) f(m, n, total[mi][ni][e], part[mi][ni][e]);
         }
   };
   if (!args.split) {
-    for_each_output(write_output);
+    for_each_output([&](int64_t m, int64_t n, float v, float&) { write_output(m, n, v); });
     return;
   }
 
-  for_each_output([&](int64_t m, int64_t n, float v) {
-    args.partials[(static_cast<int64_t>(first) * p.m + m) * p.n + n] = v;
-  });
+  const auto plane = [&](int32_t s, int64_t m, int64_t n) { return args.partials + (int64_t{s} * p.m + m) * p.n + n; };
+  for_each_output([&](int64_t m, int64_t n, float v, float&) { *plane(first, m, n) = v; });
   // Publish this block's plane before counting it (release). Every thread
   // fences its own stores, then the barrier: thread 0 counts only once all of
   // the block's warps have stored and fenced. (Without the barrier warp 0 could
@@ -321,16 +331,18 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, (tile_shape<BM, BN, WAR
   }
   if (!__syncthreads_or(folds_tile)) return;
   __threadfence();  // acquire: the other blocks' planes, published before their counts
-  // ((p0 + p1) + p2) + p3 as the unsplit fold: p_first from registers, the
-  // others from L2 (__ldcg: this SM's L1 is not coherent with their stores).
-  for_each_output([&](int64_t m, int64_t n, float own) {
-    float v = 0.0f;
+  // ((p0 + p1) + p2) + p3 as the unsplit fold, every plane from L2 (__ldcg: this
+  // SM's L1 is not coherent with the other blocks' stores; p_first is this
+  // thread's own). A plane's loads for one of the thread's rows are all issued
+  // before any is added: 2 MI L2 round trips per segment, not one per output.
+#pragma unroll
+  for (int row = 0; row < 2 * MI; ++row)
+#pragma unroll 1
     for (int32_t s = 0; s < args.num_segments; ++s) {
-      const float part = s == first ? own : __ldcg(args.partials + (static_cast<int64_t>(s) * p.m + m) * p.n + n);
-      v = s == 0 ? part : v + part;
+      for_each_output([&](int64_t m, int64_t n, float&, float& v) { v = __ldcg(plane(s, m, n)); }, row);
+      for_each_output([&](int64_t, int64_t, float& sum, float v) { sum = s == 0 ? v : sum + v; }, row);
     }
-    write_output(m, n, v);
-  });
+  for_each_output([&](int64_t m, int64_t n, float v, float&) { write_output(m, n, v); });
 }
 
 // The tile's rows and columns come from mma_tile_dims, the table the workspace
@@ -353,29 +365,16 @@ cudaError_t launch_shape(const mma_args& args, bool vector, cudaStream_t stream)
   return cudaGetLastError();
 }
 
-bool splits(const reduction_plan& plan) { return plan.split && plan.num_segments > 1; }
-
 }  // namespace
-
-size_t mma_counter_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n) {
-  if (!splits(plan)) return 0;
-  const mma_tile_size dims = mma_tile_dims(tile);
-  // Rounded to 256 bytes so partials placed right after start aligned.
-  return static_cast<size_t>(round_up(ceil_div(m, dims.rows) * ceil_div(n, dims.cols) * 4, 256));
-}
-
-size_t mma_partial_bytes(const reduction_plan& plan, int64_t m, int64_t n) {
-  return splits(plan) ? static_cast<size_t>(plan.num_segments * m * n) * sizeof(float) : 0;
-}
 
 int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_problem& problem,
                       uint32_t* tile_counters, float* partials, void* stream_handle) {
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const mma_args args{problem, plan.segment_length, plan.num_segments, splits(plan), tile_counters, partials};
+  const mma_args args{problem, plan.segment_length, plan.num_segments, mma_splits(plan), tile_counters, partials};
   const auto address_bits = reinterpret_cast<uintptr_t>(problem.a) | reinterpret_cast<uintptr_t>(problem.weight);
   // K < 2^32: the vector loads add a 32-bit k offset to each row pointer.
   const bool vector = problem.k % 8 == 0 && problem.k < (int64_t{1} << 32) && address_bits % 16 == 0;
-  // Warp grid and stages per tile: warps of 16-32 x 16-32 outputs; stages as
+  // Warp grid and stages per tile: warps of 16-64 x 16-32 outputs; stages as
   // deep as the occupancy each tile is meant for allows (mma_kernels.h).
   switch (tile) {
     case mma_tile::m16n32: return launch_shape<mma_tile::m16n32, 1, 2, 6>(args, vector, stream);
@@ -385,6 +384,7 @@ int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_pr
     case mma_tile::m64n32: return launch_shape<mma_tile::m64n32, 2, 2, 4>(args, vector, stream);
     case mma_tile::m64n64: return launch_shape<mma_tile::m64n64, 2, 2, 4>(args, vector, stream);
     case mma_tile::m64n64s6: return launch_shape<mma_tile::m64n64s6, 2, 2, 6>(args, vector, stream);
+    case mma_tile::m64n64w8: return launch_shape<mma_tile::m64n64w8, 4, 2, 6>(args, vector, stream);
     case mma_tile::m64n128: return launch_shape<mma_tile::m64n128, 2, 4, 4>(args, vector, stream);
     case mma_tile::m64n128s8: return launch_shape<mma_tile::m64n128s8, 2, 4, 8>(args, vector, stream);
     case mma_tile::m128n128: return launch_shape<mma_tile::m128n128, 2, 4, 4>(args, vector, stream);

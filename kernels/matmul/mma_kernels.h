@@ -48,9 +48,11 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // at 3 a third block would fit an SM, but the launches they are chosen for
 // (M <= 32, N <= 4096) have at most 256 blocks, 2 per SM of the H200's 132, so a
 // block's k-tiles in flight set the pace and 3 stages would only cut them.
+// w8: 8 warps (4 x 2, 16 x 32 outputs each, as m32n64's) instead of 4, and 6
+// stages, 2 blocks per SM: twice the warps issuing per SM at the same block count.
 enum class mma_tile : int32_t {
   m16n32, m16n64, m16n128, m32n64, m64n32, m64n64, m64n64s6, m64n128, m64n128s8, m128n128,
-  m16n64k128, m32n64k128, m64n64k128
+  m16n64k128, m32n64k128, m64n64k128, m64n64w8
 };
 
 struct mma_tile_size {
@@ -67,6 +69,7 @@ inline constexpr mma_tile_size mma_tile_dims(mma_tile tile) {
     case mma_tile::m64n32: return {64, 32};
     case mma_tile::m64n64:
     case mma_tile::m64n64s6:
+    case mma_tile::m64n64w8:
     case mma_tile::m64n64k128: return {64, 64};
     case mma_tile::m64n128:
     case mma_tile::m64n128s8: return {64, 128};
@@ -84,7 +87,9 @@ struct mma_launch_config {
 // Split configs for M <= 64, where 4 x (M / BM) x (N / BN) blocks is all the
 // parallelism the fixed order allows (a segment's k16 steps are one chain):
 // small tiles give more blocks, deep pipelines more bytes in flight per block.
-// The unsplit ones are for large M, where the tiles alone fill the GPU.
+// The unsplit ones are for large M, where the tiles alone fill the GPU, and for
+// M <= 64 where a split's fold and extra blocks cost more than they give
+// (m64n64.unsplit at M = 64 on qkv); the last four are candidates for that.
 inline constexpr mma_launch_config kSegmentedMmaConfigs[] = {
     {"m16n32.split", mma_tile::m16n32, true},       {"m16n64.split", mma_tile::m16n64, true},
     {"m32n64.split", mma_tile::m32n64, true},       {"m64n32.split", mma_tile::m64n32, true},
@@ -92,31 +97,47 @@ inline constexpr mma_launch_config kSegmentedMmaConfigs[] = {
     {"m64n128.split", mma_tile::m64n128, true},     {"m64n128s8.split", mma_tile::m64n128s8, true},
     {"m64n64.unsplit", mma_tile::m64n64, false},    {"m128n128.unsplit", mma_tile::m128n128, false},
     {"m16n64k128.split", mma_tile::m16n64k128, true}, {"m32n64k128.split", mma_tile::m32n64k128, true},
-    {"m64n64k128.split", mma_tile::m64n64k128, true}};
+    {"m64n64k128.split", mma_tile::m64n64k128, true}, {"m32n64.unsplit", mma_tile::m32n64, false},
+    {"m64n32.unsplit", mma_tile::m64n32, false},     {"m64n64w8.split", mma_tile::m64n64w8, true},
+    {"m64n64w8.unsplit", mma_tile::m64n64w8, false}};
 inline constexpr mma_launch_config kPersistentMmaConfigs[] = {
     {"m16n32", mma_tile::m16n32, false},   {"m16n64", mma_tile::m16n64, false},
     {"m16n128", mma_tile::m16n128, false}, {"m64n64", mma_tile::m64n64, false},
     {"m64n128", mma_tile::m64n128, false}, {"m128n128", mma_tile::m128n128, false}};
-inline constexpr int32_t kNumSegmentedMmaConfigs = 13;
+inline constexpr int32_t kNumSegmentedMmaConfigs = 17;
 inline constexpr int32_t kNumPersistentMmaConfigs = 6;
 static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] == kNumSegmentedMmaConfigs);
 static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] == kNumPersistentMmaConfigs);
 
-// Launch tables, from tools/bench/matmul on the H200 (2026-11-30: device time per
-// call, us, W rotated over 4 copies; qkv N = 6144, o and down N = 4096, gate_up
-// N = 24576). Every config was timed at M = 1, 16, 32, 64; above 64 one choice per
-// size was measured. Any entry may change without changing a bit: every config
-// computes the order at the top of this file.
-inline int32_t segmented_mma_table_config(int64_t m, int64_t n) {
-  // M = 1 / 16: m16n64k128.split o 16.0 / 18.3, down 33.5 / 36.0; qkv m16n64.split
-  //   20.0 / 23.0 (k128 26.0 / 29.3); gate_up m16n64.split 64.3, m16n32.split 71.4.
-  if (m <= 16) return n <= 4096 ? 10 : 1;  // m16n64k128.split : m16n64.split
-  // M = 32: m32n64k128.split o 24.4, down 45.8; qkv m32n64.split 28.9 (k128 37.9);
-  //   gate_up m64n64.unsplit 80.7 (m32n64.split 86.0).
-  if (m <= 32) return n <= 4096 ? 11 : (n <= 8192 ? 2 : 8);  // m32n64k128 : m32n64 : m64n64.unsplit
-  // M = 64: m32n64.split o 31.8, down 64.0; qkv m64n64.split 45.7 (m32n64.split
-  //   48.2); gate_up m64n64.unsplit 82.8 (m64n64.split 136.0).
-  if (m <= 64) return n > 8192 ? 8 : (n > 4096 ? 4 : 2);  // m64n64.unsplit : m64n64.split : m32n64.split
+// Launch tables, from tools/bench/matmul on the H200 (2026-11-30, the kernels of
+// this file: device time per call, us, W read from HBM each call; qkv N = 6144, o
+// and down N = 4096 (K 4096 and 12288), gate_up N = 24576; cuBLAS in brackets).
+// Every config was timed at M = 1, 16, 32, 64; above 64 one choice per size was
+// measured. Any entry may change without changing a bit: every config computes
+// the order at the top of this file (the launch-configuration test checks it).
+inline int32_t segmented_mma_table_config(int64_t m, int64_t n, int64_t k) {
+  if (n > 8192) {
+    // gate_up: m32n64.unsplit 52.7 / 53.8 / 55.7 at M = 1 / 16 / 32 [50.9 / 51.9 /
+    //   52.4] (m64n64.unsplit 54.3 / 55.7 / 56.5); M = 64 m64n64.unsplit 59.6 [54.0].
+    if (m <= 32) return 13;  // m32n64.unsplit
+    if (m <= 64) return 8;   // m64n64.unsplit
+  } else if (n <= 4096) {
+    // M = 1 / 16: m16n64k128.split o 15.9 / 17.5 [16.8 / 16.9], down 31.2 / 33.7
+    //   [31.0 / 29.7] (m32n64k128.split 16.4 / 17.5, 31.8 / 33.7).
+    if (m <= 16) return 10;  // m16n64k128.split
+    // M = 32: m32n64k128.split o 19.1 [16.5], down 35.8 [30.7] (m32n64.split 19.3, 37.1).
+    if (m <= 32) return 11;  // m32n64k128.split
+    // M = 64: o (K 4096) m32n64.split 25.3 [13.1] (m64n64w8.split 25.5); down (K
+    //   12288) m64n64k128.split 43.3 [32.8] (m64n64s6.split 46.2).
+    if (m <= 64) return k > 8192 ? 12 : 2;  // m64n64k128.split : m32n64.split
+  } else {
+    // qkv: M = 1 m16n64.split 22.0 [17.7] (m16n32.split 22.0); M = 16 / 32
+    //   m32n64.split 23.0 / 26.2 [16.9 / 17.2] (m16n32.split 23.1, m64n64w8.unsplit 29.1).
+    if (m <= 1) return 1;    // m16n64.split
+    if (m <= 32) return 2;   // m32n64.split
+    // M = 64: m64n64.unsplit 35.3 [17.3] (m64n32.unsplit 35.3, m32n64.unsplit 35.4).
+    if (m <= 64) return 8;   // m64n64.unsplit
+  }
   if (m <= 256) return n > 8192 ? 8 : 6;  // m64n64.unsplit : m64n128.split
   return 9;                               // m128n128.unsplit
 }
@@ -156,8 +177,15 @@ inline const char* persistent_mma_config_name(void*, int32_t index) {
 // which must be zero before the launch (the launch leaves it zero again, so a
 // later call or a CUDA-graph replay finds it so), and num_segments fp32
 // planes of m x n partials. Unsplit launches need neither (both 0).
-size_t mma_counter_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n);
-size_t mma_partial_bytes(const reduction_plan& plan, int64_t m, int64_t n);
+inline bool mma_splits(const reduction_plan& plan) { return plan.split && plan.num_segments > 1; }
+inline size_t mma_counter_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n) {
+  const mma_tile_size dims = mma_tile_dims(tile);
+  // Rounded to 256 bytes so partials placed right after start aligned.
+  return mma_splits(plan) ? static_cast<size_t>(round_up(ceil_div(m, dims.rows) * ceil_div(n, dims.cols) * 4, 256)) : 0;
+}
+inline size_t mma_partial_bytes(const reduction_plan& plan, int64_t m, int64_t n) {
+  return mma_splits(plan) ? static_cast<size_t>(plan.num_segments * m * n) * sizeof(float) : 0;
+}
 inline size_t mma_workspace_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n) {
   return mma_counter_bytes(plan, tile, m, n) + mma_partial_bytes(plan, m, n);
 }
