@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kernels/matmul/cpu_matmuls.h"
+#include "kernels/matmul/mma_kernels.h"
 #include "suites/matmul/matmul_test_support.h"
 
 using namespace samplecheck::matmul_suite;
@@ -170,4 +171,33 @@ TEST_CASE("matmul_cpu fixture reader names the line and field of a bad record", 
   const auto& fixture = shapes_fixture();
   CHECK(fixture.shape("qwen3_8b.down").k == 12288);
   CHECK(fixture.shape("qwen3_8b.gate_up").n == 24576);
+}
+
+// The tensor-core kernels run only on a GPU, but their launch tables and segment
+// plans are host code: a table entry past the config list would be an
+// out-of-bounds read in the ABI call, and a segment that is not a whole number of
+// k-tiles would straddle two tiles. Checked here, for every fixture shape and M.
+TEST_CASE("matmul_cpu the mma launch tables and segment plans are well formed", "[cpu]") {
+  using namespace samplecheck::matmul;
+  for (const matmul_shape& shape : shapes_fixture().shapes) {
+    CAPTURE(shape.name);
+    for (int64_t m = 1; m <= 4096; ++m) {
+      const int32_t segmented = segmented_mma_table_config(m, shape.n, shape.k);
+      const int32_t persistent = persistent_mma_table_config(m, shape.n);
+      if (segmented < 0 || segmented >= kNumSegmentedMmaConfigs || persistent < 0 ||
+          persistent >= kNumPersistentMmaConfigs)
+        FAIL("M = " << m << ": table entries " << segmented << ", " << persistent);
+    }
+    for (const bool split : {false, true}) {
+      const reduction_plan plan = segmented_mma_plan(shape.k, split);
+      if (shape.k <= kSegmentMinK) {
+        CHECK(plan.num_segments == 1);
+        CHECK(plan.segment_length == shape.k);
+        continue;
+      }
+      CHECK(plan.num_segments == kSegments);
+      CHECK(plan.segment_length % kMmaKTile == 0);
+      CHECK(plan.segment_length * kSegments >= shape.k);  // the segments cover K
+    }
+  }
 }
