@@ -136,32 +136,8 @@ inline constexpr int sc_warp_size = 32;
 #endif
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
-// Shuffles over the whole warp. CUDA needs the participation mask; HIP's
-// wavefront shuffles take none (every lane of the wavefront takes part).
-template <typename T>
-__device__ __forceinline__ T gpu_shfl(T value, int source_lane) {
-#if defined(SC_GPU_HIP)
-  return __shfl(value, source_lane, sc_warp_size);
-#else
-  return __shfl_sync(0xffffffffu, value, source_lane, sc_warp_size);
-#endif
-}
-template <typename T>
-__device__ __forceinline__ T gpu_shfl_up(T value, unsigned delta) {
-#if defined(SC_GPU_HIP)
-  return __shfl_up(value, delta, sc_warp_size);
-#else
-  return __shfl_up_sync(0xffffffffu, value, delta, sc_warp_size);
-#endif
-}
-template <typename T>
-__device__ __forceinline__ T gpu_shfl_down(T value, unsigned delta) {
-#if defined(SC_GPU_HIP)
-  return __shfl_down(value, delta, sc_warp_size);
-#else
-  return __shfl_down_sync(0xffffffffu, value, delta, sc_warp_size);
-#endif
-}
+// The butterfly shuffle over the whole warp (the matmul's lane reduction). CUDA
+// needs the participation mask; HIP's wavefront shuffles take none.
 template <typename T>
 __device__ __forceinline__ T gpu_shfl_xor(T value, int lane_mask) {
 #if defined(SC_GPU_HIP)

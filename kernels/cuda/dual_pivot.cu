@@ -35,16 +35,12 @@ __device__ inline pivot_mass mass_above(const unsigned char* row, storage_type d
                                         float pivot1, row_shared& sh) {
   float s0 = 0.0f, s1 = 0.0f;
   int c0 = 0, c1 = 0;
-  const int64_t tiles = (v + kTile - 1) / kTile;
-#pragma unroll 4
-  for (int64_t t = 0; t < tiles; ++t) {
-    float x[kItems];
-    load_items(row, dtype, v, tile_first(t), x, 0.0f);
+  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float (&x)[kItems]) {
     for (int j = 0; j < kItems; ++j) {
       if (x[j] > pivot0) s0 += x[j], ++c0;
       if (x[j] > pivot1) s1 += x[j], ++c1;
     }
-  }
+  });
   pivot_mass m;
   m.mass0 = float_block::sum(s0, sh.f);
   m.mass1 = float_block::sum(s1, sh.f);

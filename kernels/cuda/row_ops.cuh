@@ -46,6 +46,22 @@ __device__ __forceinline__ int64_t tile_first(int64_t tile) {
   return tile * kTile + static_cast<int64_t>(threadIdx.x) * kItems;
 }
 
+// f(first, x) for every tile of a row, x holding this thread's elements first ..
+// first + kItems - 1 (`fill` past the end). Unrolled 4 ways so each thread keeps
+// several 16-byte loads in flight: one block streams a whole row through one SM.
+template <typename Visit>
+__device__ __forceinline__ void for_each_tile(const unsigned char* row, storage_type dtype, int64_t v, float fill,
+                                              Visit&& visit) {
+  const int64_t tiles = (v + kTile - 1) / kTile;
+#pragma unroll 4
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = tile_first(t);
+    float x[kItems];
+    load_items(row, dtype, v, first, x, fill);
+    visit(first, x);
+  }
+}
+
 struct row_shared {
   float_block::shared_type f;
   int_block::shared_type i;
@@ -69,19 +85,13 @@ __device__ inline prob_stats probs_stats(const unsigned char* row, storage_type 
                                          row_shared& sh) {
   float sum = 0.0f, max = 0.0f;
   int bad = 0;
-  const int64_t tiles = (v + kTile - 1) / kTile;
-  // Unrolled so each thread keeps several 16-byte loads in flight: one block must
-  // stream a whole row through one SM.
-#pragma unroll 4
-  for (int64_t t = 0; t < tiles; ++t) {
-    float x[kItems];
-    load_items(row, dtype, v, tile_first(t), x, 0.0f);
+  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float (&x)[kItems]) {
     for (int j = 0; j < kItems; ++j) {
       bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
       sum += x[j];
       max = fmaxf(max, x[j]);
     }
-  }
+  });
   prob_stats s;
   s.total = float_block::sum(sum, sh.f);
   s.max = float_block::max(max, sh.f);
@@ -260,21 +270,16 @@ __device__ inline float kth_largest(const unsigned char* row, storage_type dtype
                                     select_shared& sh) {
   uint32_t prefix = 0, mask = 0;
   int remaining = k;  // rank still to find among elements matching the prefix
-  const int64_t tiles = (v + kTile - 1) / kTile;
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int b = threadIdx.x; b < 256; b += kThreads) sh.histogram[b] = 0;
     __syncthreads();
-#pragma unroll 4
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int64_t first = tile_first(t);
-      float x[kItems];
-      load_items(row, dtype, v, first, x, 0.0f);
+    for_each_tile(row, dtype, v, 0.0f, [&](int64_t first, const float (&x)[kItems]) {
       for (int j = 0; j < kItems; ++j) {
         if (first + j >= v) continue;
         const uint32_t o = ordered_bits(x[j]);
         if ((o & mask) == prefix) atomicAdd(&sh.histogram[(o >> shift) & 0xffu], 1u);
       }
-    }
+    });
     __syncthreads();
     if (threadIdx.x == 0) {
       int digit = 255;

@@ -49,23 +49,21 @@ const char* to_string(verdict v) {
   return "?";
 }
 
-bool battery_report::passed() const {
+namespace {
+// Every applicable check ended in `v`, and at least one check was applicable.
+bool all_applicable_are(const std::vector<check_report>& checks, verdict v) {
   bool any = false;
   for (const auto& c : checks) {
-    if (c.result == verdict::pass) any = true;
+    if (c.result == v) any = true;
     else if (c.result != verdict::not_applicable) return false;
   }
   return any;
 }
+}  // namespace
 
-bool battery_report::unavailable() const {
-  bool any = false;
-  for (const auto& c : checks) {
-    if (c.result == verdict::unavailable) any = true;
-    else if (c.result != verdict::not_applicable) return false;
-  }
-  return any;
-}
+bool battery_report::passed() const { return all_applicable_are(checks, verdict::pass); }
+
+bool battery_report::unavailable() const { return all_applicable_are(checks, verdict::unavailable); }
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();

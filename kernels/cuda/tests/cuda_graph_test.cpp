@@ -23,13 +23,8 @@ struct replay_verdict {
 // Captures one call, then replays it with offsets advanced by the declared
 // philox_outputs_per_call, the way a decode loop does between steps.
 replay_verdict check_graph_replay(const sc_sampler& s) {
-  const int64_t v = 32768, outputs = 64;
-  host_batch h;
-  h.vocab_size = v;
-  const auto p = spread_row(v);
-  h.input = s.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
-  h.row_index.assign(outputs, 0);
-  distinct_streams(h, outputs);
+  const int64_t outputs = 64;
+  const host_batch h = one_row(s, 32768, outputs);
   device_batch d(h);
   const call_result warm = d.run(s);  // sizes the subject's scratch outside capture
   REQUIRE(warm.status == SC_OK);

@@ -12,17 +12,6 @@ using namespace samplecheck::cuda_test;
 
 namespace {
 
-// `outputs` draws from one spread row of v tokens (or its logits).
-host_batch one_row(const sc_sampler& s, int64_t v, int64_t outputs) {
-  host_batch h;
-  h.vocab_size = v;
-  const auto p = spread_row(v);
-  h.input = s.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
-  h.row_index.assign(outputs, 0);
-  distinct_streams(h, outputs);
-  return h;
-}
-
 size_t distinct(const std::vector<int32_t>& tokens) { return std::set<int32_t>(tokens.begin(), tokens.end()).size(); }
 
 }  // namespace

@@ -166,4 +166,16 @@ inline std::vector<float> spread_row(int64_t v) {
   return p;
 }
 
+// `outputs` draws from one spread row of v tokens (its logits for a logits
+// subject), each output on its own stream.
+inline host_batch one_row(const sc_sampler& s, int64_t v, int64_t outputs) {
+  host_batch h;
+  h.vocab_size = v;
+  const auto p = spread_row(v);
+  h.input = s.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
+  h.row_index.assign(outputs, 0);
+  distinct_streams(h, outputs);
+  return h;
+}
+
 }  // namespace samplecheck::cuda_test
