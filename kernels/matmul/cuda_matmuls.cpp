@@ -66,7 +66,7 @@ sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const devic
                   size_t error_size) {
   const bool segmented = subject.kind == kernel_kind::segmented_mma;
   const int32_t index = p.launch_config >= 0 ? p.launch_config
-                        : segmented         ? segmented_mma_table_config(p.m, p.n, p.k)
+                        : segmented         ? segmented_mma_table_config(p.m, p.n)
                                             : persistent_mma_table_config(p.m, p.n);
   const mma_launch_config& config = segmented ? kSegmentedMmaConfigs[index] : kPersistentMmaConfigs[index];
   const reduction_plan plan = segmented ? segmented_mma_plan(p.k, config.split) : persistent_plan(p.k);

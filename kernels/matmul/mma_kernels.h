@@ -22,7 +22,8 @@
 // run one block per (tile, segment); each stores its fp32 p_s, and the last of
 // a tile's blocks to arrive folds the tile's p_0..p_{S-1} in segment order, in
 // the same kernel. Unsplit launches fold the same p_s in registers in the same
-// order. Either way it is the same fp32 adds on the same values. What the CPU
+// order; in-block launches (g4 below) in shared memory, one warp group per
+// segment. Every way it is the same fp32 adds on the same values. What the CPU
 // cannot do is reproduce the bits: the mma's internal accumulation of its 16
 // products and C is not an IEEE fma sequence, so these kernels have no CPU
 // emulation; their tests are invariance checks on the GPU plus accuracy
@@ -50,24 +51,47 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // block's k-tiles in flight set the pace and 3 stages would only cut them.
 // w8: 8 warps (4 x 2, 16 x 32 outputs each, as m32n64's) instead of 4, and 6
 // stages, 2 blocks per SM: twice the warps issuing per SM at the same block count.
+// g4: the in-block split. One block per output tile with 4 warp groups, group
+// s computing segment s through its own 48 KB of stages; group 0 then folds the
+// 4 sums in segment order from shared memory (the same fp32 adds as the split
+// launches' fold). Its k-tiles come from the bulk tensor copy engine (TMA: one
+// 2-D box of A and one of W per stage, issued by one thread of the group,
+// completing on the stage's mbarrier), landing in the same 128-byte swizzle
+// the cp.async path writes. Why: on the H200 every one-group launch at M = 64
+// ran at 25-30% of HBM bandwidth with the issue slots 15% busy (Nsight
+// Compute): each warp's chain of dependent instructions per k-tile set the
+// pace, one-group TMA configs with 192 KB of stages in flight included
+// (26-33 us on O, cuBLAS 13.1). Four groups run the 4 segments' chains side by
+// side in a 512-thread block, with no fp32 partials in global memory and no
+// second pass: 16.3 us on O at M = 64.
 enum class mma_tile : int32_t {
   m16n32, m16n64, m16n128, m32n64, m64n32, m64n64, m64n64s6, m64n128, m64n128s8, m128n128,
-  m16n64k128, m32n64k128, m64n64k128, m64n64w8
+  m16n64k128, m32n64k128, m64n64k128, m64n64w8,
+  m16n32g4, m16n64g4, m32n32g4, m32n64g4, m64n32g4, m64n64g4, m32n96g4
 };
+inline constexpr int mma_tile_groups(mma_tile tile) { return tile >= mma_tile::m16n32g4 ? 4 : 1; }
+inline constexpr bool mma_tile_uses_tma(mma_tile tile) { return mma_tile_groups(tile) > 1; }
 
 struct mma_tile_size {
   int32_t rows, cols;
 };
 inline constexpr mma_tile_size mma_tile_dims(mma_tile tile) {
   switch (tile) {
-    case mma_tile::m16n32: return {16, 32};
+    case mma_tile::m16n32:
+    case mma_tile::m16n32g4: return {16, 32};
+    case mma_tile::m32n32g4: return {32, 32};
+    case mma_tile::m32n96g4: return {32, 96};
     case mma_tile::m16n64:
+    case mma_tile::m16n64g4:
     case mma_tile::m16n64k128: return {16, 64};
     case mma_tile::m16n128: return {16, 128};
     case mma_tile::m32n64:
+    case mma_tile::m32n64g4:
     case mma_tile::m32n64k128: return {32, 64};
-    case mma_tile::m64n32: return {64, 32};
+    case mma_tile::m64n32:
+    case mma_tile::m64n32g4: return {64, 32};
     case mma_tile::m64n64:
+    case mma_tile::m64n64g4:
     case mma_tile::m64n64s6:
     case mma_tile::m64n64w8:
     case mma_tile::m64n64k128: return {64, 64};
@@ -99,44 +123,48 @@ inline constexpr mma_launch_config kSegmentedMmaConfigs[] = {
     {"m16n64k128.split", mma_tile::m16n64k128, true}, {"m32n64k128.split", mma_tile::m32n64k128, true},
     {"m64n64k128.split", mma_tile::m64n64k128, true}, {"m32n64.unsplit", mma_tile::m32n64, false},
     {"m64n32.unsplit", mma_tile::m64n32, false},     {"m64n64w8.split", mma_tile::m64n64w8, true},
-    {"m64n64w8.unsplit", mma_tile::m64n64w8, false}};
+    {"m64n64w8.unsplit", mma_tile::m64n64w8, false},
+    // In-block split: one block per tile, its 4 warp groups computing the 4 segments.
+    {"m16n32g4.inblock", mma_tile::m16n32g4, false}, {"m16n64g4.inblock", mma_tile::m16n64g4, false},
+    {"m32n32g4.inblock", mma_tile::m32n32g4, false}, {"m32n64g4.inblock", mma_tile::m32n64g4, false},
+    {"m64n32g4.inblock", mma_tile::m64n32g4, false}, {"m64n64g4.inblock", mma_tile::m64n64g4, false},
+    {"m32n96g4.inblock", mma_tile::m32n96g4, false}};  // qkv at M = 64: 128 tiles for 132 SMs
 inline constexpr mma_launch_config kPersistentMmaConfigs[] = {
     {"m16n32", mma_tile::m16n32, false},   {"m16n64", mma_tile::m16n64, false},
     {"m16n128", mma_tile::m16n128, false}, {"m64n64", mma_tile::m64n64, false},
     {"m64n128", mma_tile::m64n128, false}, {"m128n128", mma_tile::m128n128, false}};
-inline constexpr int32_t kNumSegmentedMmaConfigs = 17;
+inline constexpr int32_t kNumSegmentedMmaConfigs = 24;
 inline constexpr int32_t kNumPersistentMmaConfigs = 6;
 static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] == kNumSegmentedMmaConfigs);
 static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] == kNumPersistentMmaConfigs);
 
 // Launch tables, from tools/bench/matmul on the H200 (2026-11-30, the kernels of
 // this file: device time per call, us, W read from HBM each call; qkv N = 6144, o
-// and down N = 4096 (K 4096 and 12288), gate_up N = 24576; cuBLAS in brackets).
-// Every config was timed at M = 1, 16, 32, 64; above 64 one choice per size was
-// measured. Any entry may change without changing a bit: every config computes
-// the order at the top of this file (the launch-configuration test checks it).
-inline int32_t segmented_mma_table_config(int64_t m, int64_t n, int64_t k) {
+// and down N = 4096 (K 4096 and 12288), gate_up N = 24576; cuBLAS of the same run
+// in brackets). Every config was timed at M = 1, 16, 32, 64. Any entry may change
+// without changing a bit: every config computes the order at the top of this
+// file (the launch-configuration test checks it).
+inline int32_t segmented_mma_table_config(int64_t m, int64_t n) {
   if (n > 8192) {
-    // gate_up: m32n64.unsplit 52.7 / 53.8 / 55.7 at M = 1 / 16 / 32 [50.9 / 51.9 /
-    //   52.4] (m64n64.unsplit 54.3 / 55.7 / 56.5); M = 64 m64n64.unsplit 59.6 [54.0].
+    // gate_up: m32n64.unsplit 52.8 / 53.7 / 55.4 at M = 1 / 16 / 32 [50.8 at M = 1]
+    //   (m16n64g4.inblock 56.2 / 57.0 / -); M = 64 m64n64.unsplit 60.2 [53.7]
+    //   (m64n64g4.inblock 67.6): 384 tiles fill the GPU without a split.
     if (m <= 32) return 13;  // m32n64.unsplit
     if (m <= 64) return 8;   // m64n64.unsplit
   } else if (n <= 4096) {
-    // M = 1 / 16: m16n64k128.split o 15.9 / 17.5 [16.8 / 16.9], down 31.2 / 33.7
-    //   [31.0 / 29.7] (m32n64k128.split 16.4 / 17.5, 31.8 / 33.7).
-    if (m <= 16) return 10;  // m16n64k128.split
-    // M = 32: m32n64k128.split o 19.1 [16.5], down 35.8 [30.7] (m32n64.split 19.3, 37.1).
-    if (m <= 32) return 11;  // m32n64k128.split
-    // M = 64: o (K 4096) m32n64.split 25.3 [13.1] (m64n64w8.split 25.5); down (K
-    //   12288) m64n64k128.split 43.3 [32.8] (m64n64s6.split 46.2).
-    if (m <= 64) return k > 8192 ? 12 : 2;  // m64n64k128.split : m32n64.split
+    // o: M = 1 / 16 / 32 m16n64g4.inblock 13.5 / 13.7 / 14.0 [13.5 at M = 1]
+    //   (m16n32g4 13.6 / 13.7 / -, m16n64k128.split 15.4 / 16.7 / -); down 30.3 /
+    //   30.4 / 31.0 [31.4 at M = 1] (m16n32g4 30.2 / 30.4 / 44.5).
+    if (m <= 32) return 18;  // m16n64g4.inblock
+    // M = 64: m64n32g4.inblock o 16.3 [13.1], down 35.4 [32.7] (m32n64g4 16.4, 35.5;
+    //   the best split config 26.1 and 44.0).
+    if (m <= 64) return 21;  // m64n32g4.inblock
   } else {
-    // qkv: M = 1 m16n64.split 22.0 [17.7] (m16n32.split 22.0); M = 16 / 32
-    //   m32n64.split 23.0 / 26.2 [16.9 / 17.2] (m16n32.split 23.1, m64n64w8.unsplit 29.1).
-    if (m <= 1) return 1;    // m16n64.split
-    if (m <= 32) return 2;   // m32n64.split
-    // M = 64: m64n64.unsplit 35.3 [17.3] (m64n32.unsplit 35.3, m32n64.unsplit 35.4).
-    if (m <= 64) return 8;   // m64n64.unsplit
+    // qkv: M = 1 / 16 m16n64g4.inblock 18.1 / 18.6 [16.7 at M = 1] (m16n64.split
+    //   20.3 / 23.1); M = 32 / 64 m32n96g4.inblock 19.8 / 20.0 [17.6 / 17.6]
+    //   (m64n64g4 21.6 / 21.3, 96 tiles; m32n64g4 20.1 / 28.7, 192 tiles).
+    if (m <= 16) return 18;  // m16n64g4.inblock
+    if (m <= 64) return 23;  // m32n96g4.inblock
   }
   if (m <= 256) return n > 8192 ? 8 : 6;  // m64n64.unsplit : m64n128.split
   return 9;                               // m128n128.unsplit
@@ -195,7 +223,8 @@ inline size_t mma_workspace_bytes(const reduction_plan& plan, mma_tile tile, int
 // (mma_partial_bytes) are used only by split launches. Any pointer alignment
 // and any K are accepted: misaligned operands, K % 8 != 0 or K >= 2^32 take a
 // scalar load path into the same shared-memory tiles, so the bits are those of
-// the fast path. Returns the cudaError_t code.
+// the fast path; TMA tiles also need M, N, K < 2^31 (32-bit box coordinates) and
+// the driver's tensor-map encoder, else they take cp.async. Returns the cudaError_t code.
 int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_problem& problem,
                       uint32_t* tile_counters, float* partials, void* stream);
 

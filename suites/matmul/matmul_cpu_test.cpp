@@ -182,7 +182,7 @@ TEST_CASE("matmul_cpu the mma launch tables and segment plans are well formed", 
   for (const matmul_shape& shape : shapes_fixture().shapes) {
     CAPTURE(shape.name);
     for (int64_t m = 1; m <= 4096; ++m) {
-      const int32_t segmented = segmented_mma_table_config(m, shape.n, shape.k);
+      const int32_t segmented = segmented_mma_table_config(m, shape.n);
       const int32_t persistent = persistent_mma_table_config(m, shape.n);
       if (segmented < 0 || segmented >= kNumSegmentedMmaConfigs || persistent < 0 ||
           persistent >= kNumPersistentMmaConfigs)
