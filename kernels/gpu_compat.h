@@ -147,6 +147,24 @@ __device__ __forceinline__ T gpu_shfl_xor(T value, int lane_mask) {
 #endif
 }
 
+// The arrival count of a block that has just stored its share (release) and, if
+// it is the last, will read the others' shares (acquire): one device-scope
+// acq_rel atomic add, returning the count before it. It replaces __threadfence()
+// + atomicAdd + __threadfence(): on sm_90 each __threadfence() is a sequentially
+// consistent fence (MEMBAR.SC.GPU and an L1 invalidate) on the path of the
+// last block.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+__device__ __forceinline__ unsigned gpu_arrive(unsigned* counter) {
+#if defined(SC_GPU_HIP)
+  return __hip_atomic_fetch_add(counter, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+#else
+  unsigned before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(before) : "l"(counter) : "memory");
+  return before;
+#endif
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // Block-wide primitives: CUB on CUDA, rocPRIM on HIP. Results of reduce() and the
 // scan aggregate are broadcast to every thread (both libraries leave them in

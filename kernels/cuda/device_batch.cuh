@@ -45,31 +45,26 @@ __device__ __forceinline__ void report(const device_batch& b, int64_t row, bad_f
 // and the row_index entry of output row `r`. Mirrors the CPU subjects' check_batch.
 __device__ inline void check_parameters(const device_batch& b, int64_t r, int64_t rank, int64_t blocks) {
   if (threadIdx.x != 0) return;
-  if (b.row_index != nullptr && (b.row_index[r] < 0 || b.row_index[r] >= b.num_input_rows))
-    report(b, r, bad_field::row_index);
+  // Every field is loaded before any is checked: the checks' atomics would
+  // otherwise order the loads one memory round trip apart, on the path of the
+  // block's first barrier.
+  const int32_t index = b.row_index != nullptr ? b.row_index[r] : 0;
   for (int64_t i = rank; i < b.num_input_rows; i += blocks) {
-    if (b.top_k != nullptr) {
-      const int32_t k = b.top_k[i];
-      if (k < 0) report(b, i, bad_field::top_k);
-      else if (k > 0 && k < b.vocab_size && !(b.filters & SC_FILTER_TOP_K)) report(b, i, bad_field::top_k_unsupported);
-    }
-    if (b.top_p != nullptr) {
-      const float p = b.top_p[i];
-      if (!(p > 0.0f && p <= 1.0f)) report(b, i, bad_field::top_p);
-      else if (p < 1.0f && !(b.filters & SC_FILTER_TOP_P)) report(b, i, bad_field::top_p_unsupported);
-    }
-    if (b.min_p != nullptr) {
-      const float p = b.min_p[i];
-      if (!(p >= 0.0f && p <= 1.0f)) report(b, i, bad_field::min_p);
-      else if (p > 0.0f && !(b.filters & SC_FILTER_MIN_P)) report(b, i, bad_field::min_p_unsupported);
-    }
-    if (b.temperature != nullptr) {
-      const float t = b.temperature[i];
-      if (!(t >= 0.0f) || isinf(t)) report(b, i, bad_field::temperature);
-      else if (t != 1.0f && !(b.input_kind == SC_INPUT_LOGITS && (b.filters & SC_FILTER_TEMPERATURE)))
-        report(b, i, bad_field::temperature_unsupported);
-    }
+    const int32_t k = b.top_k != nullptr ? b.top_k[i] : 0;
+    const float top_p = b.top_p != nullptr ? b.top_p[i] : 1.0f;
+    const float min_p = b.min_p != nullptr ? b.min_p[i] : 0.0f;
+    const float t = b.temperature != nullptr ? b.temperature[i] : 1.0f;
+    if (k < 0) report(b, i, bad_field::top_k);
+    else if (k > 0 && k < b.vocab_size && !(b.filters & SC_FILTER_TOP_K)) report(b, i, bad_field::top_k_unsupported);
+    if (!(top_p > 0.0f && top_p <= 1.0f)) report(b, i, bad_field::top_p);
+    else if (top_p < 1.0f && !(b.filters & SC_FILTER_TOP_P)) report(b, i, bad_field::top_p_unsupported);
+    if (!(min_p >= 0.0f && min_p <= 1.0f)) report(b, i, bad_field::min_p);
+    else if (min_p > 0.0f && !(b.filters & SC_FILTER_MIN_P)) report(b, i, bad_field::min_p_unsupported);
+    if (!(t >= 0.0f) || isinf(t)) report(b, i, bad_field::temperature);
+    else if (t != 1.0f && !(b.input_kind == SC_INPUT_LOGITS && (b.filters & SC_FILTER_TEMPERATURE)))
+      report(b, i, bad_field::temperature_unsupported);
   }
+  if (b.row_index != nullptr && (index < 0 || index >= b.num_input_rows)) report(b, r, bad_field::row_index);
 }
 
 // The filters of one row after the checks; off values as in the ABI.

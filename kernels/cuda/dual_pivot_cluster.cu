@@ -69,6 +69,7 @@ struct cluster_shared {
   chunk_record record[2];          // published: this block's chunk record
   int token[2];                    // published by the crossing block
   float token_value[2];
+  chunk_record fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
   chunk_record totals;             // the cluster's fold, read by thread 0
   float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
   float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
@@ -77,15 +78,19 @@ struct cluster_shared {
   held_search_shared search;
 };
 
-// Thread 0 folds the cluster's records of `slot` in chunk order (so every block
-// gets the same floats) into sh.totals and sh.above; `round0` folds (total, max,
-// bad) instead of sums. One reader a block keeps distributed shared memory quiet.
+// The cluster's records of `slot` folded in chunk order (so every block gets the
+// same floats) into sh.totals and sh.above; `round0` folds (total, max, bad)
+// instead of sums. Thread c reads block c's record (the C remote reads overlap,
+// where one reader would pay C round trips), then thread 0 folds them locally.
 __device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot, int blocks,
                                     bool round0) {
+  if (threadIdx.x < static_cast<unsigned>(blocks))
+    sh.fetched[threadIdx.x] = *cluster.map_shared_rank(&sh.record[slot], threadIdx.x);
+  __syncthreads();
   if (threadIdx.x == 0) {
     chunk_record t{0.0f, 0.0f, 0, 0};
     for (int c = 0; c < blocks; ++c) {
-      const chunk_record r = *cluster.map_shared_rank(&sh.record[slot], c);
+      const chunk_record r = sh.fetched[c];
       sh.above[0][c] = r.mass0;
       sh.above[1][c] = r.mass1;
       t = round0 ? total_max_bad()(t, r) : sum_records()(t, r);

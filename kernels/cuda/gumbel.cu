@@ -47,17 +47,22 @@ struct partial_op {
 
 // v = 1 - u, with q = -log1p(-v) ~ Exp(1): as kernels/cpu/gumbel.cpp (reference/uniform.h
 // says why not -log(u)).
-__device__ __forceinline__ float gumbel_fraction(uint32_t bits, defect planted) {
+template <bool PlantedS05>
+__device__ __forceinline__ float gumbel_fraction(uint32_t bits) {
   // S05: curand_uniform's (0, 1] with nothing guarding u = 1. Its real rate is 2^-25
   // per token (bits >= 0xffffff80); amplified to 2^-10 exactly as cpu.gumbel_*:S05
   // does it (top 10 bits all set -> 0xffffffff), so the two mutants agree token for
   // token. The mechanism is the real one: -log(1) = 0 gives one token a huge key.
-  if (planted != defect::S05) return uniform_fine_near_zero(bits);
+  if constexpr (!PlantedS05) return uniform_fine_near_zero(bits);
   if ((bits >> 22) == 0x3ffu) bits = 0xffffffffu;
   return 1.0f - curand_uniform_from_bits(bits);
 }
 
-template <int Groups>
+// One instantiation per (stripes, input kind, S05 or not): the per-token code has
+// no run-time branch on either, and each kernel carries only its own path. (One
+// kernel for all four was 108 KB of SASS; on the H200, stalls on instruction
+// fetch were a tenth to a fifth of its cycles.)
+template <int Groups, bool Logits, bool PlantedS05>
 __global__ void __launch_bounds__(kGumbelThreads)
 gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int* arrivals) {
   using partial_block = gpu::block_primitives<gumbel_partial, kGumbelThreads>;
@@ -68,7 +73,6 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
   const int split = blockIdx.y;
   check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
   const int64_t in = input_row_of(b, r);
-  const bool logits = b.input_kind == SC_INPUT_LOGITS;
   gumbel_partial mine{-INFINITY, INT_MAX, 0.0f, 0};
   if (in >= 0) {
     const row_filters f = filters_of(b, r, in);
@@ -88,11 +92,11 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
       philox_stream numbers(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i));
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {
-        const float v = gumbel_fraction(numbers.next(), b.planted);
+        const float v = gumbel_fraction<PlantedS05>(numbers.next());
         if (i + j >= b.vocab_size) continue;  // not break: the loop must unroll (x[g][j])
         const float z = x[g][j];
         float k;
-        if (logits) {
+        if constexpr (Logits) {
           mine.bad |= isnan(z) || z == INFINITY;
           mine.mass += isfinite(z) ? 1.0f : 0.0f;
           k = f.temperature == 0.0f ? z : z / f.temperature - logf(-log1pf(-v));
@@ -103,7 +107,7 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
         }
         // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
         // an all-underflow row comes out invalid), a logits key must beat -inf.
-        if ((logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);
+        if ((Logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);
       }
     }
   }
@@ -112,12 +116,10 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
   gumbel_partial* row_partials = partials + r * splits;
   if (threadIdx.x == 0) {
     row_partials[split] = mine;
-    __threadfence();
-    last_block = atomicAdd(&arrivals[r], 1u) == static_cast<unsigned>(splits - 1);
+    last_block = gpu_arrive(&arrivals[r]) == static_cast<unsigned>(splits - 1);
   }
-  __syncthreads();
+  __syncthreads();  // hands thread 0's acquire to the block (gpu_compat.h)
   if (!last_block) return;
-  __threadfence();
   gumbel_partial all{-INFINITY, INT_MAX, 0.0f, 0};
   for (int s = threadIdx.x; s < splits; s += kGumbelThreads) {
     const volatile gumbel_partial* p = row_partials + s;
@@ -146,10 +148,15 @@ gpuError_t launch_gumbel(launch_request& q) {
   if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials); e != gpuSuccess) return e;
   if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess) return e;
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(splits));
-  if (wide)
-    gumbel_kernel<4><<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
-  else
-    gumbel_kernel<1><<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
+  using kernel_type = void (*)(device_batch, int, gumbel_partial*, unsigned int*);
+  // [wide][logits][S05]
+  constexpr kernel_type kernels[2][2][2] = {
+      {{gumbel_kernel<1, false, false>, gumbel_kernel<1, false, true>},
+       {gumbel_kernel<1, true, false>, gumbel_kernel<1, true, true>}},
+      {{gumbel_kernel<4, false, false>, gumbel_kernel<4, false, true>},
+       {gumbel_kernel<4, true, false>, gumbel_kernel<4, true, true>}}};
+  const kernel_type kernel = kernels[wide][b.input_kind == SC_INPUT_LOGITS][b.planted == defect::S05];
+  kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
   return gpuGetLastError();
 }
 
