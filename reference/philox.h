@@ -62,10 +62,7 @@ class philox_stream {
     const uint64_t block = position_ >> 2;
     const uint32_t word = static_cast<uint32_t>(position_ & 3u);
     if (block != cached_block_ || !cached_) {
-      const philox_block ctr{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                              static_cast<uint32_t>(subsequence_),
-                              static_cast<uint32_t>(subsequence_ >> 32)}};
-      cache_ = philox4x32_10(ctr, key0_, key1_);
+      cache_ = block_at(block);
       cached_block_ = block;
       cached_ = true;
     }
@@ -73,18 +70,33 @@ class philox_stream {
     return word_of(cache_, word);
   }
 
-  // Output number `index` of this stream's origin (offset 0), without moving.
-  SC_HOST_DEVICE uint32_t at(uint64_t index) const {
-    const uint64_t block = index >> 2;
-    const philox_block ctr{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                            static_cast<uint32_t>(subsequence_),
-                            static_cast<uint32_t>(subsequence_ >> 32)}};
-    return philox4x32_10(ctr, key0_, key1_).w[index & 3u];
+  // The next four outputs, as four next() calls give them, from one Philox block
+  // (two when the position is not a multiple of 4): no per-output block test, so
+  // a kernel that unrolls it carries one or two Philox bodies, not four.
+  SC_HOST_DEVICE void next_four(uint32_t (&out)[4]) {
+    const uint64_t block = position_ >> 2;
+    const uint32_t shift = static_cast<uint32_t>(position_ & 3u);
+    const philox_block first = block_at(block);
+    const philox_block second = shift != 0 ? block_at(block + 1) : first;
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t i = shift + j;
+      out[j] = i < 4 ? word_of(first, i) : word_of(second, i - 4);
+    }
+    position_ += 4;
   }
+
+  // Output number `index` of this stream's origin (offset 0), without moving.
+  SC_HOST_DEVICE uint32_t at(uint64_t index) const { return word_of(block_at(index >> 2), index & 3u); }
 
   SC_HOST_DEVICE uint64_t position() const { return position_; }
 
  private:
+  SC_HOST_DEVICE philox_block block_at(uint64_t block) const {
+    const philox_block ctr{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                            static_cast<uint32_t>(subsequence_), static_cast<uint32_t>(subsequence_ >> 32)}};
+    return philox4x32_10(ctr, key0_, key1_);
+  }
+
   uint32_t key0_, key1_;
   uint64_t subsequence_;
   uint64_t position_;

@@ -88,26 +88,30 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
     for (int g = 0; g < Groups; ++g) {
       const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
       // Four consecutive tokens: their stream outputs come from one Philox block
-      // (two when offset + i is not a multiple of 4).
-      philox_stream numbers(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i));
+      // (two when offset + i is not a multiple of 4), drawn together.
+      uint32_t words[kItems];
+      philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i)).next_four(words);
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {
-        const float v = gumbel_fraction<PlantedS05>(numbers.next());
-        if (i + j >= b.vocab_size) continue;  // not break: the loop must unroll (x[g][j])
+        const float v = gumbel_fraction<PlantedS05>(words[j]);
+        // Past the row's end: predicated, not skipped, so the body stays one
+        // straight line (the loads filled x with 0 there).
+        const bool inside = i + j < b.vocab_size;
         const float z = x[g][j];
         float k;
         if constexpr (Logits) {
-          mine.bad |= isnan(z) || z == INFINITY;
-          mine.mass += isfinite(z) ? 1.0f : 0.0f;
+          mine.bad |= inside && (isnan(z) || z == INFINITY);
+          mine.mass += inside && isfinite(z) ? 1.0f : 0.0f;
           k = f.temperature == 0.0f ? z : z / f.temperature - logf(-log1pf(-v));
         } else {
-          mine.bad |= !(z >= 0.0f) || isinf(z);
+          mine.bad |= !(z >= 0.0f) || isinf(z);  // 0 past the end: healthy, no mass
           mine.mass += z;
           k = z / fmaxf(-log1pf(-v), FLT_MIN);
         }
         // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
         // an all-underflow row comes out invalid), a logits key must beat -inf.
-        if ((Logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);
+        if (inside && (Logits ? k > -INFINITY : k > 0.0f) && k > mine.key)
+          mine.key = k, mine.index = static_cast<int>(i + j);
       }
     }
   }

@@ -89,6 +89,22 @@ TEST_CASE("subsequence selects the upper counter words and seed the key", "[phil
   CHECK(philox_stream(1, 0, far).next() == philox4x32_10({{0, 1, 0, 0}}, 1, 0).w[2]);
 }
 
+TEST_CASE("next_four gives the outputs of four next() calls from any offset", "[philox]") {
+  // Every offset mod 4 (one block or two), a block boundary carrying into the
+  // second counter word, and a stream left where four next() calls leave it.
+  for (const uint64_t start : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4}, uint64_t{7},
+                               (uint64_t{1} << 34) - 2}) {
+    CAPTURE(start);
+    philox_stream one(0x1234'5678'9abc'def0ull, 77, start), four(0x1234'5678'9abc'def0ull, 77, start);
+    for (int call = 0; call < 3; ++call) {
+      uint32_t words[4];
+      four.next_four(words);
+      for (const uint32_t w : words) CHECK(w == one.next());
+      CHECK(four.position() == one.position());
+    }
+  }
+}
+
 TEST_CASE("curand_uniform is (0, 1] and exactly 1 from 0xffffff80 up", "[uniform]") {
   using samplecheck::curand_uniform_from_bits;
   CHECK(curand_uniform_from_bits(0) > 0.0f);
