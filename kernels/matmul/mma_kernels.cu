@@ -143,7 +143,8 @@ struct tile_shape {
   static_assert(kThreads % kRowChunks == 0 && kRoundRows % 8 == 0 && BM % kRoundRows == 0 && BN % kRoundRows == 0,
                 "a thread's chunk and row % 8 (so its swizzle) are the same in every round; a round is all A or all W");
   static_assert(STAGES >= 2 && (BK == 64 || BK == 128), "a tile overhangs a segment (64 k multiple) by 64 at most");
-  static_assert(!Tma || (BK == 64 && (BM + BN) % 8 == 0), "a box row is one 128-byte swizzle row; stages stay 1024-aligned");
+  static_assert(!Tma || (BK == 64 && (BM + BN) % 8 == 0),
+                "a box row is one 128-byte swizzle row; stages stay 1024-aligned");
 };
 
 // Byte offset of k16 step kk of a thread's ldmatrix row, from `offset`, its
@@ -523,7 +524,8 @@ cudaError_t launch_shape(mma_args args, bool vector, cudaStream_t stream) {
 int launch_mma_matmul(const reduction_plan& plan, mma_tile tile, const device_problem& problem,
                       uint32_t* tile_counters, float* partials, void* stream_handle) {
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const mma_args args{{}, {}, problem, plan.segment_length, plan.num_segments, mma_splits(plan), tile_counters, partials};
+  const mma_args args{{}, {}, problem, plan.segment_length, plan.num_segments, mma_splits(plan),
+                      tile_counters, partials};
   const auto address_bits = reinterpret_cast<uintptr_t>(problem.a) | reinterpret_cast<uintptr_t>(problem.weight);
   // K < 2^32: the vector loads add a 32-bit k offset to each row pointer.
   const bool vector = problem.k % 8 == 0 && problem.k < (int64_t{1} << 32) && address_bits % 16 == 0;
