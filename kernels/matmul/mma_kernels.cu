@@ -16,10 +16,11 @@
 // iteration g; (2) cp.async.wait_group STAGES - 2 then __syncthreads before a
 // tile is read: groups are committed one per prologue step and one per
 // iteration (empty ones too), so group g holds tile g of the sequence whatever
-// the segments' tile counts; (3) split: every thread stores its partials and
-// fences, a barrier, then thread 0 fences and counts the block (release); the
-// block that completes the count fences (acquire) and reads every plane from
-// L2 (its own was stored by the same threads that read it back).
+// the segments' tile counts; (3) split: every thread stores its partials, a
+// barrier, then thread 0 counts the block with one acq_rel atomic (gpu_arrive:
+// its release is cumulative, so it publishes the stores the barrier ordered
+// before it); in the block that completes the count the barrier hands thread
+// 0's acquire to every thread, which reads every plane from L2.
 // TMA tiles replace (1) and (2) by the copy engine: thread 0 refills tile g - 1's
 // slot after the barrier of iteration g (all ldmatrix reads of it done), arming
 // the slot's mbarrier with the stage's byte count; every thread waits on that
@@ -36,6 +37,7 @@
 
 #include <climits>
 
+#include "kernels/gpu_compat.h"
 #include "reference/numeric.h"
 
 namespace samplecheck::matmul {
@@ -427,26 +429,21 @@ __global__ void __launch_bounds__(GROUPS* WARPS_M* WARPS_N * 32,
 
   const auto plane = [&](int32_t s, int64_t m, int64_t n) { return args.partials + (int64_t{s} * p.m + m) * p.n + n; };
   for_each_output([&](int64_t m, int64_t n, float v, float&) { *plane(first, m, n) = v; });
-  // Publish this block's plane before counting it (release). Every thread
-  // fences its own stores, then the barrier: thread 0 counts only once all of
-  // the block's warps have stored and fenced. (Without the barrier warp 0 could
-  // count while another warp's stores were still to come, and the folding block
-  // read that warp's slots of the plane before they were written: the race a
-  // changed warp schedule, e.g. under racecheck, can expose.)
-  __threadfence();
+  // Publish this block's plane before counting it: the barrier first, so thread
+  // 0 counts only once all of the block's warps have stored. (Without it warp 0
+  // could count while another warp's stores were still to come, and the folding
+  // block read that warp's slots of the plane before they were written: the
+  // race a changed warp schedule, e.g. under racecheck, can expose.)
   __syncthreads();
   const uint32_t tile = block % m_tiles + block / m_tiles / segments_in_grid * m_tiles;
   bool folds_tile = false;
   if (threadIdx.x == 0) {
-    __threadfence();  // cumulative: the block's stores, ordered before it by the barrier
-    folds_tile = atomicAdd(args.tile_counters + tile, 1u) == static_cast<uint32_t>(args.num_segments - 1);
+    folds_tile = gpu_arrive(args.tile_counters + tile) == static_cast<uint32_t>(args.num_segments - 1);
     // Every block of the tile has counted, so nothing else touches it in this
     // launch; zero it for the next launch or graph replay (stream order).
     if (folds_tile) atomicExch(args.tile_counters + tile, 0u);
-    __threadfence();  // acquire, before the barrier hands the result to the block
   }
-  if (!__syncthreads_or(folds_tile)) return;
-  __threadfence();  // acquire: the other blocks' planes, published before their counts
+  if (!__syncthreads_or(folds_tile)) return;  // hands thread 0's acquire to the block
   // ((p0 + p1) + p2) + p3 as the unsplit fold, every plane from L2 (__ldcg: this
   // SM's L1 is not coherent with the other blocks' stores; p_first is this
   // thread's own). A plane's loads for one of the thread's rows are all issued

@@ -103,6 +103,13 @@ TEST_CASE("next_four gives the outputs of four next() calls from any offset", "[
       CHECK(four.position() == one.position());
     }
   }
+  // Negative control: the comparison sees a stream one output off (the slip a
+  // dropped or doubled block would cause).
+  philox_stream ahead(5, 0, 1), behind(5, 0, 0);
+  uint32_t words[4];
+  ahead.next_four(words);
+  CHECK_FALSE((words[0] == behind.next() && words[1] == behind.next() && words[2] == behind.next() &&
+               words[3] == behind.next()));
 }
 
 TEST_CASE("curand_uniform is (0, 1] and exactly 1 from 0xffffff80 up", "[uniform]") {

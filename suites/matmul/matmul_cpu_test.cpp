@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "kernels/matmul/cpu_matmuls.h"
 #include "kernels/matmul/mma_kernels.h"
@@ -177,27 +180,48 @@ TEST_CASE("matmul_cpu fixture reader names the line and field of a bad record", 
 // plans are host code: a table entry past the config list would be an
 // out-of-bounds read in the ABI call, and a segment that is not a whole number of
 // k-tiles would straddle two tiles. Checked here, for every fixture shape and M.
+namespace {
+
+// The first table entry, over every fixture shape and M = 1..4096, that names no
+// config of `count`; "" when there is none.
+template <typename Table>
+std::string bad_table_entry(Table table, int32_t count) {
+  for (const matmul_shape& shape : shapes_fixture().shapes)
+    for (int64_t m = 1; m <= 4096; ++m)
+      if (const int32_t c = table(m, shape.n); c < 0 || c >= count)
+        return fmt::format("{} at M = {}: config {} of {}", shape.name, m, c, count);
+  return {};
+}
+
+// What is wrong with a segment plan for K, or "".
+std::string bad_segment_plan(const samplecheck::matmul::reduction_plan& plan, int64_t k) {
+  using namespace samplecheck::matmul;
+  if (k <= kSegmentMinK)
+    return plan.num_segments == 1 && plan.segment_length == k ? "" : "K <= 256 is not one segment of K";
+  if (plan.num_segments != kSegments) return "not 4 segments";
+  if (plan.segment_length % kMmaKTile != 0) return "a segment is not whole 64-wide k-tiles";
+  if (plan.segment_length * kSegments < k) return "the segments do not cover K";
+  return {};
+}
+
+}  // namespace
+
 TEST_CASE("matmul_cpu the mma launch tables and segment plans are well formed", "[cpu]") {
   using namespace samplecheck::matmul;
-  for (const matmul_shape& shape : shapes_fixture().shapes) {
-    CAPTURE(shape.name);
-    for (int64_t m = 1; m <= 4096; ++m) {
-      const int32_t segmented = segmented_mma_table_config(m, shape.n);
-      const int32_t persistent = persistent_mma_table_config(m, shape.n);
-      if (segmented < 0 || segmented >= kNumSegmentedMmaConfigs || persistent < 0 ||
-          persistent >= kNumPersistentMmaConfigs)
-        FAIL("M = " << m << ": table entries " << segmented << ", " << persistent);
-    }
+  CHECK(bad_table_entry(segmented_mma_table_config, kNumSegmentedMmaConfigs) == "");
+  CHECK(bad_table_entry(persistent_mma_table_config, kNumPersistentMmaConfigs) == "");
+  for (const matmul_shape& shape : shapes_fixture().shapes)
     for (const bool split : {false, true}) {
-      const reduction_plan plan = segmented_mma_plan(shape.k, split);
-      if (shape.k <= kSegmentMinK) {
-        CHECK(plan.num_segments == 1);
-        CHECK(plan.segment_length == shape.k);
-        continue;
-      }
-      CHECK(plan.num_segments == kSegments);
-      CHECK(plan.segment_length % kMmaKTile == 0);
-      CHECK(plan.segment_length * kSegments >= shape.k);  // the segments cover K
+      CAPTURE(shape.name, split);
+      CHECK(bad_segment_plan(segmented_mma_plan(shape.k, split), shape.k) == "");
     }
-  }
+  // Negative controls: a table entry one past the list at M = 4096, and segments of
+  // 1025 elements (a k-tile straddling two), are caught.
+  const auto past_the_list = [](int64_t m, int64_t n) {
+    return m == 4096 ? kNumSegmentedMmaConfigs : segmented_mma_table_config(m, n);
+  };
+  CHECK(bad_table_entry(past_the_list, kNumSegmentedMmaConfigs) != "");
+  reduction_plan straddling = segmented_mma_plan(4096, true);
+  straddling.segment_length = 1025;
+  CHECK(bad_segment_plan(straddling, 4096) != "");
 }

@@ -105,6 +105,30 @@ std::vector<double> time_burst(Call&& call, cudaStream_t stream, int warmup, int
   return us;
 }
 
+// `call` captured once into a CUDA graph on `stream`; operator() replays it.
+class captured_call {
+ public:
+  template <typename Call>
+  captured_call(Call&& call, cudaStream_t stream) : stream_(stream) {
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+    call();
+    check_cuda(cudaStreamEndCapture(stream, &graph_), "end capture");
+    check_cuda(cudaGraphInstantiate(&exec_, graph_, 0), "instantiate");
+  }
+  ~captured_call() {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  captured_call(const captured_call&) = delete;
+  captured_call& operator=(const captured_call&) = delete;
+  void operator()() const { check_cuda(cudaGraphLaunch(exec_, stream_), "graph launch"); }
+
+ private:
+  cudaStream_t stream_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,6 +160,15 @@ int main(int argc, char** argv) {
     csv << "impl,mode,B,V,median_us,iqr_us,hbm_read_us\n";
   }
   std::printf("%-30s %-6s %4s %7s %12s %10s %9s\n", "subject", "mode", "B", "V", "median_us", "iqr_us", "hbm_us");
+  // One row on stdout and in the CSV (floors have B = V = 0).
+  const auto row = [&](const std::string& name, const char* mode, int64_t b, int64_t v, const spread& t,
+                       double hbm_us) {
+    std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", name.c_str(), mode, static_cast<long long>(b),
+                static_cast<long long>(v), t.median_us, t.iqr_us, hbm_us);
+    if (csv.is_open())
+      csv << name << ',' << mode << ',' << b << ',' << v << ',' << t.median_us << ',' << t.iqr_us << ',' << hbm_us
+          << '\n';
+  };
   std::mt19937_64 rng(2026);
   cudaStream_t stream;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
@@ -144,44 +177,23 @@ int main(int argc, char** argv) {
     // one-node graph, then synchronised. No sampler call can be cheaper.
     device_array<uint32_t> word(std::vector<uint32_t>(1, 0));
     auto memset_call = [&] { check_cuda(cudaMemsetAsync(word.get(), 0, 4, stream), "memset"); };
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-    memset_call();
-    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
-    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    auto graph_call = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
-    const spread direct = summarise(time_calls(memset_call, stream, true, warmup, calls));
-    const spread replay = summarise(time_calls(graph_call, stream, true, warmup, calls));
-    std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", "floor.memset4", "abi", 0, 0, direct.median_us,
-                direct.iqr_us, 0.0);
-    std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", "floor.memset4", "graph_sync", 0, 0, replay.median_us,
-                replay.iqr_us, 0.0);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
+    const captured_call memset_graph(memset_call, stream);
+    row("floor.memset4", "abi", 0, 0, summarise(time_calls(memset_call, stream, true, warmup, calls)), 0.0);
+    row("floor.memset4", "graph_sync", 0, 0, summarise(time_calls(memset_graph, stream, true, warmup, calls)), 0.0);
     // Empty kernels: launched directly, and as a one-node graph.
     for (const unsigned blocks : {1u, 8u * static_cast<unsigned>(prop.multiProcessorCount)}) {
       auto empty = [&] { check_cuda(samplecheck::bench::launch_empty(blocks, 256, stream), "empty kernel"); };
       const spread sync = summarise(time_calls(empty, stream, true, warmup, calls));
       const spread burst = summarise(time_burst(empty, stream, warmup, 20, 50));
       // The same kernel as a one-node graph: the floor of the graph_* rows below.
-      check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-      empty();
-      check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
-      check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-      auto replay = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
+      const captured_call replay(empty, stream);
       const spread graph_sync = summarise(time_calls(replay, stream, true, warmup, calls));
       const spread graph_burst = summarise(time_burst(replay, stream, warmup, 20, 50));
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
       const std::string name = "floor.empty_kernel_x" + std::to_string(blocks);
-      const struct {
-        const char* mode;
-        spread t;
-      } rows[] = {{"sync", sync}, {"burst", burst}, {"graph_sync", graph_sync}, {"graph_burst", graph_burst}};
-      for (const auto& row : rows)
-        std::printf("%-30s %-10s %4d %7d %12.1f %10.1f %9.2f\n", name.c_str(), row.mode, 0, 0, row.t.median_us,
-                    row.t.iqr_us, 0.0);
+      row(name, "sync", 0, 0, sync, 0.0);
+      row(name, "burst", 0, 0, burst, 0.0);
+      row(name, "graph_sync", 0, 0, graph_sync, 0.0);
+      row(name, "graph_burst", 0, 0, graph_burst, 0.0);
     }
   }
   for (const int64_t v : vocabs) {
@@ -209,13 +221,7 @@ int main(int argc, char** argv) {
             throw std::runtime_error(std::string(s->name) + ": " + message);
         };
         abi_call();  // sizes the scratch before capture
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-        abi_call();
-        check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
-        check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-        auto graph_call = [&] { check_cuda(cudaGraphLaunch(exec, stream), "graph launch"); };
+        const captured_call graph_call(abi_call, stream);
         const struct {
           const char* mode;
           std::vector<double> us;
@@ -223,17 +229,8 @@ int main(int argc, char** argv) {
                     {"graph_host", time_calls(graph_call, stream, false, warmup, calls)},
                     {"graph_sync", time_calls(graph_call, stream, true, warmup, calls)},
                     {"graph_burst", time_burst(graph_call, stream, warmup, 20, 50)}};
-        for (const auto& run : runs) {
-          const spread t = summarise(run.us);
-          std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", s->name, run.mode, static_cast<long long>(b),
-                      static_cast<long long>(v), t.median_us, t.iqr_us, hbm_us);
-          if (csv.is_open())
-            csv << s->name << ',' << run.mode << ',' << b << ',' << v << ',' << t.median_us << ',' << t.iqr_us << ','
-                << hbm_us << '\n';
-        }
+        for (const auto& run : runs) row(s->name, run.mode, b, v, summarise(run.us), hbm_us);
         std::fflush(stdout);
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
       }
     }
   }
