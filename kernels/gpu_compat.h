@@ -147,6 +147,18 @@ __device__ __forceinline__ T gpu_shfl_xor(T value, int lane_mask) {
 #endif
 }
 
+// 1 / x to within 1 ulp for normal x: one MUFU.RCP (CUDA's __fdividef adds range
+// fix-ups for huge denominators that a caller with x in (0, 1] does not need).
+__device__ __forceinline__ float gpu_reciprocal_approx(float x) {
+#if defined(SC_GPU_HIP)
+  return __builtin_amdgcn_rcpf(x);
+#else
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#endif
+}
+
 // The arrival count of a block that has just stored its share (release) and, if
 // it is the last, will read the others' shares (acquire): one device-scope
 // acq_rel atomic add, returning the count before it. It replaces __threadfence()

@@ -3,8 +3,9 @@
 //
 // One block per row streams the whole row through one SM every round (about
 // 50-90 us at V = 151,936 on an H200). Here a cluster of C <= 16 blocks on C SMs
-// owns a row, each block 12,288 tokens held in registers from the one read of the
-// row; every later pass is arithmetic on registers. A round:
+// owns a row, each block 12,288 (or, at larger batch, 24,576) tokens held in
+// registers from the one read of the row; every later pass is arithmetic on
+// registers. A round:
 //   1. every block knows each chunk's mass above `low` (from the previous
 //      exchange), so all pick the same crossing chunk for u in chunk order;
 //   2. the crossing block searches its registers (first token in its scan order
@@ -16,7 +17,7 @@
 // Inverse CDF over chunk order, then a fixed permutation inside a chunk, is an
 // inverse CDF over a fixed order of the vocabulary: the draw's law is the same.
 //
-// CUDA only (clusters are sm_90); other GPUs, vocabularies above 16 x 12,288 and
+// CUDA only (clusters are sm_90); other GPUs, vocabularies above 16 x 24,576 and
 // batches above 65,535 rows fall back to the block-per-row kernel.
 #include "kernels/cuda/launch.h"
 
@@ -34,9 +35,14 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kClusterThreads = 512;
-constexpr int kStripes = 6;                                        // 16-byte loads a thread
-constexpr int kHeld = kStripes * kItems;                           // tokens a thread holds
-constexpr int64_t kBlockTokens = int64_t{kClusterThreads} * kHeld;  // 12288
+// Stripes (16-byte loads) a thread holds: 6 (12,288 tokens a block, 13 blocks a
+// row at V = 151,936) or, at larger batch, 12 (24,576 a block, 7 a row). The H200
+// holds only 7 clusters of 13 at once (Nsight Compute), so B = 64 queued for about
+// ten waves; clusters of 7 hold about twice as many rows.
+template <int Stripes>
+constexpr int held_of = Stripes * kItems;  // tokens a thread holds
+template <int Stripes>
+constexpr int64_t block_tokens = int64_t{kClusterThreads} * held_of<Stripes>;
 constexpr int kMaxCluster = 16;  // non-portable size: opted in below
 
 using cluster_float = gpu::block_primitives<float, kClusterThreads>;
@@ -100,27 +106,31 @@ __device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& 
   __syncthreads();
 }
 
+template <int Stripes>
 __device__ __forceinline__ int64_t held_token(int64_t begin, int j) {
   return begin + (j / kItems) * (kClusterThreads * kItems) + threadIdx.x * kItems + j % kItems;
 }
 
 // The crossing token among the held tokens above `low` (row_ops.cuh's guarded
 // search), or -1.
-__device__ inline int64_t search_held(const float (&x)[kHeld], int64_t begin, int64_t v, float low, float u,
+template <int Stripes>
+__device__ inline int64_t search_held(const float (&x)[held_of<Stripes>], int64_t begin, int64_t v, float low, float u,
                                       cluster_shared& sh) {
   const int position = held_crossing<kClusterThreads>(
-      x, low, u, [&](int j) { return held_token(begin, j) < v; }, sh.f, sh.search);
+      x, low, u, [&](int j) { return held_token<Stripes>(begin, j) < v; }, sh.f, sh.search);
   if (position < 0) return -1;
-  const int thread = position / kHeld, j = position % kHeld;
+  const int thread = position / held_of<Stripes>, j = position % held_of<Stripes>;
   return begin + (j / kItems) * (kClusterThreads * kItems) + thread * kItems + j % kItems;
 }
 
+template <int Stripes>
 __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(device_batch b) {
+  constexpr int kHeld = held_of<Stripes>;
   __shared__ cluster_shared sh;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const int blocks = static_cast<int>(cluster.num_blocks());
-  const int64_t r = blockIdx.y, v = b.vocab_size, begin = rank * kBlockTokens;
+  const int64_t r = blockIdx.y, v = b.vocab_size, begin = rank * block_tokens<Stripes>;
   check_parameters(b, r, r * blocks + rank, static_cast<int64_t>(gridDim.y) * blocks);
   const int64_t in = input_row_of(b, r);  // the same in every block of the cluster
   float x[kHeld];
@@ -128,9 +138,9 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   if (in >= 0) {
     const unsigned char* row = row_pointer(b, in);
 #pragma unroll
-    for (int s = 0; s < kStripes; ++s) {
+    for (int s = 0; s < Stripes; ++s) {
       float part[kItems];
-      load_items(row, b.dtype, v, held_token(begin, s * kItems), part, 0.0f);
+      load_items(row, b.dtype, v, held_token<Stripes>(begin, s * kItems), part, 0.0f);
 #pragma unroll
       for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
     }
@@ -179,12 +189,12 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
     if (crossing < 0) crossing = last_with_mass, before = running - sh.chunk_mass[last_with_mass];
     // 2. Its block searches and publishes the token and p[token].
     if (rank == crossing) {
-      const int64_t t = search_held(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
+      const int64_t t = search_held<Stripes>(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
       if (threadIdx.x == 0) sh.token[slot] = static_cast<int>(t), sh.token_value[slot] = 0.0f;
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < kHeld; ++j)  // the thread holding the token publishes p[token]
-        if (held_token(begin, j) == t) sh.token_value[slot] = x[j];
+        if (held_token<Stripes>(begin, j) == t) sh.token_value[slot] = x[j];
     }
     cluster.sync();  // also orders the writes above before other blocks' reads
     if (threadIdx.x == 0) {
@@ -248,34 +258,54 @@ struct cluster_launch {
   cluster_launch& operator=(const cluster_launch&) = delete;
 };
 
-// Whether a cluster of `blocks` of this kernel can be resident on this GPU (asked
-// once per size: non-portable sizes above 8 depend on the part).
-bool cluster_fits(int blocks) {
-  static std::atomic<int> known[kMaxCluster + 1] = {};  // 0 unknown, 1 fits, -1 does not
+// How many clusters of `blocks` blocks of this kernel the GPU holds at once (0: the
+// size does not fit), asked once per size: non-portable sizes above 8 and the
+// packing of clusters into GPCs depend on the part.
+template <int Stripes>
+int active_clusters(int blocks) {
+  static std::atomic<int> known[kMaxCluster + 1] = {};  // 0 unknown, -1 none, n > 0
   int state = known[blocks].load();
   if (state == 0) {
     const cluster_launch one(blocks, 1, nullptr);
     int clusters = 0;
-    const bool ok =
-        cudaFuncSetAttribute(dual_pivot_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
-            cudaSuccess &&
-        cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel, &one.config) == cudaSuccess &&
-        clusters > 0;
+    const bool ok = cudaFuncSetAttribute(dual_pivot_cluster_kernel<Stripes>,
+                                         cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess &&
+                    cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel<Stripes>, &one.config) ==
+                        cudaSuccess &&
+                    clusters > 0;
     (void)cudaGetLastError();  // a refused size is an answer, not a sticky error
-    state = ok ? 1 : -1;
+    state = ok ? clusters : -1;
     known[blocks].store(state);
   }
-  return state > 0;
+  return state > 0 ? state : 0;
+}
+
+template <int Stripes>
+int64_t cluster_blocks(int64_t v) {
+  return (v + block_tokens<Stripes> - 1) / block_tokens<Stripes>;
 }
 
 }  // namespace
 
 bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
   const device_batch& b = q.batch;
-  const int64_t blocks = (b.vocab_size + kBlockTokens - 1) / kBlockTokens;
-  if (blocks > kMaxCluster || b.num_output_rows > 65535 || !cluster_fits(static_cast<int>(blocks))) return false;
-  const cluster_launch launch(static_cast<int>(blocks), b.num_output_rows, q.stream);
-  *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel, b);
+  const int64_t rows = b.num_output_rows;
+  if (rows > 65535) return false;
+  // The narrow clusters (more SMs a row, shorter passes) until rows would queue
+  // for them over more than two waves; then the wide ones, which hold about twice
+  // as many rows at once. H200, V = 151,936, device time per call, narrow / wide:
+  // B = 8 24.7 / 42.8 us, B = 32 73.2 / 61.1, B = 64 137.5 / 99.7.
+  const int64_t narrow = cluster_blocks<6>(b.vocab_size), wide = cluster_blocks<12>(b.vocab_size);
+  const int narrow_fit = narrow <= kMaxCluster ? active_clusters<6>(static_cast<int>(narrow)) : 0;
+  const int wide_fit = wide <= kMaxCluster ? active_clusters<12>(static_cast<int>(wide)) : 0;
+  if (narrow_fit > 0 && (rows <= 2 * narrow_fit || wide_fit == 0)) {
+    const cluster_launch launch(static_cast<int>(narrow), rows, q.stream);
+    *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel<6>, b);
+    return true;
+  }
+  if (wide_fit == 0) return false;
+  const cluster_launch launch(static_cast<int>(wide), rows, q.stream);
+  *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel<12>, b);
   return true;
 }
 

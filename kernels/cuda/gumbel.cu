@@ -4,8 +4,8 @@
 // Token i takes output offset + i of its row's stream, as cpu.gumbel_* do, so the CPU
 // and GPU subjects pick the same token from the same numbers (up to float log).
 //
-// A row is split into 4096-token chunks, one block each (one block per row would
-// leave an H200 with 131 of 132 SMs idle at B = 1): each block writes its partial
+// A row is split into 1024- or 4096-token chunks over several blocks (one block per
+// row would leave an H200 with 131 of 132 SMs idle at B = 1): each block writes its partial
 // (best key, lowest index among equals, mass, flags) to scratch, and the last block
 // of the row to arrive combines them. The combination is exact (max with an index
 // tie-break), so the result does not depend on arrival order.
@@ -20,9 +20,9 @@
 namespace samplecheck::cuda {
 namespace {
 
-// A block owns a chunk of 256 threads x Groups 16-byte stripes. Every token costs
-// a Philox share, a log and a division, so the chunk size trades latency against
-// issue: at small batch one stripe a thread (1024-token chunks) spreads a row over
+// A chunk is 256 threads x Groups 16-byte stripes. Every token costs a Philox
+// share and a bound; few cost a log and a division (see key_floor), so the chunk
+// size trades latency against issue: at small batch one stripe a thread (1024-token chunks) spreads a row over
 // the most threads; once the batch fills the GPU, four stripes a thread give each
 // thread independent work to overlap and the last blocks fewer partials.
 constexpr int kGumbelThreads = 256;
@@ -58,13 +58,152 @@ __device__ __forceinline__ float gumbel_fraction(uint32_t bits) {
   return 1.0f - curand_uniform_from_bits(bits);
 }
 
+// Most tokens cannot beat the row's best key, and proving so is cheaper than the
+// logarithm and the division (cpu.gumbel_* skip the same way; the tokens computed
+// in full get the same float key here). A first pass gives every token a cheap
+// lower bound of its key, from -log1p(-v) <= v / (1 - v); the largest in the warp,
+// T, is at most the row's best key. A second pass computes in full only the tokens
+// whose cheap upper bound, from -log1p(-v) >= v, reaches T. (The bound of the
+// winner is near its key, so about one lane in 16 of a warp's 512 tokens passes.)
+// Float rounding is covered with margins (log1pf and logf within 1 ulp, __logf
+// within 3, the approximate reciprocal within 1, products and sums within half an ulp):
+//   probs:  lower p (1 - v) / v (1 - 2^-18), from key >= p (1 - v) / v (1 - 2^-22);
+//           skip when v * T (1 - 2^-16) >= p, as key <= p / v (1 + 2^-22) < T.
+//           Either side must be a normal float: a subnormal one has no relative
+//           precision.
+//   logits: key = s - log(q) with s = z / T_emp, s' = z * (1 / T_emp) within 2^-22 |s|,
+//           |log q| < 23: lower s' + log((1 - v) / v) - (5e-5 + 6e-7 |s'|); skip when
+//           log v >= s' - T + 5e-5 + 6e-7 (|s'| + |T|).
+// A skipped key is strictly below T, so neither the argmax nor its lowest-index
+// tie-break can move. v == 0 (S05's defect) gets no bound and is never skipped.
+template <bool Logits>
+__device__ __forceinline__ float key_floor(float z, float v, float inverse_temperature) {
+  if constexpr (Logits) {
+    // s' + log((1 - v) / v) - (5e-5 + 6e-7 |s'|), T_emp > 0; fused, s' is never
+    // held (the second pass recomputes it in its own fused form)
+    const float log_odds = __logf((1.0f - v) * gpu_reciprocal_approx(v));
+    return v > 0.0f ? fmaf(z, inverse_temperature, log_odds) - fmaf(fabsf(z), 6e-7f * inverse_temperature, 5e-5f)
+                    : -INFINITY;
+  } else {
+    const float numerator = z * (1.0f - v);
+    return v > 0.0f && numerator >= FLT_MIN ? numerator * gpu_reciprocal_approx(v) * (1.0f - 0x1p-18f) : 0.0f;
+  }
+}
+
+template <bool Logits>
+__device__ __forceinline__ bool below_floor(float z, float v, float inverse_temperature, float threshold,
+                                            float slack) {
+  if constexpr (Logits) {
+    // s' - T + slack as one fused s' - T (rounded once, inside the slack)
+    return v > 0.0f && __logf(v) >= fmaf(z, inverse_temperature, -threshold) +
+                                        fmaf(fabsf(z), 6e-7f * inverse_temperature, slack);
+  } else {
+    const float product = v * threshold;  // threshold already carries 1 - 2^-16
+    return product >= FLT_MIN && product >= z;
+  }
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x = fmaxf(x, gpu_shfl_xor(x, lanes));
+  return x;
+}
+
+// What a thread carries from chunk to chunk of its block: its best key (lowest
+// index among equals) and the row's health so far, the smallest probability, and
+// the largest lower bound of a key its warp has seen (see key_floor).
+struct gumbel_carry {
+  gumbel_partial best{-INFINITY, INT_MAX, 0.0f, 0};
+  float lowest = 0.0f;
+  float floor;
+};
+
+// One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
+template <int Groups, bool Logits, bool PlantedS05>
+__device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f, const unsigned char* row,
+                                            const stream_key& key, int64_t begin, gumbel_carry& c) {
+  // Past the row's end: probs 0 (no mass, a key of 0 never wins), logits -inf
+  // (not finite, never wins), so the body needs no test of the row's end.
+  float x[Groups][kItems];
+#pragma unroll
+  for (int g = 0; g < Groups; ++g)
+    load_items(row, b.dtype, b.vocab_size, begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
+               Logits ? -INFINITY : 0.0f);
+  // The row's health (the ABI's rule): probs: sum and minimum (a NaN or +Inf
+  // spoils the sum, a negative entry the minimum); logits: count of finite z and
+  // any NaN or +Inf.
+#pragma unroll
+  for (int g = 0; g < Groups; ++g)
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const float z = x[g][j];
+      if constexpr (Logits) {
+        c.best.bad |= !(z < INFINITY);
+        c.best.mass += z > -INFINITY && z < INFINITY ? 1.0f : 0.0f;
+      } else {
+        c.best.mass += z;
+        c.lowest = fminf(c.lowest, z);
+      }
+    }
+  gumbel_partial& mine = c.best;
+  if (Logits && f.temperature == 0.0f) {  // greedy: the largest logit, no randomness
+#pragma unroll
+    for (int g = 0; g < Groups; ++g) {
+      const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+#pragma unroll
+      for (int j = 0; j < kItems; ++j)
+        if (x[g][j] > -INFINITY && x[g][j] > mine.key) mine.key = x[g][j], mine.index = static_cast<int>(i + j);
+    }
+    return;
+  }
+  const float inverse_temperature = Logits ? 1.0f / f.temperature : 1.0f;
+  float v[Groups][kItems];
+#pragma unroll
+  for (int g = 0; g < Groups; ++g) {
+    // Four consecutive tokens: their stream outputs come from one Philox block
+    // (two when offset + i is not a multiple of 4), drawn together.
+    const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+    uint32_t words[kItems];
+    philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i)).next_four(words);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      v[g][j] = gumbel_fraction<PlantedS05>(words[j]);
+      c.floor = fmaxf(c.floor, key_floor<Logits>(x[g][j], v[g][j], inverse_temperature));
+    }
+  }
+  c.floor = warp_max(c.floor);
+  const float threshold = Logits ? c.floor : c.floor * (1.0f - 0x1p-16f);
+  const float slack = 5e-5f + 6e-7f * fabsf(c.floor);
+#pragma unroll
+  for (int g = 0; g < Groups; ++g) {
+    const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const float z = x[g][j];
+      if (below_floor<Logits>(z, v[g][j], inverse_temperature, threshold, slack)) continue;
+      float k;
+      if constexpr (Logits) k = z / f.temperature - logf(-log1pf(-v[g][j]));
+      else k = z / fmaxf(-log1pf(-v[g][j]), FLT_MIN);
+      // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
+      // an all-underflow row comes out invalid), a logits key must beat -inf.
+      if ((Logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);
+    }
+  }
+}
+
 // One instantiation per (stripes, input kind, S05 or not): the per-token code has
 // no run-time branch on either, and each kernel carries only its own path. (One
 // kernel for all four was 108 KB of SASS; on the H200, stalls on instruction
-// fetch were a tenth to a fifth of its cycles.)
+// fetch were a tenth to a fifth of its cycles.) Block y of a row visits chunks y,
+// y + splits, ...: a block's set-up, reduction and arrival are paid once for
+// several chunks, and its later chunks skip against the earlier ones' bound.
+// Three blocks an SM for the wide kernels (at most 85 registers): uncapped, the
+// logits one took 110 (two blocks an SM) and measured 77.4 rather than 66.2 us at
+// B = 64; a cap of four (64 registers) spilled and lost on both kinds. Logits keep
+// two stripes a thread, which fit the cap without spilling.
 template <int Groups, bool Logits, bool PlantedS05>
-__global__ void __launch_bounds__(kGumbelThreads)
-gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int* arrivals) {
+__global__ void __launch_bounds__(kGumbelThreads, Groups > 1 ? 3 : 1)
+gumbel_kernel(device_batch b, int splits, int chunks, gumbel_partial* partials, unsigned int* arrivals) {
   using partial_block = gpu::block_primitives<gumbel_partial, kGumbelThreads>;
   __shared__ typename partial_block::shared_type shared;
   __shared__ bool last_block;
@@ -73,48 +212,17 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
   const int split = blockIdx.y;
   check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
   const int64_t in = input_row_of(b, r);
-  gumbel_partial mine{-INFINITY, INT_MAX, 0.0f, 0};
+  gumbel_carry carry;
+  carry.floor = Logits ? -INFINITY : 0.0f;
   if (in >= 0) {
     const row_filters f = filters_of(b, r, in);
     const unsigned char* row = row_pointer(b, in);
     const stream_key key = stream_key_of(b, r, in);
-    const int64_t begin = split * gumbel_chunk<Groups>;
-    float x[Groups][kItems];
-#pragma unroll
-    for (int g = 0; g < Groups; ++g)
-      load_items(row, b.dtype, b.vocab_size, begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
-                 0.0f);
-#pragma unroll
-    for (int g = 0; g < Groups; ++g) {
-      const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
-      // Four consecutive tokens: their stream outputs come from one Philox block
-      // (two when offset + i is not a multiple of 4), drawn together.
-      uint32_t words[kItems];
-      philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i)).next_four(words);
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        const float v = gumbel_fraction<PlantedS05>(words[j]);
-        // Past the row's end: predicated, not skipped, so the body stays one
-        // straight line (the loads filled x with 0 there).
-        const bool inside = i + j < b.vocab_size;
-        const float z = x[g][j];
-        float k;
-        if constexpr (Logits) {
-          mine.bad |= inside && (isnan(z) || z == INFINITY);
-          mine.mass += inside && isfinite(z) ? 1.0f : 0.0f;
-          k = f.temperature == 0.0f ? z : z / f.temperature - logf(-log1pf(-v));
-        } else {
-          mine.bad |= !(z >= 0.0f) || isinf(z);  // 0 past the end: healthy, no mass
-          mine.mass += z;
-          k = z / fmaxf(-log1pf(-v), FLT_MIN);
-        }
-        // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
-        // an all-underflow row comes out invalid), a logits key must beat -inf.
-        if (inside && (Logits ? k > -INFINITY : k > 0.0f) && k > mine.key)
-          mine.key = k, mine.index = static_cast<int>(i + j);
-      }
-    }
+    for (int chunk = split; chunk < chunks; chunk += splits)
+      visit_chunk<Groups, Logits, PlantedS05>(b, f, row, key, chunk * gumbel_chunk<Groups>, carry);
+    if constexpr (!Logits) carry.best.bad = !(carry.lowest >= 0.0f);
   }
+  gumbel_partial mine = carry.best;
   mine = partial_block::reduce(mine, partial_op(), shared);
 
   gumbel_partial* row_partials = partials + r * splits;
@@ -143,24 +251,35 @@ gumbel_kernel(device_batch b, int splits, gumbel_partial* partials, unsigned int
 gpuError_t launch_gumbel(launch_request& q) {
   const device_batch& b = q.batch;
   const int64_t rows = b.num_output_rows;
-  // Four stripes a thread once the 4096-token chunks alone make two blocks per SM.
+  const bool logits = b.input_kind == SC_INPUT_LOGITS;
+  // Four stripes a thread (two for logits) once the 4096-token chunks alone make
+  // two blocks per SM.
   const bool wide = rows * ((b.vocab_size + gumbel_chunk<4> - 1) / gumbel_chunk<4>) >= 2 * q.scratch->sm_count();
-  const int64_t chunk = wide ? gumbel_chunk<4> : gumbel_chunk<1>;
-  const int64_t splits = (b.vocab_size + chunk - 1) / chunk;  // V <= 2^18: at most 256
+  const int64_t chunk = !wide ? gumbel_chunk<1> : logits ? gumbel_chunk<2> : gumbel_chunk<4>;
+  const int64_t chunks = (b.vocab_size + chunk - 1) / chunk;  // V <= 2^18: at most 256
+  // Chunks per block, strided (H200, V = 151,936, device time per call): paying a
+  // block's set-up and arrival once for several chunks pays once the batch fills
+  // the GPU (probs, 3 a block: B = 32 25.5 -> 22.5 us, B = 64 39.6 -> 34.6; logits,
+  // 2 a block: B = 32 37.6 -> 33.1, B = 64 66.9 -> 57.9) and costs below that
+  // (B = 8, 3 a block: probs 12.6 -> 17.2 us).
+  const int64_t per_block =
+      wide ? std::clamp<int64_t>(rows * chunks / (3 * q.scratch->sm_count()), 1, logits ? 2 : 3) : 1;
+  const int64_t splits = (chunks + per_block - 1) / per_block;
   gumbel_partial* partials = nullptr;
   unsigned int* arrivals = nullptr;
   if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials); e != gpuSuccess) return e;
   if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess) return e;
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(splits));
-  using kernel_type = void (*)(device_batch, int, gumbel_partial*, unsigned int*);
+  using kernel_type = void (*)(device_batch, int, int, gumbel_partial*, unsigned int*);
   // [wide][logits][S05]
   constexpr kernel_type kernels[2][2][2] = {
       {{gumbel_kernel<1, false, false>, gumbel_kernel<1, false, true>},
        {gumbel_kernel<1, true, false>, gumbel_kernel<1, true, true>}},
       {{gumbel_kernel<4, false, false>, gumbel_kernel<4, false, true>},
-       {gumbel_kernel<4, true, false>, gumbel_kernel<4, true, true>}}};
-  const kernel_type kernel = kernels[wide][b.input_kind == SC_INPUT_LOGITS][b.planted == defect::S05];
-  kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
+       {gumbel_kernel<2, true, false>, gumbel_kernel<2, true, true>}}};
+  const kernel_type kernel = kernels[wide][logits][b.planted == defect::S05];
+  kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), static_cast<int>(chunks), partials,
+                                                arrivals);
   return gpuGetLastError();
 }
 

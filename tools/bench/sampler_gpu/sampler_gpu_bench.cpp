@@ -14,7 +14,8 @@
 //          issued back to back, so launch and synchronise latency are hidden).
 // Filters: top_k = 20, top_p = 0.95 (Qwen3's generation_config) on the subjects that
 // declare them, temperature 0.6 on logits subjects. The HBM column is the time to
-// read the probabilities once at 4.8 TB/s (the H200's datasheet figure).
+// read the probabilities once at 4.8 TB/s (the H200's datasheet figure); the
+// floor.read_once rows time a kernel that only reads them once, as measured.
 // tools/bench/sampler_gpu/torch_samplers.py times torch.multinomial and SGLang's
 // Gumbel rule on the same grid, in the same way.
 #include <cuda_runtime.h>
@@ -201,8 +202,19 @@ int main(int argc, char** argv) {
     const std::vector<float> probs = zipf_rows(max_b, v, rng);
     std::vector<float> logits(probs.size());
     for (size_t i = 0; i < probs.size(); ++i) logits[i] = std::log(probs[i]);
+    const device_array<float> all_rows(probs);
     for (const int64_t b : batches) {
       const double hbm_us = static_cast<double>(b * v * 4) / 4.8e12 * 1e6;
+      {
+        // Reading the b rows once and nothing else: the least a one-pass sampler costs.
+        device_array<float> sums(std::vector<float>(samplecheck::bench::read_once_blocks(b, v)));
+        auto read = [&] {
+          check_cuda(samplecheck::bench::launch_read_once(all_rows.get(), b, v, sums.get(), stream), "read once");
+        };
+        const captured_call replay(read, stream);
+        row("floor.read_once", "graph_sync", b, v, summarise(time_calls(replay, stream, true, warmup, calls)), hbm_us);
+        row("floor.read_once", "graph_burst", b, v, summarise(time_burst(replay, stream, warmup, 20, 50)), hbm_us);
+      }
       for (const sc_sampler* s : samplecheck::cuda_samplers()) {
         if (is_mutant(*s) || std::string(s->name).find(only) == std::string::npos) continue;
         host_batch h;
