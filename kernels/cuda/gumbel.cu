@@ -13,6 +13,7 @@
 #include <cfloat>
 #include <climits>
 
+#include "kernels/cuda/gumbel_bounds.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/row_ops.cuh"
 #include "reference/uniform.h"
@@ -56,51 +57,6 @@ __device__ __forceinline__ float gumbel_fraction(uint32_t bits) {
   if constexpr (!PlantedS05) return uniform_fine_near_zero(bits);
   if ((bits >> 22) == 0x3ffu) bits = 0xffffffffu;
   return 1.0f - curand_uniform_from_bits(bits);
-}
-
-// Most tokens cannot beat the row's best key, and proving so is cheaper than the
-// logarithm and the division (cpu.gumbel_* skip the same way; the tokens computed
-// in full get the same float key here). A first pass gives every token a cheap
-// lower bound of its key, from -log1p(-v) <= v / (1 - v); the largest in the warp,
-// T, is at most the row's best key. A second pass computes in full only the tokens
-// whose cheap upper bound, from -log1p(-v) >= v, reaches T. (The bound of the
-// winner is near its key, so about one lane in 16 of a warp's 512 tokens passes.)
-// Float rounding is covered with margins (log1pf and logf within 1 ulp, __logf
-// within 3, the approximate reciprocal within 1, products and sums within half an ulp):
-//   probs:  lower p (1 - v) / v (1 - 2^-18), from key >= p (1 - v) / v (1 - 2^-22);
-//           skip when v * T (1 - 2^-16) >= p, as key <= p / v (1 + 2^-22) < T.
-//           Either side must be a normal float: a subnormal one has no relative
-//           precision.
-//   logits: key = s - log(q) with s = z / T_emp, s' = z * (1 / T_emp) within 2^-22 |s|,
-//           |log q| < 23: lower s' + log((1 - v) / v) - (5e-5 + 6e-7 |s'|); skip when
-//           log v >= s' - T + 5e-5 + 6e-7 (|s'| + |T|).
-// A skipped key is strictly below T, so neither the argmax nor its lowest-index
-// tie-break can move. v == 0 (S05's defect) gets no bound and is never skipped.
-template <bool Logits>
-__device__ __forceinline__ float key_floor(float z, float v, float inverse_temperature) {
-  if constexpr (Logits) {
-    // s' + log((1 - v) / v) - (5e-5 + 6e-7 |s'|), T_emp > 0; fused, s' is never
-    // held (the second pass recomputes it in its own fused form)
-    const float log_odds = __logf((1.0f - v) * gpu_reciprocal_approx(v));
-    return v > 0.0f ? fmaf(z, inverse_temperature, log_odds) - fmaf(fabsf(z), 6e-7f * inverse_temperature, 5e-5f)
-                    : -INFINITY;
-  } else {
-    const float numerator = z * (1.0f - v);
-    return v > 0.0f && numerator >= FLT_MIN ? numerator * gpu_reciprocal_approx(v) * (1.0f - 0x1p-18f) : 0.0f;
-  }
-}
-
-template <bool Logits>
-__device__ __forceinline__ bool below_floor(float z, float v, float inverse_temperature, float threshold,
-                                            float slack) {
-  if constexpr (Logits) {
-    // s' - T + slack as one fused s' - T (rounded once, inside the slack)
-    return v > 0.0f && __logf(v) >= fmaf(z, inverse_temperature, -threshold) +
-                                        fmaf(fabsf(z), 6e-7f * inverse_temperature, slack);
-  } else {
-    const float product = v * threshold;  // threshold already carries 1 - 2^-16
-    return product >= FLT_MIN && product >= z;
-  }
 }
 
 __device__ __forceinline__ float warp_max(float x) {
@@ -172,18 +128,15 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
     }
   }
   c.floor = warp_max(c.floor);
-  const float threshold = Logits ? c.floor : c.floor * (1.0f - 0x1p-16f);
-  const float slack = 5e-5f + 6e-7f * fabsf(c.floor);
+  const key_bounds<Logits> bounds(c.floor, inverse_temperature);
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
     const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       const float z = x[g][j];
-      if (below_floor<Logits>(z, v[g][j], inverse_temperature, threshold, slack)) continue;
-      float k;
-      if constexpr (Logits) k = z / f.temperature - logf(-log1pf(-v[g][j]));
-      else k = z / fmaxf(-log1pf(-v[g][j]), FLT_MIN);
+      if (bounds.below(z, v[g][j])) continue;
+      const float k = gumbel_key<Logits>(z, v[g][j], f.temperature);
       // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
       // an all-underflow row comes out invalid), a logits key must beat -inf.
       if ((Logits ? k > -INFINITY : k > 0.0f) && k > mine.key) mine.key = k, mine.index = static_cast<int>(i + j);

@@ -129,6 +129,13 @@ TEST_CASE("Gumbel subjects pick the CPU twin's token on the same stream", "[gumb
     for (int64_t r = 0; r < rows; ++r) same += token[r] == on_gpu.token[r] && valid[r] == on_gpu.valid[r];
     WARN(name << ": " << same << " of " << rows << " rows identical");
     CHECK(same >= rows - 1);
+    // The comparison can fail: the twin one stream output later draws independent
+    // tokens, which agree with probability sum p_i^2 (about 2% on this row).
+    for (auto& o : h.offset) ++o;
+    REQUIRE(cpu.sample(cpu.context, &b, message, sizeof message) == SC_OK);
+    int64_t shifted = 0;
+    for (int64_t r = 0; r < rows; ++r) shifted += token[r] == on_gpu.token[r];
+    CHECK(shifted < rows / 2);
   }
 }
 #endif
