@@ -270,22 +270,19 @@ struct block_primitives {
   }
 };
 
-// Stable descending sort of (key, value) pairs inside each segment: equal keys
-// keep their input order, so ties come out lowest index first.
+// Stable ascending radix sort of (key, value) pairs on bits [begin_bit, end_bit) of
+// the key, over the whole device: equal keys keep their input order.
 template <typename Key, typename Value>
-inline gpuError_t segmented_sort_pairs_descending(void* temp, size_t& temp_bytes, const Key* keys_in,
-                                                  Key* keys_out, const Value* values_in, Value* values_out,
-                                                  int num_items, int num_segments, const int* begin_offsets,
-                                                  const int* end_offsets, gpuStream_t stream) {
+inline gpuError_t radix_sort_pairs(void* temp, size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                   const Value* values_in, Value* values_out, int num_items, int begin_bit,
+                                   int end_bit, gpuStream_t stream) {
 #if defined(SC_GPU_HIP)
-  return rocprim::segmented_radix_sort_pairs_desc(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
-                                                  static_cast<unsigned>(num_items),
-                                                  static_cast<unsigned>(num_segments), begin_offsets,
-                                                  end_offsets, 0, 8 * sizeof(Key), stream);
+  return rocprim::radix_sort_pairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                   static_cast<unsigned>(num_items), static_cast<unsigned>(begin_bit),
+                                   static_cast<unsigned>(end_bit), stream);
 #else
-  return cub::DeviceSegmentedRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, values_in,
-                                                            values_out, num_items, num_segments, begin_offsets,
-                                                            end_offsets, 0, 8 * sizeof(Key), stream);
+  return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, num_items,
+                                         begin_bit, end_bit, stream);
 #endif
 }
 

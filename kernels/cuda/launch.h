@@ -18,7 +18,7 @@ namespace samplecheck::cuda {
 class workspace {
  public:
   enum slot : int { error_word, counters, partials, keys_in, keys_out, values_in, values_out, sort_temp,
-                    offsets, row_stats, rows, num_slots };
+                    sorted, row_stats, rows, num_slots };
   workspace() = default;
   workspace(const workspace&) = delete;
   workspace& operator=(const workspace&) = delete;
