@@ -24,10 +24,11 @@ SC_HOST_DEVICE uint32_t philox_mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
   // high word per multiply in nvcc 13's SASS (a fifth of a Philox block).
   *hi = __umulhi(a, b);
   return a * b;
-#endif
+#else
   const uint64_t product = static_cast<uint64_t>(a) * b;
   *hi = static_cast<uint32_t>(product >> 32);
   return static_cast<uint32_t>(product);
+#endif
 }
 
 // The raw bijection: 10 rounds, key bumped between rounds.
