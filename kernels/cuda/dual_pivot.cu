@@ -196,10 +196,8 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
 gpuError_t launch_dual_pivot(launch_request& q) {
   const auto rows = static_cast<unsigned>(q.batch.num_output_rows);
   const bool deterministic = q.config->deterministic_scan;
-  if (q.config->kind == algorithm::dual_pivot_cluster) {
-    gpuError_t status = gpuSuccess;
-    if (launch_dual_pivot_cluster(q, &status)) return status;
-  }
+  // The cluster kernel where it fits (it returns false for the other kinds).
+  if (gpuError_t status = gpuSuccess; launch_dual_pivot_cluster(q, &status)) return status;
   if (q.config->kind == algorithm::dual_pivot || q.config->kind == algorithm::dual_pivot_cluster) {
     dual_pivot_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, deterministic, nullptr, nullptr);
     return gpuGetLastError();

@@ -1,5 +1,7 @@
-// Dual-pivot rejection (the rule of dual_pivot.cu, joint filters) with one row
-// spread over a thread-block cluster: cuda.dual_pivot_cluster.
+// Dual-pivot rejection (the rule of dual_pivot.cu) with one row spread over a
+// thread-block cluster: cuda.dual_pivot_cluster (joint filters), and, after their
+// preparation on the held row (cluster_prepare.cuh), cuda.dual_pivot_topk_first and
+// cuda.dual_pivot_logits.
 //
 // One block per row streams the whole row through one SM every round (about
 // 50-90 us at V = 151,936 on an H200). Here a cluster of C <= 16 blocks on C SMs
@@ -22,94 +24,14 @@
 #include "kernels/cuda/launch.h"
 
 #if defined(SC_GPU_CUDA) && defined(__CUDACC__)
-#include <cooperative_groups.h>
-
 #include <atomic>
 
-#include "kernels/cuda/row_ops.cuh"
+#include "kernels/cuda/cluster_prepare.cuh"
+#include "kernels/cuda/cluster_row.cuh"
 #include "reference/uniform.h"
 
 namespace samplecheck::cuda {
 namespace {
-
-namespace cg = cooperative_groups;
-
-constexpr int kClusterThreads = 512;
-// Stripes (16-byte loads) a thread holds: 6 (12,288 tokens a block, 13 blocks a
-// row at V = 151,936) or, at larger batch, 12 (24,576 a block, 7 a row). The H200
-// holds only 7 clusters of 13 at once (Nsight Compute), so B = 64 queued for about
-// ten waves; clusters of 7 hold about twice as many rows.
-template <int Stripes>
-constexpr int held_of = Stripes * kItems;  // tokens a thread holds
-template <int Stripes>
-constexpr int64_t block_tokens = int64_t{kClusterThreads} * held_of<Stripes>;
-constexpr int kMaxCluster = 16;  // non-portable size: opted in below
-
-using cluster_float = gpu::block_primitives<float, kClusterThreads>;
-
-// What a block publishes to the rest of its cluster; two of each so that one
-// cluster barrier per exchange suffices (a slot is rewritten only after every
-// block has passed the barrier that follows its reading).
-struct chunk_record {
-  float mass0, mass1;  // mass above pivot 0 / 1 (round 0: the chunk's total and max)
-  int count0, count1;  // count above pivot 0 / 1 (round 0: count0 = any bad entry)
-};
-// One block reduction for all four fields: sums, except round 0's max and flag.
-struct sum_records {
-  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
-    return {a.mass0 + b.mass0, a.mass1 + b.mass1, a.count0 + b.count0, a.count1 + b.count1};
-  }
-};
-struct total_max_bad {
-  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
-    return {a.mass0 + b.mass0, fmaxf(a.mass1, b.mass1), a.count0 | b.count0, 0};
-  }
-};
-using record_block = gpu::block_primitives<chunk_record, kClusterThreads>;
-
-struct cluster_shared {
-  union {
-    cluster_float::shared_type f;
-    record_block::shared_type records;
-  };
-  chunk_record record[2];          // published: this block's chunk record
-  int token[2];                    // published by the crossing block
-  float token_value[2];
-  chunk_record fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
-  chunk_record totals;             // the cluster's fold, read by thread 0
-  float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
-  float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
-  int crossing_token;
-  float crossing_value;
-  held_search_shared search;
-};
-
-// The cluster's records of `slot` folded in chunk order (so every block gets the
-// same floats) into sh.totals and sh.above; `round0` folds (total, max, bad)
-// instead of sums. Thread c reads block c's record (the C remote reads overlap,
-// where one reader would pay C round trips), then thread 0 folds them locally.
-__device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot, int blocks,
-                                    bool round0) {
-  if (threadIdx.x < static_cast<unsigned>(blocks))
-    sh.fetched[threadIdx.x] = *cluster.map_shared_rank(&sh.record[slot], threadIdx.x);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    chunk_record t{0.0f, 0.0f, 0, 0};
-    for (int c = 0; c < blocks; ++c) {
-      const chunk_record r = sh.fetched[c];
-      sh.above[0][c] = r.mass0;
-      sh.above[1][c] = r.mass1;
-      t = round0 ? total_max_bad()(t, r) : sum_records()(t, r);
-    }
-    sh.totals = t;
-  }
-  __syncthreads();
-}
-
-template <int Stripes>
-__device__ __forceinline__ int64_t held_token(int64_t begin, int j) {
-  return begin + (j / kItems) * (kClusterThreads * kItems) + threadIdx.x * kItems + j % kItems;
-}
 
 // The crossing token among the held tokens above `low` (row_ops.cuh's guarded
 // search), or -1.
@@ -123,7 +45,7 @@ __device__ inline int64_t search_held(const float (&x)[held_of<Stripes>], int64_
   return begin + (j / kItems) * (kClusterThreads * kItems) + thread * kItems + j % kItems;
 }
 
-template <int Stripes>
+template <int Stripes, held_preparation Mode>
 __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(device_batch b) {
   constexpr int kHeld = held_of<Stripes>;
   __shared__ cluster_shared sh;
@@ -135,6 +57,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   const int64_t in = input_row_of(b, r);  // the same in every block of the cluster
   float x[kHeld];
   chunk_record mine{0.0f, 0.0f, 0, 0};
+  bool prepared_ok = true;
   if (in >= 0) {
     const unsigned char* row = row_pointer(b, in);
 #pragma unroll
@@ -144,6 +67,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
 #pragma unroll
       for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
     }
+    if constexpr (Mode != held_preparation::none)
+      prepared_ok = prepare_held<Mode, Stripes>(cluster, sh, blocks, x, begin, v, filters_of(b, r, in));
 #pragma unroll
     for (int j = 0; j < kHeld; ++j) {
       mine.count0 |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
@@ -161,8 +86,9 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   const bool bad = sh.totals.count0 != 0;
   if (threadIdx.x < static_cast<unsigned>(blocks)) sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
   const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
-  const bool usable = in >= 0 && !bad && mass > 0.0f && !isinf(mass) && f.usable;
-  const bool top_k = f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
+  const bool usable = in >= 0 && !bad && mass > 0.0f && !isinf(mass) && f.usable && prepared_ok;
+  // A preparation has applied top-k already (top-k first).
+  const bool top_k = Mode == held_preparation::none && f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
   const float top_p_mass = f.top_p * mass, min_p_value = f.min_p * high;
   auto accept = [&](float pivot, float above, int count) {
     return (!top_k || count < f.top_k) && (!top_p || above < top_p_mass) && (!min_p || pivot >= min_p_value);
@@ -261,18 +187,16 @@ struct cluster_launch {
 // How many clusters of `blocks` blocks of this kernel the GPU holds at once (0: the
 // size does not fit), asked once per size: non-portable sizes above 8 and the
 // packing of clusters into GPCs depend on the part.
-template <int Stripes>
+template <int Stripes, held_preparation Mode>
 int active_clusters(int blocks) {
   static std::atomic<int> known[kMaxCluster + 1] = {};  // 0 unknown, -1 none, n > 0
   int state = known[blocks].load();
   if (state == 0) {
     const cluster_launch one(blocks, 1, nullptr);
     int clusters = 0;
-    const bool ok = cudaFuncSetAttribute(dual_pivot_cluster_kernel<Stripes>,
-                                         cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess &&
-                    cudaOccupancyMaxActiveClusters(&clusters, dual_pivot_cluster_kernel<Stripes>, &one.config) ==
-                        cudaSuccess &&
-                    clusters > 0;
+    const auto kernel = dual_pivot_cluster_kernel<Stripes, Mode>;
+    const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess &&
+                    cudaOccupancyMaxActiveClusters(&clusters, kernel, &one.config) == cudaSuccess && clusters > 0;
     (void)cudaGetLastError();  // a refused size is an answer, not a sticky error
     state = ok ? clusters : -1;
     known[blocks].store(state);
@@ -285,9 +209,15 @@ int64_t cluster_blocks(int64_t v) {
   return (v + block_tokens<Stripes> - 1) / block_tokens<Stripes>;
 }
 
-}  // namespace
+template <int Stripes, held_preparation Mode>
+bool launch_clusters(launch_request& q, int64_t blocks, gpuError_t* status) {
+  const cluster_launch launch(static_cast<int>(blocks), q.batch.num_output_rows, q.stream);
+  *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel<Stripes, Mode>, q.batch);
+  return true;
+}
 
-bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
+template <held_preparation Mode>
+bool launch_with(launch_request& q, gpuError_t* status) {
   const device_batch& b = q.batch;
   const int64_t rows = b.num_output_rows;
   if (rows > 65535) return false;
@@ -295,18 +225,35 @@ bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
   // for them over more than two waves; then the wide ones, which hold about twice
   // as many rows at once. H200, V = 151,936, device time per call, narrow / wide:
   // B = 8 24.7 / 42.8 us, B = 32 73.2 / 61.1, B = 64 137.5 / 99.7.
-  const int64_t narrow = cluster_blocks<6>(b.vocab_size), wide = cluster_blocks<12>(b.vocab_size);
-  const int narrow_fit = narrow <= kMaxCluster ? active_clusters<6>(static_cast<int>(narrow)) : 0;
-  const int wide_fit = wide <= kMaxCluster ? active_clusters<12>(static_cast<int>(wide)) : 0;
-  if (narrow_fit > 0 && (rows <= 2 * narrow_fit || wide_fit == 0)) {
-    const cluster_launch launch(static_cast<int>(narrow), rows, q.stream);
-    *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel<6>, b);
-    return true;
+  const int64_t narrow = cluster_blocks<6>(b.vocab_size);
+  const int narrow_fit = narrow <= kMaxCluster ? active_clusters<6, Mode>(static_cast<int>(narrow)) : 0;
+  if constexpr (Mode == held_preparation::softmax_logits) {
+    // Its wide clusters spill (448 bytes a thread), and its many exchanges make
+    // queued waves dear: narrow clusters while rows fit in about five waves, else
+    // the block-per-row kernels. dual_pivot_logits, device time per call: B = 32
+    // 202.6 us (narrow) / 229.3 (wide), B = 64 400.5 / 395.0, against 264.8 and
+    // 288.8 for the block-per-row kernels (an earlier run).
+    if (narrow_fit == 0 || rows > 5 * narrow_fit) return false;
+    return launch_clusters<6, Mode>(q, narrow, status);
+  } else {
+    const int64_t wide = cluster_blocks<12>(b.vocab_size);
+    const int wide_fit = wide <= kMaxCluster ? active_clusters<12, Mode>(static_cast<int>(wide)) : 0;
+    if (narrow_fit > 0 && (rows <= 2 * narrow_fit || wide_fit == 0))
+      return launch_clusters<6, Mode>(q, narrow, status);
+    if (wide_fit == 0) return false;
+    return launch_clusters<12, Mode>(q, wide, status);
   }
-  if (wide_fit == 0) return false;
-  const cluster_launch launch(static_cast<int>(wide), rows, q.stream);
-  *status = cudaLaunchKernelEx(&launch.config, dual_pivot_cluster_kernel<12>, b);
-  return true;
+}
+
+}  // namespace
+
+bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
+  switch (q.config->kind) {
+    case algorithm::dual_pivot_cluster: return launch_with<held_preparation::none>(q, status);
+    case algorithm::dual_pivot_topk_first: return launch_with<held_preparation::top_k_renorm>(q, status);
+    case algorithm::dual_pivot_logits: return launch_with<held_preparation::softmax_logits>(q, status);
+    default: return false;
+  }
 }
 
 }  // namespace samplecheck::cuda

@@ -1,0 +1,98 @@
+// A row held across a thread-block cluster (dual_pivot_cluster.cu): the sizes, the
+// shared state each block publishes to the others, and the fold of the blocks'
+// records. CUDA only (clusters are sm_90).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "kernels/cuda/row_ops.cuh"
+
+namespace samplecheck::cuda {
+
+namespace cg = cooperative_groups;
+
+constexpr int kClusterThreads = 512;
+// Stripes (16-byte loads) a thread holds: 6 (12,288 tokens a block, 13 blocks a
+// row at V = 151,936) or, at larger batch, 12 (24,576 a block, 7 a row). The H200
+// holds only 7 clusters of 13 at once (Nsight Compute), so B = 64 queued for about
+// ten waves; clusters of 7 hold about twice as many rows.
+template <int Stripes>
+constexpr int held_of = Stripes * kItems;  // tokens a thread holds
+template <int Stripes>
+constexpr int64_t block_tokens = int64_t{kClusterThreads} * held_of<Stripes>;
+constexpr int kMaxCluster = 16;  // non-portable size: the launcher opts in
+
+using cluster_float = gpu::block_primitives<float, kClusterThreads>;
+
+// What a block publishes to the rest of its cluster; two of each so that one
+// cluster barrier per exchange suffices (a slot is rewritten only after every
+// block has passed the barrier that follows its reading).
+struct chunk_record {
+  float mass0, mass1;  // mass above pivot 0 / 1 (round 0: the chunk's total and max)
+  int count0, count1;  // count above pivot 0 / 1 (round 0: count0 = any bad entry)
+};
+// One block reduction for all four fields: sums, except round 0's max and flag.
+struct sum_records {
+  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
+    return {a.mass0 + b.mass0, a.mass1 + b.mass1, a.count0 + b.count0, a.count1 + b.count1};
+  }
+};
+struct total_max_bad {
+  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
+    return {a.mass0 + b.mass0, fmaxf(a.mass1, b.mass1), a.count0 | b.count0, 0};
+  }
+};
+using record_block = gpu::block_primitives<chunk_record, kClusterThreads>;
+
+struct cluster_shared {
+  union {
+    cluster_float::shared_type f;
+    record_block::shared_type records;
+  };
+  chunk_record record[2];          // published: this block's chunk record
+  int token[2];                    // published by the crossing block
+  float token_value[2];
+  chunk_record fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
+  chunk_record totals;             // the cluster's fold, read by thread 0
+  float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
+  float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
+  int crossing_token;
+  float crossing_value;
+  held_search_shared search;
+  // The preparation's exchanges (double-buffered like `record`).
+  float value[2];
+  float gathered[kMaxCluster];
+  unsigned histogram[2][256];
+  unsigned cluster_histogram[256];
+  uint32_t prefix;
+  int remaining;
+};
+
+// The cluster's records of `slot` folded in chunk order (so every block gets the
+// same floats) into sh.totals and sh.above; `round0` folds (total, max, bad)
+// instead of sums. Thread c reads block c's record (the C remote reads overlap,
+// where one reader would pay C round trips), then thread 0 folds them locally.
+__device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot, int blocks,
+                                    bool round0) {
+  if (threadIdx.x < static_cast<unsigned>(blocks))
+    sh.fetched[threadIdx.x] = *cluster.map_shared_rank(&sh.record[slot], threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    chunk_record t{0.0f, 0.0f, 0, 0};
+    for (int c = 0; c < blocks; ++c) {
+      const chunk_record r = sh.fetched[c];
+      sh.above[0][c] = r.mass0;
+      sh.above[1][c] = r.mass1;
+      t = round0 ? total_max_bad()(t, r) : sum_records()(t, r);
+    }
+    sh.totals = t;
+  }
+  __syncthreads();
+}
+
+template <int Stripes>
+__device__ __forceinline__ int64_t held_token(int64_t begin, int j) {
+  return begin + (j / kItems) * (kClusterThreads * kItems) + threadIdx.x * kItems + j % kItems;
+}
+
+}  // namespace samplecheck::cuda
