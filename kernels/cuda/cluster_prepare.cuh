@@ -47,8 +47,8 @@ struct float_min {
 template <int Stripes>
 __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared& sh, int blocks,
                                      const float (&x)[held_of<Stripes>], int64_t begin, int64_t v, int32_t k) {
-  uint32_t prefix = 0, mask = 0;
-  int remaining = k;
+  radix_prefix at{0, k};  // the prefix so far, the rank still to find under it
+  uint32_t mask = 0;
   for (int pass = 0, shift = 24; shift >= 0; ++pass, shift -= 8) {
     unsigned* histogram = sh.histogram[pass & 1];
     for (int bin = threadIdx.x; bin < 256; bin += kClusterThreads) histogram[bin] = 0;
@@ -56,7 +56,7 @@ __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared&
 #pragma unroll
     for (int j = 0; j < held_of<Stripes>; ++j) {
       const uint32_t o = ordered_bits(x[j]);
-      if (held_token<Stripes>(begin, j) < v && (o & mask) == prefix) atomicAdd(&histogram[(o >> shift) & 0xffu], 1u);
+      if (held_token<Stripes>(begin, j) < v && (o & mask) == at.prefix) atomicAdd(&histogram[(o >> shift) & 0xffu], 1u);
     }
     cluster.sync();
     for (int bin = threadIdx.x; bin < 256; bin += kClusterThreads) {
@@ -65,22 +65,12 @@ __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared&
       sh.cluster_histogram[bin] = count;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      int digit = 255;
-      for (; digit > 0; --digit) {
-        const int count = static_cast<int>(sh.cluster_histogram[digit]);
-        if (count >= remaining) break;
-        remaining -= count;
-      }
-      sh.prefix = prefix | (static_cast<uint32_t>(digit) << shift);
-      sh.remaining = remaining;
-    }
+    if (threadIdx.x == 0) sh.found = radix_select_step(sh.cluster_histogram, shift, at);
     __syncthreads();
-    prefix = sh.prefix;
-    remaining = sh.remaining;
+    at = sh.found;
     mask |= 0xffu << shift;
   }
-  return from_ordered_bits(prefix);
+  return from_ordered_bits(at.prefix);
 }
 
 // Replaces the held inputs by the row's sampling distribution; false when the row

@@ -64,8 +64,7 @@ struct cluster_shared {
   float gathered[kMaxCluster];
   unsigned histogram[2][256];
   unsigned cluster_histogram[256];
-  uint32_t prefix;
-  int remaining;
+  radix_prefix found;
 };
 
 // The cluster's records of `slot` folded in chunk order (so every block gets the

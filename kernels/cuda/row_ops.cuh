@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_batch.cuh"
+#include "kernels/cuda/radix_select.h"
 
 namespace samplecheck::cuda {
 
@@ -262,14 +263,13 @@ __device__ __forceinline__ float from_ordered_bits(uint32_t o) {
 
 struct select_shared {
   unsigned int histogram[256];
-  uint32_t prefix;
-  int remaining;
+  radix_prefix found;
 };
 
 __device__ inline float kth_largest(const unsigned char* row, storage_type dtype, int64_t v, int32_t k,
                                     select_shared& sh) {
-  uint32_t prefix = 0, mask = 0;
-  int remaining = k;  // rank still to find among elements matching the prefix
+  radix_prefix at{0, k};  // the prefix so far, the rank still to find under it
+  uint32_t mask = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int b = threadIdx.x; b < 256; b += kThreads) sh.histogram[b] = 0;
     __syncthreads();
@@ -277,27 +277,17 @@ __device__ inline float kth_largest(const unsigned char* row, storage_type dtype
       for (int j = 0; j < kItems; ++j) {
         if (first + j >= v) continue;
         const uint32_t o = ordered_bits(x[j]);
-        if ((o & mask) == prefix) atomicAdd(&sh.histogram[(o >> shift) & 0xffu], 1u);
+        if ((o & mask) == at.prefix) atomicAdd(&sh.histogram[(o >> shift) & 0xffu], 1u);
       }
     });
     __syncthreads();
-    if (threadIdx.x == 0) {
-      int digit = 255;
-      for (; digit > 0; --digit) {
-        const int count = static_cast<int>(sh.histogram[digit]);
-        if (count >= remaining) break;
-        remaining -= count;
-      }
-      sh.prefix = prefix | (static_cast<uint32_t>(digit) << shift);
-      sh.remaining = remaining;
-    }
+    if (threadIdx.x == 0) sh.found = radix_select_step(sh.histogram, shift, at);
     __syncthreads();
-    prefix = sh.prefix;
-    remaining = sh.remaining;
+    at = sh.found;
     mask |= 0xffu << shift;
     __syncthreads();
   }
-  return from_ordered_bits(prefix);
+  return from_ordered_bits(at.prefix);
 }
 
 }  // namespace samplecheck::cuda
