@@ -147,6 +147,49 @@ __device__ __forceinline__ T gpu_shfl_xor(T value, int lane_mask) {
 #endif
 }
 
+// The warp's largest 64-bit value and its OR, in every lane. On CUDA the 32-bit
+// halves go through REDUX (one instruction each, sm_80+) where a butterfly of
+// 64-bit shuffles takes ten; HIP has no REDUX and takes the butterfly.
+__device__ __forceinline__ unsigned long long gpu_warp_max(unsigned long long x) {
+#if defined(SC_GPU_HIP)
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) {
+    const unsigned long long y = __shfl_xor(x, lanes, sc_warp_size);
+    x = y > x ? y : x;
+  }
+  return x;
+#else
+  const unsigned high = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32));
+  const unsigned low = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0u);
+  return static_cast<unsigned long long>(high) << 32 | low;
+#endif
+}
+__device__ __forceinline__ unsigned gpu_warp_or(unsigned x) {
+#if defined(SC_GPU_HIP)
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x |= __shfl_xor(x, lanes, sc_warp_size);
+  return x;
+#else
+  return __reduce_or_sync(0xffffffffu, x);
+#endif
+}
+__device__ __forceinline__ int gpu_warp_add(int x) {
+#if defined(SC_GPU_HIP)
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x += __shfl_xor(x, lanes, sc_warp_size);
+  return x;
+#else
+  return __reduce_add_sync(0xffffffffu, x);
+#endif
+}
+// The warp's float sum and max in every lane, by one fixed butterfly (the same
+// bits in every lane and every call).
+__device__ __forceinline__ float gpu_warp_sum(float x) {
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x += gpu_shfl_xor(x, lanes);
+  return x;
+}
+__device__ __forceinline__ float gpu_warp_max(float x) {
+  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x = fmaxf(x, gpu_shfl_xor(x, lanes));
+  return x;
+}
+
 // 1 / x to within 1 ulp for normal x: one MUFU.RCP (CUDA's __fdividef adds range
 // fix-ups for huge denominators that a caller with x in (0, 1] does not need).
 __device__ __forceinline__ float gpu_reciprocal_approx(float x) {
@@ -178,97 +221,102 @@ __device__ __forceinline__ unsigned gpu_arrive(unsigned* counter) {
 #endif
 
 // ---------------------------------------------------------------------------
-// Block-wide primitives: CUB on CUDA, rocPRIM on HIP. Results of reduce() and the
-// scan aggregate are broadcast to every thread (both libraries leave them in
-// thread 0 / every thread respectively; the kernels always want all threads).
-// Every call ends with a barrier, so storage may be reused by the next call.
+// Block-wide primitives. Reductions are butterflies of warp shuffles, staged once
+// through shared memory (the same bits in every thread and every call); scans are
+// CUB on CUDA and rocPRIM on HIP. Results go to every thread, and storage may be
+// reused by the next call. (CUB's reduction and a broadcast of its thread-0 result
+// took three barriers and a serial fold of the warps' values in thread 0.)
 // ---------------------------------------------------------------------------
 namespace samplecheck::gpu {
 
+// `x` folded by `op` over groups of `Width` lanes (a power of two up to the warp),
+// in every lane of each group.
+template <int Width, typename T, typename Op>
+__device__ __forceinline__ T warp_fold(T x, Op op) {
+#pragma unroll
+  for (int lanes = Width / 2; lanes > 0; lanes /= 2) x = op(x, gpu_shfl_xor(x, lanes));
+  return x;
+}
+
 template <typename T, int BlockThreads>
 struct block_primitives {
+  static constexpr int kWarps = BlockThreads / sc_warp_size;
+  static_assert(BlockThreads % sc_warp_size == 0 && kWarps <= sc_warp_size && (kWarps & (kWarps - 1)) == 0);
 #if defined(SC_GPU_HIP)
-  using reduce_impl = rocprim::block_reduce<T, BlockThreads>;
   using scan_impl = rocprim::block_scan<T, BlockThreads>;
-  union storage_type {
-    typename reduce_impl::storage_type reduce;
-    typename scan_impl::storage_type scan;
-  };
+  using scan_storage = typename scan_impl::storage_type;
 #else
-  using reduce_impl = cub::BlockReduce<T, BlockThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   using scan_impl = cub::BlockScan<T, BlockThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-  union storage_type {
-    typename reduce_impl::TempStorage reduce;
-    typename scan_impl::TempStorage scan;
-  };
+  using scan_storage = typename scan_impl::TempStorage;
 #endif
+  struct shared_type {
+    union {
+      scan_storage scan;
+      T staged[kWarps];
+    };
+    T broadcast;
+  };
+  struct sum_op {
+    __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a + b; }
+  };
   // Our own functor: CCCL 3 dropped cub::Max, and NaN handling stays ours.
   struct max_op {
     __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
   };
-  struct shared_type {
-    storage_type storage;
-    T broadcast;
-  };
 
-  // Sum over the block, returned to every thread.
-  __device__ __forceinline__ static T sum(T value, shared_type& shared) {
-    T total;
-#if defined(SC_GPU_HIP)
-    reduce_impl().reduce(value, total, shared.storage.reduce, rocprim::plus<T>());
-#else
-    total = reduce_impl(shared.storage.reduce).Sum(value);
-#endif
-    if (threadIdx.x == 0) shared.broadcast = total;
-    __syncthreads();
-    total = shared.broadcast;
-    __syncthreads();
-    return total;
-  }
-
-  // Max over the block, returned to every thread.
-  __device__ __forceinline__ static T max(T value, shared_type& shared) {
-    T result;
-#if defined(SC_GPU_HIP)
-    reduce_impl().reduce(value, result, shared.storage.reduce, max_op());
-#else
-    result = reduce_impl(shared.storage.reduce).Reduce(value, max_op());
-#endif
-    if (threadIdx.x == 0) shared.broadcast = result;
-    __syncthreads();
-    result = shared.broadcast;
-    __syncthreads();
-    return result;
-  }
-
-  // Any associative operator (argmax pairs, say), returned to every thread.
+  // Any associative, commutative operator, over the block, returned to every thread:
+  // each warp folds, lane 0 stages, warp 0 folds the kWarps staged values and
+  // broadcasts. Two barriers, and none after the broadcast is read: the next call
+  // stages only after the second (warp 0 has read `staged`), and broadcasts only
+  // after its own first (every thread has read `broadcast`). Warp 0 alone folds
+  // the staged values, so a 1024-thread block spends 5 more shuffles a reduction,
+  // not 160.
   template <typename Op>
   __device__ __forceinline__ static T reduce(T value, Op op, shared_type& shared) {
-    T result;
-#if defined(SC_GPU_HIP)
-    reduce_impl().reduce(value, result, shared.storage.reduce, op);
-#else
-    result = reduce_impl(shared.storage.reduce).Reduce(value, op);
-#endif
-    if (threadIdx.x == 0) shared.broadcast = result;
+    value = warp_fold<sc_warp_size>(value, op);
+    const unsigned warp = threadIdx.x / sc_warp_size, lane = threadIdx.x % sc_warp_size;
+    if (lane == 0) shared.staged[warp] = value;
     __syncthreads();
-    result = shared.broadcast;
+    if (warp == 0) {
+      value = warp_fold<kWarps>(shared.staged[lane % kWarps], op);
+      if (lane == 0) shared.broadcast = value;
+    }
     __syncthreads();
-    return result;
+    return shared.broadcast;
   }
+  __device__ __forceinline__ static T sum(T value, shared_type& shared) { return reduce(value, sum_op(), shared); }
+  __device__ __forceinline__ static T max(T value, shared_type& shared) { return reduce(value, max_op(), shared); }
 
   // Inclusive prefix sum in thread order; `total` gets the block aggregate.
   __device__ __forceinline__ static T inclusive_sum(T value, T& total, shared_type& shared) {
     T prefix;
 #if defined(SC_GPU_HIP)
-    scan_impl().inclusive_scan(value, prefix, total, shared.storage.scan, rocprim::plus<T>());
+    scan_impl().inclusive_scan(value, prefix, total, shared.scan, rocprim::plus<T>());
 #else
-    scan_impl(shared.storage.scan).InclusiveSum(value, prefix, total);
+    scan_impl(shared.scan).InclusiveSum(value, prefix, total);
 #endif
     __syncthreads();
     return prefix;
   }
 };
+
+// A fold over the block with one barrier, returned to every thread: `fold_warp` (a
+// fold over one warp that returns in every lane, from the gpu_warp_* above) folds
+// each warp, lane 0 stages the result, and every warp folds the staged values
+// (`identity` in the lanes past the last warp). Fixed butterflies in a fixed order:
+// the same bits every call. `staged` must not be rewritten before another barrier.
+// (block_primitives::reduce over a 16-byte argmax struct, CUB's reduction and a
+// broadcast, took 0.8 us of a Gumbel call at B = 1 on the H200.)
+template <int BlockThreads, typename T, typename WarpFold>
+__device__ __forceinline__ T block_fold(T value, const T& identity, WarpFold fold_warp,
+                                        T (&staged)[BlockThreads / sc_warp_size]) {
+  static_assert(BlockThreads % sc_warp_size == 0 && BlockThreads / sc_warp_size <= sc_warp_size);
+  const int warp = threadIdx.x / sc_warp_size, lane = threadIdx.x % sc_warp_size;
+  value = fold_warp(value);
+  if (lane == 0) staged[warp] = value;
+  __syncthreads();
+  return fold_warp(lane < BlockThreads / sc_warp_size ? staged[lane] : identity);
+}
 
 // Stable ascending radix sort of (key, value) pairs on bits [begin_bit, end_bit) of
 // the key, over the whole device: equal keys keep their input order.

@@ -24,40 +24,40 @@ constexpr int kMaxCluster = 16;  // non-portable size: the launcher opts in
 
 using cluster_float = gpu::block_primitives<float, kClusterThreads>;
 
-// What a block publishes to the rest of its cluster; two of each so that one
-// cluster barrier per exchange suffices (a slot is rewritten only after every
-// block has passed the barrier that follows its reading).
-struct chunk_record {
-  float mass0, mass1;  // mass above pivot 0 / 1 (round 0: the chunk's total and max)
-  int count0, count1;  // count above pivot 0 / 1 (round 0: count0 = any bad entry)
-};
-// One block reduction for all four fields: sums, except round 0's max and flag.
-struct sum_records {
-  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
-    return {a.mass0 + b.mass0, a.mass1 + b.mass1, a.count0 + b.count0, a.count1 + b.count1};
-  }
-};
+// What a block publishes to the rest of its cluster is a pivot_mass (row_ops.cuh):
+// round 0's holds the chunk's total (mass0), max (mass1) and any bad entry
+// (count0). Two of each, so that one cluster barrier per exchange suffices (a slot
+// is rewritten only after every block has passed the barrier that follows its
+// reading).
 struct total_max_bad {
-  __device__ __forceinline__ chunk_record operator()(const chunk_record& a, const chunk_record& b) const {
+  __device__ __forceinline__ pivot_mass operator()(const pivot_mass& a, const pivot_mass& b) const {
     return {a.mass0 + b.mass0, fmaxf(a.mass1, b.mass1), a.count0 | b.count0, 0};
   }
 };
-using record_block = gpu::block_primitives<chunk_record, kClusterThreads>;
+// Round 0's fold over one warp, for gpu::block_fold.
+struct warp_total_max_bad {
+  __device__ __forceinline__ pivot_mass operator()(const pivot_mass& r) const {
+    return {gpu_warp_sum(r.mass0), gpu_warp_max(r.mass1), static_cast<int>(gpu_warp_or(static_cast<unsigned>(r.count0))),
+            0};
+  }
+};
+
+// The crossing token and p[token], one 8-byte word: one remote load reads both.
+struct alignas(8) crossing_pick {
+  int token;
+  float value;
+};
 
 struct cluster_shared {
-  union {
-    cluster_float::shared_type f;
-    record_block::shared_type records;
-  };
-  chunk_record record[2];          // published: this block's chunk record
-  int token[2];                    // published by the crossing block
-  float token_value[2];
-  chunk_record fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
-  chunk_record totals;             // the cluster's fold, read by thread 0
+  cluster_float::shared_type f;
+  pivot_mass staged[kClusterThreads / sc_warp_size];  // gpu::block_fold's
+  pivot_mass record[2];          // published: this block's chunk record
+  crossing_pick pick[2];            // published by the crossing block
+  pivot_mass fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
+  pivot_mass totals;             // the cluster's fold, read by thread 0
   float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
   float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
-  int crossing_token;
-  float crossing_value;
+  crossing_pick crossing;          // this round's, read from the crossing block
   held_search_shared search;
   // The preparation's exchanges (double-buffered like `record`).
   float value[2];
@@ -77,12 +77,12 @@ __device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& 
     sh.fetched[threadIdx.x] = *cluster.map_shared_rank(&sh.record[slot], threadIdx.x);
   __syncthreads();
   if (threadIdx.x == 0) {
-    chunk_record t{0.0f, 0.0f, 0, 0};
+    pivot_mass t{0.0f, 0.0f, 0, 0};
     for (int c = 0; c < blocks; ++c) {
-      const chunk_record r = sh.fetched[c];
+      const pivot_mass r = sh.fetched[c];
       sh.above[0][c] = r.mass0;
       sh.above[1][c] = r.mass1;
-      t = round0 ? total_max_bad()(t, r) : sum_records()(t, r);
+      t = round0 ? total_max_bad()(t, r) : sum_pivot_masses()(t, r);
     }
     sh.totals = t;
   }

@@ -26,11 +26,6 @@ struct min_index {
   __device__ __forceinline__ int operator()(int a, int c) const { return a < c ? a : c; }
 };
 
-struct pivot_mass {
-  float mass0, mass1;
-  int count0, count1;
-};
-
 __device__ inline pivot_mass mass_above(const unsigned char* row, storage_type dtype, int64_t v, float pivot0,
                                         float pivot1, row_shared& sh) {
   float s0 = 0.0f, s1 = 0.0f;
@@ -41,11 +36,9 @@ __device__ inline pivot_mass mass_above(const unsigned char* row, storage_type d
       if (x[j] > pivot1) s1 += x[j], ++c1;
     }
   });
-  pivot_mass m;
-  m.mass0 = float_block::sum(s0, sh.f);
-  m.mass1 = float_block::sum(s1, sh.f);
-  m.count0 = int_block::sum(c0, sh.i);
-  m.count1 = int_block::sum(c1, sh.i);
+  const pivot_mass m =
+      gpu::block_fold<kThreads>(pivot_mass{s0, s1, c0, c1}, pivot_mass{0.0f, 0.0f, 0, 0}, warp_sum_pivot_masses(), sh.staged);
+  __syncthreads();  // sh.staged is rewritten by the next fold
   return m;
 }
 

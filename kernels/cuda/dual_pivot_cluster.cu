@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   check_parameters(b, r, r * blocks + rank, static_cast<int64_t>(gridDim.y) * blocks);
   const int64_t in = input_row_of(b, r);  // the same in every block of the cluster
   float x[kHeld];
-  chunk_record mine{0.0f, 0.0f, 0, 0};
+  pivot_mass mine{0.0f, 0.0f, 0, 0};
   bool prepared_ok = true;
   if (in >= 0) {
     const unsigned char* row = row_pointer(b, in);
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   }
   // Exchange 0: each chunk's total (mass0), max (mass1) and health (count0).
   int slot = 0;
-  mine = record_block::reduce(mine, total_max_bad(), sh.records);
+  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_total_max_bad(), sh.staged);
   if (threadIdx.x == 0) sh.record[slot] = mine;
   cluster.sync();
   fold_records(cluster, sh, slot, blocks, true);
@@ -116,20 +116,17 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
     // 2. Its block searches and publishes the token and p[token].
     if (rank == crossing) {
       const int64_t t = search_held<Stripes>(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
-      if (threadIdx.x == 0) sh.token[slot] = static_cast<int>(t), sh.token_value[slot] = 0.0f;
+      if (threadIdx.x == 0) sh.pick[slot] = crossing_pick{static_cast<int>(t), 0.0f};
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < kHeld; ++j)  // the thread holding the token publishes p[token]
-        if (held_token<Stripes>(begin, j) == t) sh.token_value[slot] = x[j];
+        if (held_token<Stripes>(begin, j) == t) sh.pick[slot].value = x[j];
     }
     cluster.sync();  // also orders the writes above before other blocks' reads
-    if (threadIdx.x == 0) {
-      sh.crossing_token = *cluster.map_shared_rank(&sh.token[slot], crossing);
-      sh.crossing_value = *cluster.map_shared_rank(&sh.token_value[slot], crossing);
-    }
+    if (threadIdx.x == 0) sh.crossing = *cluster.map_shared_rank(&sh.pick[slot], crossing);
     __syncthreads();
-    token = sh.crossing_token;
-    const float pivot0 = sh.crossing_value;
+    token = sh.crossing.token;
+    const float pivot0 = sh.crossing.value;
     if (token < 0 || token >= v) break;
     if (!top_k && !top_p && !min_p) {
       accepted = true;
@@ -137,17 +134,17 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
     }
     // 3. Mass and count above both pivots, chunk by chunk, folded in chunk order.
     const float pivot1 = pivot0 + (high - pivot0) * 0.5f;
-    mine = chunk_record{0.0f, 0.0f, 0, 0};
+    mine = pivot_mass{0.0f, 0.0f, 0, 0};
 #pragma unroll
     for (int j = 0; j < kHeld; ++j) {
       if (x[j] > pivot0) mine.mass0 += x[j], ++mine.count0;
       if (x[j] > pivot1) mine.mass1 += x[j], ++mine.count1;
     }
-    mine = record_block::reduce(mine, sum_records(), sh.records);
+    mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_sum_pivot_masses(), sh.staged);
     if (threadIdx.x == 0) sh.record[slot] = mine;
     cluster.sync();
     fold_records(cluster, sh, slot, blocks, false);
-    const chunk_record t = sh.totals;
+    const pivot_mass t = sh.totals;
     if (accept(pivot0, t.mass0, t.count0)) {
       accepted = true;
     } else {

@@ -63,8 +63,19 @@ struct chunk_partial {
   float mass;
   int bad;
 };
+// A chunk's mass and health, folded warp by warp (gpu::block_fold).
+struct chunk_health {
+  float mass;
+  unsigned bad;
+};
+struct fold_health {
+  __device__ __forceinline__ chunk_health operator()(const chunk_health& h) const {
+    return {gpu_warp_sum(h.mass), gpu_warp_or(h.bad)};
+  }
+};
 
 struct split_shared {
+  chunk_health staged[kSplitThreads / sc_warp_size];
   split_float::shared_type f;
   split_int::shared_type i;
   bool last_block;
@@ -111,21 +122,19 @@ multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, un
   const int64_t in = input_row_of(b, r);
   const unsigned char* row = in >= 0 ? row_pointer(b, in) : nullptr;
   float x[kSplitItems];
-  float sum = 0.0f;
-  int bad = 0;
+  chunk_health mine{0.0f, 0u};
   if (in >= 0) {
     load_chunk(row, b.dtype, v, split * kChunk, x);
 #pragma unroll
     for (int j = 0; j < kSplitItems; ++j) {
-      bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
-      sum += x[j];
+      mine.bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+      mine.mass += x[j];
     }
   }
-  sum = split_float::sum(sum, sh.f);
-  bad = split_int::max(bad, sh.i);
+  const chunk_health chunk = gpu::block_fold<kSplitThreads>(mine, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
   chunk_partial* row_partials = partials + r * splits;
   if (threadIdx.x == 0) {
-    row_partials[split] = chunk_partial{sum, bad || isinf(sum)};
+    row_partials[split] = chunk_partial{chunk.mass, chunk.bad != 0 || isinf(chunk.mass)};
     sh.last_block = gpu_arrive(&arrivals[r]) == static_cast<unsigned>(splits - 1);
   }
   // The barrier hands thread 0's acquire to the block: the partials read below
@@ -136,18 +145,19 @@ multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, un
   // and the first chunk with mass whose running total passes u.
   const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
   float total = 0.0f;
-  bad = 0;
+  unsigned bad = 0;
   for (int s0 = 0; s0 < splits; s0 += kSplitThreads) {
     const int s = s0 + static_cast<int>(threadIdx.x);
-    float mass = 0.0f;
+    chunk_health part{0.0f, 0u};
     if (s < splits) {
       const volatile chunk_partial* p = row_partials + s;
-      mass = p->mass;
-      bad |= p->bad;
+      part = chunk_health{p->mass, static_cast<unsigned>(p->bad)};
     }
-    total += split_float::sum(mass, sh.f);
+    part = gpu::block_fold<kSplitThreads>(part, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
+    total += part.mass;
+    bad |= part.bad;
+    __syncthreads();  // the next group rewrites sh.staged
   }
-  bad = split_int::max(bad, sh.i);
   if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
   if (in < 0 || bad != 0 || !(total > 0.0f) || isinf(total) || !f.usable) {
     if (threadIdx.x == 0) {

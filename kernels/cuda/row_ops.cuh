@@ -63,9 +63,27 @@ __device__ __forceinline__ void for_each_tile(const unsigned char* row, storage_
   }
 }
 
+// The mass and count of a row's (or chunk's) entries above two pivots: one
+// dual-pivot round's measure. Folded field by field: sums over a block, a warp.
+struct pivot_mass {
+  float mass0, mass1;  // mass above pivot 0 / 1
+  int count0, count1;  // count above pivot 0 / 1
+};
+struct sum_pivot_masses {
+  __device__ __forceinline__ pivot_mass operator()(const pivot_mass& a, const pivot_mass& b) const {
+    return {a.mass0 + b.mass0, a.mass1 + b.mass1, a.count0 + b.count0, a.count1 + b.count1};
+  }
+};
+struct warp_sum_pivot_masses {  // for gpu::block_fold
+  __device__ __forceinline__ pivot_mass operator()(const pivot_mass& m) const {
+    return {gpu_warp_sum(m.mass0), gpu_warp_sum(m.mass1), gpu_warp_add(m.count0), gpu_warp_add(m.count1)};
+  }
+};
+
 struct row_shared {
   float_block::shared_type f;
   int_block::shared_type i;
+  pivot_mass staged[kThreads / sc_warp_size];  // gpu::block_fold's
   float scan[2][kThreads];  // the deterministic scan's ping-pong buffers
   int picked;
   int last_valid;

@@ -204,6 +204,10 @@ TEST_CASE("degenerate rows get valid = 0 and leave their neighbours alone", "[de
       auto negative = clean;
       negative[299] = -1e-3f;
       rows.push_back(negative);
+      // Finite entries whose sum passes FLT_MAX: the row's mass is not a float.
+      auto overflowing = clean;
+      overflowing[10] = overflowing[200] = 2e38f;
+      rows.push_back(overflowing);
     }
     rows.push_back(clean);
     host_batch h;

@@ -1,7 +1,10 @@
 // Per-call latency of the CUDA samplers, seed 000's plan: B in {1, 8, 32, 64},
 // V in {32768, 151936}; 30 warm-up calls, then 200 timed calls, once measuring the
 // host-side call alone and once synchronising the stream; median and interquartile
-// range in microseconds.
+// range in microseconds. The 200 calls are spread over 8 seed sets (25 calls
+// each, after 30 warm-ups each): a rejection sampler's time is its rounds', and
+// its rounds depend on the draws, so one fixed seed times one lucky or unlucky
+// draw.
 //
 // Two ways in for each subject:
 //   abi    sc_sampler::sample() as the battery calls it. It reads the kernels'
@@ -15,7 +18,9 @@
 // Filters: top_k = 20, top_p = 0.95 (Qwen3's generation_config) on the subjects that
 // declare them, temperature 0.6 on logits subjects. The HBM column is the time to
 // read the probabilities once at 4.8 TB/s (the H200's datasheet figure); the
-// floor.read_once rows time a kernel that only reads them once, as measured.
+// floor.* rows of each (B, V) time what a family of samplers must pay at least
+// (floor_kernels.cu): reading the rows once, that plus a Philox output a token,
+// one block a row reading its row once, and a device sort of the rows.
 // tools/bench/sampler_gpu/torch_samplers.py times torch.multinomial and SGLang's
 // Gumbel rule on the same grid, in the same way.
 #include <cuda_runtime.h>
@@ -26,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,15 +140,19 @@ class captured_call {
 
 int main(int argc, char** argv) {
   CLI::App app{"CUDA sampler latency (seed 000's table)"};
-  std::string csv_path, only;
-  int warmup = 30, calls = 200;
+  std::string csv_path;
+  std::vector<std::string> only;
+  int warmup = 30, calls = 200, seed_sets = 8;
   std::vector<int64_t> batches{1, 8, 32, 64}, vocabs{32768, 151936};
   app.add_option("--csv", csv_path, "also write the rows as CSV here");
   app.add_option("--warmup", warmup);
-  app.add_option("--calls", calls);
+  app.add_option("--calls", calls, "timed calls a row, split evenly over the seed sets");
+  app.add_option("--seed-sets", seed_sets,
+                 "independent seed sets a row is timed over: a rejection sampler's time depends on its draws")
+      ->check(CLI::PositiveNumber);
   app.add_option("--batches", batches);
   app.add_option("--vocabs", vocabs);
-  app.add_option("--subject", only, "only subjects whose name contains this");
+  app.add_option("--subject", only, "only subjects whose name contains one of these");
   std::string ignored;
   app.add_option("--fixtures", ignored, "accepted for ctest; unused");
   CLI11_PARSE(app, argc, argv);
@@ -205,42 +215,76 @@ int main(int argc, char** argv) {
     const device_array<float> all_rows(probs);
     for (const int64_t b : batches) {
       const double hbm_us = static_cast<double>(b * v * 4) / 4.8e12 * 1e6;
+      // The floors of this (b, v), each replayed as a one-node graph like the samplers.
+      const auto floor_rows = [&](const char* name, auto&& call) {
+        const captured_call replay(call, stream);
+        row(name, "graph_sync", b, v, summarise(time_calls(replay, stream, true, warmup, calls)), hbm_us);
+        row(name, "graph_burst", b, v, summarise(time_burst(replay, stream, warmup, 20, 50)), hbm_us);
+      };
       {
-        // Reading the b rows once and nothing else: the least a one-pass sampler costs.
-        device_array<float> sums(std::vector<float>(samplecheck::bench::read_once_blocks(b, v)));
-        auto read = [&] {
-          check_cuda(samplecheck::bench::launch_read_once(all_rows.get(), b, v, sums.get(), stream), "read once");
-        };
-        const captured_call replay(read, stream);
-        row("floor.read_once", "graph_sync", b, v, summarise(time_calls(replay, stream, true, warmup, calls)), hbm_us);
-        row("floor.read_once", "graph_burst", b, v, summarise(time_burst(replay, stream, warmup, 20, 50)), hbm_us);
+        namespace fl = samplecheck::bench;
+        device_array<float> out(std::vector<float>(std::max(fl::philox_read_outputs(b, v), fl::one_block_read_outputs(b))));
+        floor_rows("floor.read_once", [&] {
+          check_cuda(fl::launch_read_once(all_rows.get(), b, v, out.get(), stream), "read once");
+        });
+        floor_rows("floor.philox_read", [&] {
+          check_cuda(fl::launch_philox_read(all_rows.get(), b, v, out.get(), stream), "philox read");
+        });
+        floor_rows("floor.one_block_read", [&] {
+          check_cuda(fl::launch_one_block_read(all_rows.get(), b, v, out.get(), stream), "one-block read");
+        });
+        fl::sort_pairs_floor sort(all_rows.get(), b * v);
+        floor_rows("floor.sort_pairs", [&] { check_cuda(sort.launch(stream), "sort pairs"); });
       }
       for (const sc_sampler* s : samplecheck::cuda_samplers()) {
-        if (is_mutant(*s) || std::string(s->name).find(only) == std::string::npos) continue;
-        host_batch h;
-        h.vocab_size = v;
-        const auto& rows = s->input_kind == SC_INPUT_LOGITS ? logits : probs;
-        h.input.assign(rows.begin(), rows.begin() + b * v);
-        distinct_streams(h, b);
-        if (s->filters & SC_FILTER_TOP_K) h.top_k.assign(b, 20);
-        if (s->filters & SC_FILTER_TOP_P) h.top_p.assign(b, 0.95f);
-        if (s->filters & SC_FILTER_TEMPERATURE) h.temperature.assign(b, 0.6f);
-        device_batch d(h);
-        const sc_sample_batch batch = d.view(stream);
+        const std::string name = s->name;
+        const bool chosen = only.empty() || std::any_of(only.begin(), only.end(), [&](const std::string& part) {
+                              return name.find(part) != std::string::npos;
+                            });
+        if (is_mutant(*s) || !chosen) continue;
+        // One batch and one captured graph per seed set.
+        std::vector<std::unique_ptr<device_batch>> uploaded;
+        std::vector<sc_sample_batch> views;
+        for (int set = 0; set < seed_sets; ++set) {
+          host_batch h;
+          h.vocab_size = v;
+          const auto& rows = s->input_kind == SC_INPUT_LOGITS ? logits : probs;
+          h.input.assign(rows.begin(), rows.begin() + b * v);
+          distinct_streams(h, b);
+          for (auto& seed : h.seed) seed += 1000003ull * static_cast<uint64_t>(set);
+          if (s->filters & SC_FILTER_TOP_K) h.top_k.assign(b, 20);
+          if (s->filters & SC_FILTER_TOP_P) h.top_p.assign(b, 0.95f);
+          if (s->filters & SC_FILTER_TEMPERATURE) h.temperature.assign(b, 0.6f);
+          uploaded.push_back(std::make_unique<device_batch>(h));
+          views.push_back(uploaded.back()->view(stream));
+        }
         char message[512] = "";
-        auto abi_call = [&] {
-          if (s->sample(s->context, &batch, message, sizeof message) != SC_OK)
+        auto abi_call = [&](int set) {
+          if (s->sample(s->context, &views[set], message, sizeof message) != SC_OK)
             throw std::runtime_error(std::string(s->name) + ": " + message);
         };
-        abi_call();  // sizes the scratch before capture
-        const captured_call graph_call(abi_call, stream);
+        abi_call(0);  // sizes the scratch before capture
+        std::vector<std::unique_ptr<captured_call>> graphs;
+        for (int set = 0; set < seed_sets; ++set)
+          graphs.push_back(std::make_unique<captured_call>([&] { abi_call(set); }, stream));
+        // Each mode's samples, seed set after seed set.
+        const int per_set = std::max(1, calls / seed_sets), bursts = std::max(2, 20 / seed_sets);
+        const auto over_sets = [&](auto&& time_one) {
+          std::vector<double> all;
+          for (int set = 0; set < seed_sets; ++set) {
+            const std::vector<double> us = time_one(set);
+            all.insert(all.end(), us.begin(), us.end());
+          }
+          return all;
+        };
         const struct {
           const char* mode;
           std::vector<double> us;
-        } runs[] = {{"abi", time_calls(abi_call, stream, true, warmup, calls)},
-                    {"graph_host", time_calls(graph_call, stream, false, warmup, calls)},
-                    {"graph_sync", time_calls(graph_call, stream, true, warmup, calls)},
-                    {"graph_burst", time_burst(graph_call, stream, warmup, 20, 50)}};
+        } runs[] = {
+            {"abi", over_sets([&](int set) { return time_calls([&] { abi_call(set); }, stream, true, warmup, per_set); })},
+            {"graph_host", over_sets([&](int set) { return time_calls(*graphs[set], stream, false, warmup, per_set); })},
+            {"graph_sync", over_sets([&](int set) { return time_calls(*graphs[set], stream, true, warmup, per_set); })},
+            {"graph_burst", over_sets([&](int set) { return time_burst(*graphs[set], stream, warmup, bursts, 50); })}};
         for (const auto& run : runs) row(s->name, run.mode, b, v, summarise(run.us), hbm_us);
         std::fflush(stdout);
       }
