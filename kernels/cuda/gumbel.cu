@@ -26,10 +26,11 @@ namespace samplecheck::cuda {
 namespace {
 
 // A chunk is 256 threads x Groups 16-byte stripes. Every token costs a Philox
-// share and a bound; few cost a log and a division (see key_floor), so the chunk
-// size trades latency against issue: at small batch one stripe a thread (1024-token chunks) spreads a row over
-// the most threads; once the batch fills the GPU, four stripes a thread give each
-// thread independent work to overlap and the last blocks fewer partials.
+// share, and a bound (probs; few then cost a log and a division, see key_floor)
+// or a log (logits), so the chunk size trades latency against issue: at small
+// batch one stripe a thread (1024-token chunks) spreads a row over the most
+// threads; once the batch fills the GPU, four stripes a thread give each thread
+// independent work to overlap and a row fewer blocks to combine.
 constexpr int kGumbelThreads = 256;
 template <int Groups>
 constexpr int64_t gumbel_chunk = int64_t{kGumbelThreads} * Groups * kItems;
@@ -57,14 +58,6 @@ struct fold_shares {
   }
 };
 
-// The larger value is the better pair: the larger key, then the lower index.
-__device__ __forceinline__ unsigned long long pack_best(float key, int index) {
-  return static_cast<unsigned long long>(ordered_bits(key)) << 32 | static_cast<uint32_t>(~index);
-}
-__device__ __forceinline__ int index_of_best(unsigned long long best) {
-  return static_cast<int>(~static_cast<uint32_t>(best));
-}
-
 // v = 1 - u, with q = -log1p(-v) ~ Exp(1): as kernels/cpu/gumbel.cpp (reference/uniform.h
 // says why not -log(u)).
 template <bool PlantedS05>
@@ -80,8 +73,8 @@ __device__ __forceinline__ float gumbel_fraction(uint32_t bits) {
 
 // What a thread carries from chunk to chunk of its block: its best key (lowest
 // index among equals), the row's health so far (probs: sum and smallest p; logits:
-// count of finite z and any NaN or +Inf), and the largest lower bound of a key its
-// warp has seen (see key_floor).
+// count of finite z and any NaN or +Inf), and (probs) the largest lower bound of a
+// key its warp has seen (see key_floor).
 struct gumbel_carry {
   float key = -INFINITY;
   int index = INT_MAX;
@@ -128,7 +121,6 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
     }
     return;
   }
-  const float inverse_temperature = Logits ? 1.0f / f.temperature : 1.0f;
   float v[Groups][kItems];
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
@@ -140,18 +132,18 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       v[g][j] = gumbel_fraction<PlantedS05>(words[j]);
-      c.floor = fmaxf(c.floor, key_floor<Logits>(x[g][j], v[g][j], inverse_temperature));
+      if constexpr (!Logits) c.floor = fmaxf(c.floor, key_floor(x[g][j], v[g][j]));
     }
   }
-  c.floor = gpu_warp_max(c.floor);
-  const key_bounds<Logits> bounds(c.floor, inverse_temperature);
+  if constexpr (!Logits) c.floor = gpu_warp_max(c.floor);
+  const key_bounds bounds(c.floor);
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
     const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       const float z = x[g][j];
-      if (bounds.below(z, v[g][j])) continue;
+      if (!Logits && bounds.below(z, v[g][j])) continue;
       const float k = gumbel_key<Logits>(z, v[g][j], f.temperature);
       // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
       // an all-underflow row comes out invalid), a logits key must beat -inf.

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_batch.cuh"
+#include "kernels/cuda/float_order.h"
 #include "kernels/cuda/radix_select.h"
 
 namespace samplecheck::cuda {
@@ -267,17 +268,10 @@ __device__ __forceinline__ float s01_amplified(float u, defect planted) {
 
 // ---------------------------------------------------------------------------
 // The k-th largest element of a row (k >= 1), exactly, by radix select over the
-// order-preserving 32-bit image of the floats: four 8-bit digits, one histogram
+// order-preserving 32-bit image of the floats (float_order.h): four 8-bit digits, one histogram
 // pass each. `fill` pads the last tile and must not be counted (it is -inf or 0
 // and never above a real k-th value when k <= v).
 // ---------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t ordered_bits(float x) {
-  const uint32_t b = __float_as_uint(x);
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ float from_ordered_bits(uint32_t o) {
-  return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
-}
 
 struct select_shared {
   unsigned int histogram[256];

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu_compat.h"
 #include "reference/philox.h"
 
 namespace samplecheck::bench {
@@ -31,49 +32,46 @@ constexpr int kStripes = 4;  // float4 loads a thread: 4096 floats a block
 
 __global__ void empty_kernel() {}
 
-// Each block sums its chunk and stores the sum, so no load can be dropped.
-__global__ void __launch_bounds__(kThreads) read_once_kernel(const float* rows, long long v, float* sums) {
+// visit(q, token) for each of this thread's 16-byte stripes of its block's
+// 4096-float chunk of row blockIdx.y (token: the stripe's first index in the row).
+template <typename Visit>
+__device__ __forceinline__ void for_each_stripe(const float* rows, long long v, Visit visit) {
   const long long row = blockIdx.y, first = static_cast<long long>(blockIdx.x) * kThreads * kStripes * 4;
   const float4* x = reinterpret_cast<const float4*>(rows + row * v + first);
-  float sum = 0.0f;
 #pragma unroll
   for (int s = 0; s < kStripes; ++s) {
     const long long i = (static_cast<long long>(s) * kThreads + threadIdx.x) * 4;
-    if (first + i + 4 <= v) {
-      const float4 q = x[i / 4];
-      sum += (q.x + q.y) + (q.z + q.w);
-    }
+    if (first + i + 4 <= v) visit(x[i / 4], first + i);
   }
-  for (int lanes = 16; lanes > 0; lanes /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, lanes);
+}
+
+// Each block sums its chunk and stores the sum, so no load can be dropped.
+__global__ void __launch_bounds__(kThreads) read_once_kernel(const float* rows, long long v, float* sums) {
+  float sum = 0.0f;
+  for_each_stripe(rows, v, [&](const float4& q, long long) { sum += (q.x + q.y) + (q.z + q.w); });
+  sum = gpu_warp_sum(sum);
   __shared__ float warps[kThreads / 32];
   if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < kThreads / 32; ++w) sum += warps[w];
-    sums[row * gridDim.x + blockIdx.x] = sum;
+    sums[blockIdx.y * gridDim.x + blockIdx.x] = sum;
   }
 }
 
 // read_once_kernel's loads, each token also drawing its Philox output (stream
 // seed = row, offset = token, as the samplers' rows) and keeping the largest p / u.
 __global__ void __launch_bounds__(kThreads) philox_read_kernel(const float* rows, long long v, float* best) {
-  const long long row = blockIdx.y, first = static_cast<long long>(blockIdx.x) * kThreads * kStripes * 4;
-  const float4* x = reinterpret_cast<const float4*>(rows + row * v + first);
   float key = 0.0f;
+  for_each_stripe(rows, v, [&](const float4& q, long long token) {
+    uint32_t words[4];
+    philox_stream(blockIdx.y, 0, static_cast<uint64_t>(token)).next_four(words);
+    const float p[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-  for (int s = 0; s < kStripes; ++s) {
-    const long long i = (static_cast<long long>(s) * kThreads + threadIdx.x) * 4;
-    if (first + i + 4 <= v) {
-      const float4 q = x[i / 4];
-      uint32_t words[4];
-      philox_stream(static_cast<uint64_t>(row), 0, static_cast<uint64_t>(first + i)).next_four(words);
-      const float p[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) key = fmaxf(key, __fdividef(p[j], (words[j] + 0.5f) * 2.3283064365386963e-10f));
-    }
-  }
-  for (int lanes = 16; lanes > 0; lanes /= 2) key = fmaxf(key, __shfl_xor_sync(0xffffffffu, key, lanes));
-  if (threadIdx.x % 32 == 0) best[(row * gridDim.x + blockIdx.x) * (kThreads / 32) + threadIdx.x / 32] = key;
+    for (int j = 0; j < 4; ++j) key = fmaxf(key, __fdividef(p[j], (words[j] + 0.5f) * 2.3283064365386963e-10f));
+  });
+  key = gpu_warp_max(key);
+  if (threadIdx.x % 32 == 0) best[(blockIdx.y * gridDim.x + blockIdx.x) * (kThreads / 32) + threadIdx.x / 32] = key;
 }
 
 // One block of 1024 threads reads its row once, in 16-byte loads, and stores the sum.
@@ -85,7 +83,7 @@ __global__ void __launch_bounds__(kRowThreads) one_block_read_kernel(const float
     const float4 q = x[i];
     sum += (q.x + q.y) + (q.z + q.w);
   }
-  for (int lanes = 16; lanes > 0; lanes /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, lanes);
+  sum = gpu_warp_sum(sum);
   if (threadIdx.x % 32 == 0) sums[blockIdx.x * (kRowThreads / 32) + threadIdx.x / 32] = sum;
 }
 
