@@ -5,40 +5,20 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "reference/host_device.h"
+#include "reference/numeric.h"
 
 namespace samplecheck::cuda {
-
-SC_HOST_DEVICE uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(x);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return bits;
-#endif
-}
-
-SC_HOST_DEVICE float float_of_bits(uint32_t bits) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __uint_as_float(bits);
-#else
-  float x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-#endif
-}
 
 // a < b as floats (with -0 just below +0; NaN aside) iff ordered_bits(a) <
 // ordered_bits(b): negative floats have their bits inverted, others their sign set.
 SC_HOST_DEVICE uint32_t ordered_bits(float x) {
-  const uint32_t b = float_bits(x);
+  const uint32_t b = float_to_bits(x);
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 SC_HOST_DEVICE float from_ordered_bits(uint32_t o) {
-  return float_of_bits((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+  return bits_to_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
 }
 
 // A (key, index) pair as one 64-bit word whose larger value is the better pair:

@@ -35,7 +35,7 @@ std::vector<float> random_floats(size_t n) {
   std::mt19937 rng(7);
   std::vector<float> xs;
   while (xs.size() < n) {
-    const float x = sc::float_of_bits(static_cast<uint32_t>(rng()));
+    const float x = samplecheck::bits_to_float(static_cast<uint32_t>(rng()));
     if (!std::isnan(x)) xs.push_back(x);  // every exponent, both signs
   }
   return xs;
@@ -57,11 +57,11 @@ TEST_CASE("ordered_bits sorts floats as floats sort, and inverts exactly", "[flo
   std::stable_sort(by_bits.begin(), by_bits.end(),
                    [](float a, float b) { return sc::ordered_bits(a) < sc::ordered_bits(b); });
   CHECK(std::equal(by_value.begin(), by_value.end(), by_bits.begin(),
-                   [](float a, float b) { return sc::float_bits(a) == sc::float_bits(b); }));
+                   [](float a, float b) { return samplecheck::float_to_bits(a) == samplecheck::float_to_bits(b); }));
   xs.insert(xs.end(), kLadder.begin(), kLadder.end());
-  for (const float x : xs) REQUIRE(sc::float_bits(sc::from_ordered_bits(sc::ordered_bits(x))) == sc::float_bits(x));
+  for (const float x : xs) REQUIRE(samplecheck::float_to_bits(sc::from_ordered_bits(sc::ordered_bits(x))) == samplecheck::float_to_bits(x));
   // The negative control: raw bits put every negative float above the positives.
-  CHECK_FALSE(strictly_ascending(kLadder, sc::float_bits));
+  CHECK_FALSE(strictly_ascending(kLadder, samplecheck::float_to_bits));
 }
 
 TEST_CASE("pack_best prefers the larger key, then the lower index", "[float_order]") {
@@ -76,7 +76,7 @@ TEST_CASE("pack_best prefers the larger key, then the lower index", "[float_orde
       const unsigned long long packed = sc::pack_best(key, index);
       REQUIRE(packed > 0ull);  // 0 is the identity of the max
       REQUIRE(sc::index_of_best(packed) == index);
-      REQUIRE(sc::float_bits(sc::key_of_best(packed)) == sc::float_bits(key));
+      REQUIRE(samplecheck::float_to_bits(sc::key_of_best(packed)) == samplecheck::float_to_bits(key));
     }
   // The negative control: an index packed as is wins ties for the higher index.
   CHECK_FALSE(pack_index_unflipped(1.0f, 3) > pack_index_unflipped(1.0f, 5));
