@@ -73,15 +73,15 @@ __device__ __forceinline__ float gumbel_fraction(uint32_t bits) {
 
 // What a thread carries from chunk to chunk of its block: its best key (lowest
 // index among equals), the row's health so far (probs: sum and smallest p; logits:
-// count of finite z and any NaN or +Inf), and (probs) the largest lower bound of a
-// key its warp has seen (see key_floor).
+// count of finite z and any NaN or +Inf), and (probs) the largest key estimate its
+// warp has seen (see key_floor).
 struct gumbel_carry {
   float key = -INFINITY;
   int index = INT_MAX;
   float mass = 0.0f;
   int bad = 0;
   float lowest = 0.0f;
-  float floor;
+  float estimate = 0.0f;
 };
 
 // One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
@@ -132,11 +132,11 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       v[g][j] = gumbel_fraction<PlantedS05>(words[j]);
-      if constexpr (!Logits) c.floor = fmaxf(c.floor, key_floor(x[g][j], v[g][j]));
+      if constexpr (!Logits) c.estimate = fmaxf(c.estimate, key_floor_estimate<PlantedS05>(x[g][j], v[g][j]));
     }
   }
-  if constexpr (!Logits) c.floor = gpu_warp_max(c.floor);
-  const key_bounds bounds(c.floor);
+  if constexpr (!Logits) c.estimate = gpu_warp_max(c.estimate);
+  const key_bounds bounds(key_floor(c.estimate));
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
     const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
@@ -172,7 +172,6 @@ gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators) {
   check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
   const int64_t in = input_row_of(b, r);
   gumbel_carry c;
-  c.floor = Logits ? -INFINITY : 0.0f;
   if (in >= 0) {
     const row_filters f = filters_of(b, r, in);
     const unsigned char* row = row_pointer(b, in);

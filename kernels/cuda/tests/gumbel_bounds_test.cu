@@ -44,7 +44,7 @@ __global__ void count_violations(unsigned long long seed, violation_counts* out)
     // p: log-uniform over [2^-40, 1].
     const float p = exp2f(-40.0f * samplecheck::uniform_open_one(shape));
     const float key = sc::gumbel_key<false>(p, v, 1.0f);
-    const float lower = Naive ? naive_floor(p, v) : sc::key_floor(p, v);
+    const float lower = Naive ? naive_floor(p, v) : sc::key_floor(sc::key_floor_estimate<true>(p, v));
     floor_above += lower > key;
     // Thresholds the key reaches: itself and the floats just below it.
     float threshold = key;
