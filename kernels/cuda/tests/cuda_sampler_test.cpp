@@ -183,6 +183,30 @@ TEST_CASE("support: small rows never yield a filtered or impossible token", "[su
   }
 }
 
+// An unnormalised row is legal as long as its sum is a float. One entry near
+// FLT_MAX carries all but 1e-38 of the mass, so every draw must pick it; its
+// Gumbel key p / q overflows to inf for most q, and a skip bound computed from
+// such a p must not skip it (gumbel_bounds.cuh clamps the bound at FLT_MAX).
+TEST_CASE("a row whose one entry near FLT_MAX carries the mass picks that entry", "[degenerate]") {
+  const int64_t v = 300, outputs = 64, heavy = 123;
+  auto row = spread_row(v);
+  row[heavy] = 3e38f;
+  for (const sc_sampler* s : sc::cuda_samplers()) {
+    if (is_mutant(*s) || s->input_kind == SC_INPUT_LOGITS) continue;
+    INFO(s->name);
+    host_batch h;
+    h.vocab_size = v;
+    h.input = row;
+    h.row_index.assign(outputs, 0);
+    distinct_streams(h, outputs);
+    const call_result got = device_batch(h).run(*s);
+    REQUIRE(got.status == SC_OK);
+    int picked = 0;
+    for (int64_t r = 0; r < outputs; ++r) picked += got.valid[r] == 1 && got.token[r] == heavy;
+    CHECK(picked == outputs);
+  }
+}
+
 TEST_CASE("degenerate rows get valid = 0 and leave their neighbours alone", "[degenerate]") {
   const int64_t v = 300;
   const auto good = spread_row(v);
