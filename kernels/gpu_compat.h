@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 // Host-only C++ (tests, the bench driver) may include this for the runtime aliases;
 // the block primitives need the device compiler.
@@ -147,16 +148,22 @@ __device__ __forceinline__ T gpu_shfl_xor(T value, int lane_mask) {
 #endif
 }
 
-// The warp's largest 64-bit value and its OR, in every lane. On CUDA the 32-bit
-// halves go through REDUX (one instruction each, sm_80+) where a butterfly of
-// 64-bit shuffles takes ten; HIP has no REDUX and takes the butterfly.
+// `x` folded by `op` over groups of `Width` lanes (a power of two up to the warp)
+// by one fixed butterfly, in every lane of each group: the same bits in every lane
+// and every call.
+template <int Width, typename T, typename Op>
+__device__ __forceinline__ T gpu_warp_fold(T x, Op op) {
+#pragma unroll
+  for (int lanes = Width / 2; lanes > 0; lanes /= 2) x = op(x, gpu_shfl_xor(x, lanes));
+  return x;
+}
+
+// The warp's largest 64-bit value, OR and sum, in every lane. On CUDA the 32-bit
+// words go through REDUX (one instruction each, sm_80+) where a butterfly of
+// shuffles takes five to ten; HIP has no REDUX and takes the butterfly.
 __device__ __forceinline__ unsigned long long gpu_warp_max(unsigned long long x) {
 #if defined(SC_GPU_HIP)
-  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) {
-    const unsigned long long y = __shfl_xor(x, lanes, sc_warp_size);
-    x = y > x ? y : x;
-  }
-  return x;
+  return gpu_warp_fold<sc_warp_size>(x, [](unsigned long long a, unsigned long long b) { return a < b ? b : a; });
 #else
   const unsigned high = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32));
   const unsigned low = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0u);
@@ -165,29 +172,23 @@ __device__ __forceinline__ unsigned long long gpu_warp_max(unsigned long long x)
 }
 __device__ __forceinline__ unsigned gpu_warp_or(unsigned x) {
 #if defined(SC_GPU_HIP)
-  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x |= __shfl_xor(x, lanes, sc_warp_size);
-  return x;
+  return gpu_warp_fold<sc_warp_size>(x, [](unsigned a, unsigned b) { return a | b; });
 #else
   return __reduce_or_sync(0xffffffffu, x);
 #endif
 }
 __device__ __forceinline__ int gpu_warp_add(int x) {
 #if defined(SC_GPU_HIP)
-  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x += __shfl_xor(x, lanes, sc_warp_size);
-  return x;
+  return gpu_warp_fold<sc_warp_size>(x, [](int a, int b) { return a + b; });
 #else
   return __reduce_add_sync(0xffffffffu, x);
 #endif
 }
-// The warp's float sum and max in every lane, by one fixed butterfly (the same
-// bits in every lane and every call).
 __device__ __forceinline__ float gpu_warp_sum(float x) {
-  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x += gpu_shfl_xor(x, lanes);
-  return x;
+  return gpu_warp_fold<sc_warp_size>(x, [](float a, float b) { return a + b; });
 }
 __device__ __forceinline__ float gpu_warp_max(float x) {
-  for (int lanes = sc_warp_size / 2; lanes > 0; lanes /= 2) x = fmaxf(x, gpu_shfl_xor(x, lanes));
-  return x;
+  return gpu_warp_fold<sc_warp_size>(x, [](float a, float b) { return fmaxf(a, b); });
 }
 
 // 1 / x to within 1 ulp for normal x: one MUFU.RCP (CUDA's __fdividef adds range
@@ -221,27 +222,37 @@ __device__ __forceinline__ unsigned gpu_arrive(unsigned* counter) {
 #endif
 
 // ---------------------------------------------------------------------------
-// Block-wide primitives. Reductions are butterflies of warp shuffles, staged once
-// through shared memory (the same bits in every thread and every call); scans are
-// CUB on CUDA and rocPRIM on HIP. Results go to every thread, and storage may be
-// reused by the next call. (CUB's reduction and a broadcast of its thread-0 result
-// took three barriers and a serial fold of the warps' values in thread 0.)
+// Block-wide primitives. Every fold over a block is block_fold: each warp folds,
+// lane 0 stages the warp's value in shared memory, one barrier, and every warp
+// folds the staged values (butterflies in a fixed order: the same bits in every
+// thread and every call). Scans are CUB on CUDA and rocPRIM on HIP. (CUB's
+// reduction and a broadcast of its thread-0 result took three barriers and a
+// serial fold of the warps' values in thread 0.)
 // ---------------------------------------------------------------------------
 namespace samplecheck::gpu {
 
-// `x` folded by `op` over groups of `Width` lanes (a power of two up to the warp),
-// in every lane of each group.
-template <int Width, typename T, typename Op>
-__device__ __forceinline__ T warp_fold(T x, Op op) {
-#pragma unroll
-  for (int lanes = Width / 2; lanes > 0; lanes /= 2) x = op(x, gpu_shfl_xor(x, lanes));
-  return x;
+// The fold of every thread's `value` over the block, returned to every thread:
+// `fold_warp` (a fold over one warp that returns in every lane, from the gpu_warp_*
+// above) folds each warp, lane 0 stages the result, and every warp folds the
+// staged values (`identity` in the lanes past the last warp). One barrier; `staged`
+// must not be rewritten before another. (block_primitives::reduce over a 16-byte
+// argmax struct, CUB's reduction and a broadcast, took 0.8 us of a Gumbel call at
+// B = 1 on the H200.)
+template <int BlockThreads, typename T, typename WarpFold>
+__device__ __forceinline__ T block_fold(T value, const T& identity, WarpFold fold_warp,
+                                        T (&staged)[BlockThreads / sc_warp_size]) {
+  static_assert(BlockThreads % sc_warp_size == 0 && BlockThreads / sc_warp_size <= sc_warp_size);
+  const int warp = threadIdx.x / sc_warp_size, lane = threadIdx.x % sc_warp_size;
+  value = fold_warp(value);
+  if (lane == 0) staged[warp] = value;
+  __syncthreads();
+  return fold_warp(lane < BlockThreads / sc_warp_size ? staged[lane] : identity);
 }
 
+// Scalar folds and the scan over a block, with storage the next call may reuse.
 template <typename T, int BlockThreads>
 struct block_primitives {
   static constexpr int kWarps = BlockThreads / sc_warp_size;
-  static_assert(BlockThreads % sc_warp_size == 0 && kWarps <= sc_warp_size && (kWarps & (kWarps - 1)) == 0);
 #if defined(SC_GPU_HIP)
   using scan_impl = rocprim::block_scan<T, BlockThreads>;
   using scan_storage = typename scan_impl::storage_type;
@@ -254,7 +265,6 @@ struct block_primitives {
       scan_storage scan;
       T staged[kWarps];
     };
-    T broadcast;
   };
   struct sum_op {
     __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a + b; }
@@ -264,28 +274,19 @@ struct block_primitives {
     __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
   };
 
-  // Any associative, commutative operator, over the block, returned to every thread:
-  // each warp folds, lane 0 stages, warp 0 folds the kWarps staged values and
-  // broadcasts. Two barriers, and none after the broadcast is read: the next call
-  // stages only after the second (warp 0 has read `staged`), and broadcasts only
-  // after its own first (every thread has read `broadcast`). Warp 0 alone folds
-  // the staged values, so a 1024-thread block spends 5 more shuffles a reduction,
-  // not 160.
+  // Any associative, commutative operator with its identity, over the block,
+  // returned to every thread.
   template <typename Op>
-  __device__ __forceinline__ static T reduce(T value, Op op, shared_type& shared) {
-    value = warp_fold<sc_warp_size>(value, op);
-    const unsigned warp = threadIdx.x / sc_warp_size, lane = threadIdx.x % sc_warp_size;
-    if (lane == 0) shared.staged[warp] = value;
-    __syncthreads();
-    if (warp == 0) {
-      value = warp_fold<kWarps>(shared.staged[lane % kWarps], op);
-      if (lane == 0) shared.broadcast = value;
-    }
-    __syncthreads();
-    return shared.broadcast;
+  __device__ __forceinline__ static T reduce(T value, Op op, T identity, shared_type& shared) {
+    value = block_fold<BlockThreads>(
+        value, identity, [op](const T& x) { return gpu_warp_fold<sc_warp_size>(x, op); }, shared.staged);
+    __syncthreads();  // the next call may rewrite `staged`
+    return value;
   }
-  __device__ __forceinline__ static T sum(T value, shared_type& shared) { return reduce(value, sum_op(), shared); }
-  __device__ __forceinline__ static T max(T value, shared_type& shared) { return reduce(value, max_op(), shared); }
+  __device__ __forceinline__ static T sum(T value, shared_type& shared) { return reduce(value, sum_op(), T(0), shared); }
+  static constexpr T kLowest =  // max's identity
+      std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  __device__ __forceinline__ static T max(T value, shared_type& shared) { return reduce(value, max_op(), kLowest, shared); }
 
   // Inclusive prefix sum in thread order; `total` gets the block aggregate.
   __device__ __forceinline__ static T inclusive_sum(T value, T& total, shared_type& shared) {
@@ -299,24 +300,6 @@ struct block_primitives {
     return prefix;
   }
 };
-
-// A fold over the block with one barrier, returned to every thread: `fold_warp` (a
-// fold over one warp that returns in every lane, from the gpu_warp_* above) folds
-// each warp, lane 0 stages the result, and every warp folds the staged values
-// (`identity` in the lanes past the last warp). Fixed butterflies in a fixed order:
-// the same bits every call. `staged` must not be rewritten before another barrier.
-// (block_primitives::reduce over a 16-byte argmax struct, CUB's reduction and a
-// broadcast, took 0.8 us of a Gumbel call at B = 1 on the H200.)
-template <int BlockThreads, typename T, typename WarpFold>
-__device__ __forceinline__ T block_fold(T value, const T& identity, WarpFold fold_warp,
-                                        T (&staged)[BlockThreads / sc_warp_size]) {
-  static_assert(BlockThreads % sc_warp_size == 0 && BlockThreads / sc_warp_size <= sc_warp_size);
-  const int warp = threadIdx.x / sc_warp_size, lane = threadIdx.x % sc_warp_size;
-  value = fold_warp(value);
-  if (lane == 0) staged[warp] = value;
-  __syncthreads();
-  return fold_warp(lane < BlockThreads / sc_warp_size ? staged[lane] : identity);
-}
 
 // Stable ascending radix sort of (key, value) pairs on bits [begin_bit, end_bit) of
 // the key, over the whole device: equal keys keep their input order.

@@ -19,7 +19,7 @@ enum class held_preparation { none, top_k_renorm, softmax_logits };
 template <typename Op>
 __device__ float cluster_reduce(cg::cluster_group& cluster, cluster_shared& sh, int& exchange, int blocks,
                                 float value, float identity, Op op) {
-  value = cluster_float::reduce(value, op, sh.f);
+  value = cluster_float::reduce(value, op, identity, sh.f);
   const int slot = exchange++ & 1;
   if (threadIdx.x == 0) sh.value[slot] = value;
   cluster.sync();

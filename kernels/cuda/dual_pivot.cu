@@ -152,7 +152,7 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
     const float row_max = float_block::max(max, sh.f);
     bad = int_block::max(bad, sh.i);
     ok = ok && bad == 0 && isfinite(row_max);
-    greedy_index = int_block::reduce(max == row_max ? best : INT_MAX, min_index(), sh.i);
+    greedy_index = int_block::reduce(max == row_max ? best : INT_MAX, min_index(), INT_MAX, sh.i);
     if (ok && f.top_k_on(v)) threshold = kth_largest(row, b.dtype, v, f.top_k, sel);
     shift = row_max;
     if (ok && f.temperature > 0.0f) {

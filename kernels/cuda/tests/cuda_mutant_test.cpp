@@ -74,6 +74,12 @@ TEST_CASE("S08: a NaN row comes back as token 0 marked valid", "[mutant]") {
   const call_result mutant = device_batch(h).run(subject("cuda.dual_pivot:S08"));
   CHECK((mutant.valid[0] == 1 && mutant.token[0] == 0));
   CHECK(device_batch(h).run(subject("cuda.dual_pivot")).valid[0] == 0);
+  // The degenerate test's row of finite entries whose sum passes FLT_MAX: S08 marks
+  // it valid too, so that check can fail.
+  h.input[17] = h.input[200] = 2e38f;
+  const call_result overflowing = device_batch(h).run(subject("cuda.dual_pivot:S08"));
+  CHECK((overflowing.valid[0] == 1 && overflowing.token[0] == 0));
+  CHECK(device_batch(h).run(subject("cuda.dual_pivot")).valid[0] == 0);
 }
 
 TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]") {

@@ -49,14 +49,10 @@ __device__ __forceinline__ void for_each_stripe(const float* rows, long long v, 
 __global__ void __launch_bounds__(kThreads) read_once_kernel(const float* rows, long long v, float* sums) {
   float sum = 0.0f;
   for_each_stripe(rows, v, [&](const float4& q, long long) { sum += (q.x + q.y) + (q.z + q.w); });
-  sum = gpu_warp_sum(sum);
-  __shared__ float warps[kThreads / 32];
-  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; ++w) sum += warps[w];
-    sums[blockIdx.y * gridDim.x + blockIdx.x] = sum;
-  }
+  using block = samplecheck::gpu::block_primitives<float, kThreads>;
+  __shared__ block::shared_type shared;
+  sum = block::sum(sum, shared);
+  if (threadIdx.x == 0) sums[blockIdx.y * gridDim.x + blockIdx.x] = sum;
 }
 
 // read_once_kernel's loads, each token also drawing its Philox output (stream
