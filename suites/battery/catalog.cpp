@@ -3,17 +3,18 @@
 namespace samplecheck::battery {
 
 void subject_catalog::add_in_tree() {
-  for (const sc_sampler* s : registry::in_tree_samplers()) subjects_.push_back({s, nullptr});
+  for (const sc_sampler* s : registry::in_tree_samplers()) subjects_.push_back({.sampler = s});
+  for (const sc_matmul* m : registry::in_tree_matmuls()) subjects_.push_back({.matmul = m});
 }
 
 void subject_catalog::add_plugin(const std::shared_ptr<registry::plugin_library>& library) {
-  for (const sc_sampler* s : library->samplers()) subjects_.push_back({s, library});
+  for (const sc_sampler* s : library->samplers()) subjects_.push_back({.sampler = s, .library = library});
 }
 
 const subject* subject_catalog::find(std::string_view name) const {
   // Later entries win, so a plugin's subject shadows an in-tree one of the same name.
   for (auto it = subjects_.rbegin(); it != subjects_.rend(); ++it)
-    if (it->sampler->name == name) return &*it;
+    if (it->name() == name) return &*it;
   return nullptr;
 }
 

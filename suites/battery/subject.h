@@ -1,65 +1,45 @@
-// A subject under test and one batched call to it, with host-side buffers.
-//
-// The battery builds every call on the host; run_call() moves it to the subject's
-// memory space (CUDA when built with SAMPLECHECK_HAVE_CUDA) and back. Outputs are
-// pre-filled with sentinels (Random123's habit), so an output row the subject never
-// wrote cannot look like a valid draw.
+// The one subject model: a sampler or a matmul, in-tree or from a plugin, as the
+// registry resolves it. Checks say which kind they apply to; the harnesses
+// (suites/harness/sampler_call.h, suites/matmul/matmul_runner.h) make the calls.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
+#include "suites/harness/sampler_call.h"
 
 namespace samplecheck::battery {
 
+using harness::call_status;
+using harness::kUnwrittenToken;
+using harness::kUnwrittenValid;
+using harness::sample_call;
+
+enum class subject_kind { sampler, matmul };
+
 struct subject {
-  const sc_sampler* sampler = nullptr;
-  // Keeps a plugin's library loaded while its sampler is in use; null for in-tree.
+  const sc_sampler* sampler = nullptr;  // exactly one of sampler and matmul is set
+  const sc_matmul* matmul = nullptr;
+  // Keeps a plugin's library loaded while its subject is in use; null for in-tree.
   std::shared_ptr<registry::plugin_library> library;
-  std::string name() const { return sampler->name; }
-  bool is_logits() const { return sampler->input_kind == SC_INPUT_LOGITS; }
-  bool declares(uint32_t filter) const { return (sampler->filters & filter) != 0; }
+
+  subject_kind kind() const { return sampler != nullptr ? subject_kind::sampler : subject_kind::matmul; }
+  std::string name() const { return sampler != nullptr ? sampler->name : matmul->name; }
+  const char* description() const { return sampler != nullptr ? sampler->description : matmul->description; }
+  int32_t memory_space() const { return sampler != nullptr ? sampler->memory_space : matmul->memory_space; }
+  bool is_logits() const { return sampler != nullptr && sampler->input_kind == SC_INPUT_LOGITS; }
+  bool declares(uint32_t filter) const { return sampler != nullptr && (sampler->filters & filter) != 0; }
+  // The plugin's path, or empty for an in-tree subject (repro files record it).
+  std::string plugin_path() const { return library ? library->path() : std::string(); }
 };
 
-// Host copies of every array of an sc_sample_batch. An empty optional array is
-// passed as NULL.
-struct sample_call {
-  int64_t vocab_size = 0;
-  int64_t num_input_rows = 0;
-  std::vector<float> input;  // [num_input_rows * vocab_size], float32
-  std::vector<int32_t> row_index;
-  std::vector<int32_t> top_k;
-  std::vector<float> top_p, min_p, temperature;
-  std::vector<uint64_t> seed, subsequence, offset;  // seed/offset: one per output row
-  // Filled by run_call.
-  std::vector<int32_t> tokens;
-  std::vector<uint8_t> valid;
+inline call_status run_call(const subject& s, sample_call& call) { return harness::run_call(*s.sampler, call); }
 
-  int64_t num_output_rows() const { return static_cast<int64_t>(seed.size()); }
-};
-
-// Sentinels written before the call: a token no sampler may return for a valid row,
-// and a valid flag that is neither 0 nor 1.
-inline constexpr int32_t kUnwrittenToken = INT32_MIN;
-inline constexpr uint8_t kUnwrittenValid = 0xA5;
-
-struct call_status {
-  sc_status status = SC_OK;
-  std::string message;  // the subject's message, or the harness's (CUDA, sentinels)
-  bool ok() const { return status == SC_OK; }
-};
-
-// Runs the call synchronously. Never throws for subject failures; they come back as
-// a status. After SC_OK every valid flag must have been written (else SC_ERR_INTERNAL
-// naming the row).
-call_status run_call(const subject& s, sample_call& call);
-
-// Device availability for the subject's memory space. Initialises CUDA for CUDA
-// subjects, so the battery's parent process never calls it.
-bool memory_space_available(const subject& s, std::string* why);
+inline bool memory_space_available(const subject& s, std::string* why) {
+  return harness::memory_space_available(s.memory_space(), why);
+}
 
 }  // namespace samplecheck::battery

@@ -69,7 +69,7 @@ sb::run_options to_run_options(const common_options& c) {
 void print_list(const sb::subject_catalog& catalog) {
   std::printf("subjects:\n");
   for (const auto& s : catalog.all())
-    std::printf("  %-36s %s\n", s.sampler->name, s.sampler->description ? s.sampler->description : "");
+    std::printf("  %-36s %s\n", s.name().c_str(), s.description() ? s.description() : "");
   std::printf("checks:\n");
   for (const auto& c : sb::all_checks())
     std::printf("  %-20s %-11s %s\n", std::string(c.name).c_str(),
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
 
   std::vector<sb::subject> selected;
   for (const auto& s : catalog.all())
-    if (std::string(s.sampler->name).rfind(prefix, 0) == 0) selected.push_back(s);
+    if (s.kind() == sb::subject_kind::sampler && s.name().rfind(prefix, 0) == 0) selected.push_back(s);
   const auto results = sb::run_mutants(selected, to_run_options(m_common), catalog.lookup(), named_only);
   if (m_common.verbose)
     for (const auto& m : results) std::fputs(sb::format_report(m.report, false).c_str(), stdout);

@@ -1,4 +1,4 @@
-#include "suites/battery/subject.h"
+#include "suites/harness/sampler_call.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #endif
 
-namespace samplecheck::battery {
+namespace samplecheck::harness {
 namespace {
 
 template <class T>
@@ -68,7 +68,7 @@ class device_batch {
   std::string error_;
 };
 
-call_status run_cuda(const subject& s, sample_call& c, sc_sample_batch& h) {
+call_status run_cuda(const sc_sampler& s, sample_call& c, sc_sample_batch& h) {
   device_batch d;
   const size_t in_rows = static_cast<size_t>(c.num_input_rows);
   const size_t out_rows = static_cast<size_t>(c.num_output_rows());
@@ -88,7 +88,7 @@ call_status run_cuda(const subject& s, sample_call& c, sc_sample_batch& h) {
   d.check(cudaMemcpy(b.out_valid, c.valid.data(), out_rows, cudaMemcpyHostToDevice), "cudaMemcpy");
   if (!d.error().empty()) return {SC_ERR_DEVICE, d.error()};
   char message[1024] = {0};
-  const sc_status st = s.sampler->sample(s.sampler->context, &b, message, sizeof message);
+  const sc_status st = s.sample(s.context, &b, message, sizeof message);
   d.check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after sample");
   d.check(cudaMemcpy(c.tokens.data(), b.out_token, out_rows * sizeof(int32_t), cudaMemcpyDeviceToHost), "cudaMemcpy tokens");
   d.check(cudaMemcpy(c.valid.data(), b.out_valid, out_rows, cudaMemcpyDeviceToHost), "cudaMemcpy valid");
@@ -100,8 +100,8 @@ call_status run_cuda(const subject& s, sample_call& c, sc_sample_batch& h) {
 
 }  // namespace
 
-bool memory_space_available(const subject& s, std::string* why) {
-  switch (s.sampler->memory_space) {
+bool memory_space_available(int32_t memory_space, std::string* why) {
+  switch (memory_space) {
     case SC_MEMORY_HOST: return true;
     case SC_MEMORY_CUDA: {
 #ifdef SAMPLECHECK_HAVE_CUDA
@@ -114,27 +114,27 @@ bool memory_space_available(const subject& s, std::string* why) {
       return false;
     }
     default:
-      if (why) *why = fmt::format("memory space {} is not supported by this samplecheck", s.sampler->memory_space);
+      if (why) *why = fmt::format("memory space {} is not supported by this samplecheck", memory_space);
       return false;
   }
 }
 
-call_status run_call(const subject& s, sample_call& c) {
+call_status run_call(const sc_sampler& s, sample_call& c) {
   const size_t out_rows = static_cast<size_t>(c.num_output_rows());
   c.tokens.assign(out_rows, kUnwrittenToken);
   c.valid.assign(out_rows, kUnwrittenValid);
   sc_sample_batch b = host_batch(c);
   call_status result;
-  if (s.sampler->memory_space == SC_MEMORY_HOST) {
+  if (s.memory_space == SC_MEMORY_HOST) {
     char message[1024] = {0};
-    const sc_status st = s.sampler->sample(s.sampler->context, &b, message, sizeof message);
+    const sc_status st = s.sample(s.context, &b, message, sizeof message);
     result = {st, message};
   } else {
 #ifdef SAMPLECHECK_HAVE_CUDA
-    if (s.sampler->memory_space == SC_MEMORY_CUDA) result = run_cuda(s, c, b);
+    if (s.memory_space == SC_MEMORY_CUDA) result = run_cuda(s, c, b);
     else
 #endif
-      return {SC_ERR_UNSUPPORTED, fmt::format("memory space {} is not available", s.sampler->memory_space)};
+      return {SC_ERR_UNSUPPORTED, fmt::format("memory space {} is not available", s.memory_space)};
   }
   if (!result.ok()) {
     if (result.message.empty()) result.message = fmt::format("status {} with no message", result.status);
@@ -146,4 +146,4 @@ call_status run_call(const subject& s, sample_call& c) {
   return result;
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::harness
