@@ -1,6 +1,9 @@
 // Sample budgets. A budget states power targets, not sample counts: each check
 // derives its samples from its target, its share of the run's false-alarm budget
-// and the reference distribution (stats/power.h), capped so a run stays bounded.
+// and the reference distribution (stats/power.h), capped per row so a run stays
+// bounded. Nothing in a plan depends on time: what a budget costs is stated on a
+// reference machine (docs/budgets.md), and a wall-clock limit can only stop a check
+// as TIMEOUT, never shrink its samples.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +22,10 @@ struct budget_settings {
   uint64_t max_draws_per_row;  // cap on any one row's draws (power is then reported as reached)
   double support_rate;        // exact checks: an OUT-token rate seen with prob. 0.99 per row
   int64_t batch_rows;        // rows of the batch-shaped checks (reorder, degenerate, routing)
-  // Wall-clock budget of one check's sampling. A pilot call measures the subject's
-  // cost per draw; when the power target would take longer, every row's draws are
-  // scaled down together and the check reports the power it actually reached,
-  // marked "time-capped". Gumbel-max costs O(V) per draw, inverse CDF O(log V).
-  double check_seconds;
+  // Wall-clock limit of one check at this budget's V (scaled linearly above it): a
+  // correct in-tree CPU subject needs a fraction of it (docs/budgets.md); a check
+  // still running then is stopped and reported as TIMEOUT.
+  double check_timeout_s;
   double power = 0.99;
 };
 

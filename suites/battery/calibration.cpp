@@ -19,7 +19,8 @@ calibration_summary calibrate(const subject& s, run_options options, const subje
     const battery_report r = run_battery(s, options, lookup);
     out.failed_runs += r.passed() ? 0 : 1;
     for (const auto& c : r.checks)
-      if (c.p_value >= 0) out.checks[c.check].p_values.push_back(c.p_value);
+      if (c.p_value >= 0)
+        out.checks[c.dtype.empty() ? c.check : c.check + "[" + c.dtype + "]"].p_values.push_back(c.p_value);
   }
   out.failure_p_value = stats::binomial_upper_tail(static_cast<uint64_t>(out.failed_runs), static_cast<uint64_t>(runs), out.alpha);
   for (auto& [name, u] : out.checks) {

@@ -1,9 +1,12 @@
 // One named check of the battery (CUTLASS's testbed shape): it generates its inputs
-// from the fixtures, computes the reference, runs the subject, and compares.
+// from the fixtures, computes the reference, runs the subject, and compares. One
+// table holds the sampler and the matmul checks; each says which kind it applies to.
 //
-// Exact checks (support, replay, ...) fail on any violation and cannot false-alarm
-// on a correct subject; they are outside the Holm budget. Statistical checks return
-// a p-value that the runner records in the run-wide Holm budget.
+// Exact checks (support, replay, batch_invariance, ...) fail on any violation and
+// cannot false-alarm on a correct subject; they are outside the Holm budget.
+// Statistical checks return a p-value that the runner records in the run-wide Holm
+// budget. A check's sample plan depends only on the subject's descriptor, the
+// budget, the seed and V: never on time, so a repro replays to the same numbers.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suites/battery/budget.h"
+#include "suites/battery/matmul_selection.h"
 #include "suites/battery/subject.h"
 
 namespace samplecheck::battery {
@@ -26,20 +30,21 @@ enum class check_kind { exact, statistical };
 using subject_lookup = std::function<const subject*(std::string_view name)>;
 
 struct check_context {
-  const subject& subj;
+  const subject& subj;  // for samplers, subj.input_dtype is the dtype this run sends
   const budget_settings& budget;
   uint64_t seed;       // the run's seed; each check derives its own streams from it
   double alpha_share;  // statistical checks: the Holm planning share they size samples for
   subject_lookup lookup;
+  const matmul_selection& matmul;  // matmul checks: shapes and batch sizes
 };
 
 struct check_outcome {
   bool exact_failure = false;  // a violation that no correct subject can produce
   double p_value = std::numeric_limits<double>::quiet_NaN();  // statistical checks
   std::string power;           // smallest deviation detected with probability 0.99
-  uint64_t samples = 0;        // draws (output rows) the check asked for
+  uint64_t samples = 0;        // draws (output rows), or matmul outputs compared
   std::string detail;          // what was seen; names row, token, seed on a failure
-  nlohmann::json repro;        // subject, check, seed, offsets, row, parameters (on failure)
+  nlohmann::json repro;        // what replays the failure: seed, offsets, row, parameters, shape, M
   bool unavailable = false;    // the subject's device is absent: skipped, not passed
   std::string harness_error;   // the battery itself could not judge (a fixture the reference rejects)
 };
@@ -52,11 +57,12 @@ inline check_outcome harness_failure(std::string message) {
 
 struct check_definition {
   std::string_view name;
+  subject_kind applies_to;
   check_kind kind;
   double weight;  // share of the Holm budget, relative (statistical checks)
   std::string_view what;
-  // Empty when the check applies; else why not ("n/a" with the reason). Looks only at
-  // the descriptor, so the parent decides it before forking.
+  // Empty when the check applies to a subject of its kind; else why not ("n/a" with
+  // the reason). Looks only at the descriptor, so the parent decides it before forking.
   std::function<std::string(const subject&, const subject_lookup&)> not_applicable;
   std::function<check_outcome(const check_context&)> run;
 };
@@ -64,5 +70,7 @@ struct check_definition {
 // Every check, in the order reports print them.
 const std::vector<check_definition>& all_checks();
 const check_definition* find_check(std::string_view name);
+// The names of every check, for usage messages.
+std::vector<std::string> check_names();
 
 }  // namespace samplecheck::battery

@@ -3,31 +3,47 @@
 namespace samplecheck::battery {
 
 const std::vector<check_definition>& all_checks() {
+  constexpr subject_kind S = subject_kind::sampler, M = subject_kind::matmul;
   static const std::vector<check_definition> checks{
-      {"support", check_kind::exact, 0, "no OUT token, no id outside [0, V), no valid = 0 on a valid row", {}, run_support},
-      {"goodness_of_fit", check_kind::statistical, 4,
+      {"support", S, check_kind::exact, 0, "no OUT token, no id outside [0, V), no valid = 0 on a valid row", {}, run_support},
+      {"goodness_of_fit", S, check_kind::statistical, 4,
        "chi-square and identity statistic on the IN-conditional distribution, BOUNDARY count in range, TVD bound",
        {}, run_goodness_of_fit},
-      {"ties", check_kind::statistical, 1, "exact ties at the k-th value follow the declared tie policy",
+      {"ties", S, check_kind::statistical, 1, "exact ties at the k-th value follow the declared tie policy",
        ties_not_applicable, run_ties},
-      {"degenerate_rows", check_kind::exact, 0,
+      {"degenerate_rows", S, check_kind::exact, 0,
        "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters refused", {},
        run_degenerate_rows},
-      {"replay", check_kind::exact, 0, "same seed, subsequence and offset give the same tokens", {}, run_replay},
-      {"offset_advancement", check_kind::statistical, 1,
+      {"replay", S, check_kind::exact, 0, "same seed, subsequence and offset give the same tokens", {}, run_replay},
+      {"offset_advancement", S, check_kind::statistical, 1,
        "calls at offset and offset + declared advance are independent (collision test)", {}, run_offset_advancement},
-      {"per_request_seeds", check_kind::statistical, 1, "seeds [a, b, ...] give independent requests, [a, a, ...] equal ones",
+      {"per_request_seeds", S, check_kind::statistical, 1, "seeds [a, b, ...] give independent requests, [a, a, ...] equal ones",
        {}, run_per_request_seeds},
-      {"batch_reorder", check_kind::exact, 0, "permuting the requests permutes their tokens", {}, run_batch_reorder},
-      {"parallel_samples", check_kind::statistical, 1,
+      {"batch_reorder", S, check_kind::exact, 0, "permuting the requests permutes their tokens", {}, run_batch_reorder},
+      {"parallel_samples", S, check_kind::statistical, 1,
        "outputs sharing one input row on distinct subsequences are independent (collision test)", {},
        run_parallel_samples},
-      {"parameter_routing", check_kind::exact, 0, "per-row parameters follow the row-index map", routing_not_applicable,
+      {"parameter_routing", S, check_kind::exact, 0, "per-row parameters follow the row-index map", routing_not_applicable,
        run_parameter_routing},
-      {"tail", check_kind::statistical, 2, "mass on tokens below 1e-5, both directions (tiny and subnormal tails)", {},
+      {"tail", S, check_kind::statistical, 2, "mass on tokens below 1e-5, both directions (tiny and subnormal tails)", {},
        run_tail},
-      {"spelling_agreement", check_kind::exact, 0, "two spellings of one rule pick the same token on the same numbers",
+      {"spelling_agreement", S, check_kind::exact, 0, "two spellings of one rule pick the same token on the same numbers",
        spelling_not_applicable, run_spelling_agreement},
+      {"batch_invariance", M, check_kind::exact, 0,
+       "every batch size gives each row the bits it has alone (probes first / middle / last, bias on and off)",
+       {}, run_matmul_batch_invariance},
+      {"run_to_run", M, check_kind::exact, 0, "repeated launches of one batch give the same bits", {},
+       run_matmul_run_to_run},
+      {"launch_config_independence", M, check_kind::exact, 0,
+       "every declared launch configuration (split and unsplit) gives the subject's own choice's bits",
+       launch_configs_not_applicable, run_matmul_launch_configs},
+      {"accuracy", M, check_kind::exact, 0, "relative Frobenius error below 1% against the fp64 reference", {},
+       run_matmul_accuracy},
+      {"all_ones", M, check_kind::exact, 0, "all-ones operands give exactly bf16(K + bias), bias = bf16(K)", {},
+       run_matmul_all_ones},
+      {"short_odd_k", M, check_kind::exact, 0,
+       "K <= 512, K not a multiple of 8 and K < 8: batch invariance, configurations and accuracy", {},
+       run_matmul_short_odd_k},
   };
   return checks;
 }
@@ -36,6 +52,12 @@ const check_definition* find_check(std::string_view name) {
   for (const auto& c : all_checks())
     if (c.name == name) return &c;
   return nullptr;
+}
+
+std::vector<std::string> check_names() {
+  std::vector<std::string> names;
+  for (const auto& c : all_checks()) names.emplace_back(c.name);
+  return names;
 }
 
 }  // namespace samplecheck::battery

@@ -21,6 +21,14 @@ check_outcome run_parallel_samples(const check_context& ctx);
 check_outcome run_parameter_routing(const check_context& ctx);
 check_outcome run_spelling_agreement(const check_context& ctx);
 
+check_outcome run_matmul_batch_invariance(const check_context& ctx);
+check_outcome run_matmul_run_to_run(const check_context& ctx);
+check_outcome run_matmul_launch_configs(const check_context& ctx);
+check_outcome run_matmul_accuracy(const check_context& ctx);
+check_outcome run_matmul_all_ones(const check_context& ctx);
+check_outcome run_matmul_short_odd_k(const check_context& ctx);
+
+std::string launch_configs_not_applicable(const subject& s, const subject_lookup& lookup);
 std::string ties_not_applicable(const subject& s, const subject_lookup& lookup);
 std::string routing_not_applicable(const subject& s, const subject_lookup& lookup);
 std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup);

@@ -29,13 +29,14 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
     return false;
   }
   for (size_t i = 0; i < rows.size(); ++i)
-    if (auto bad = first_out_token(rows[i], drawn.counts[i], seed)) {
+    if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
       out.exact_failure = true;
       out.detail = *bad;
       out.repro = repro_base(ctx, check, seed);
-      out.repro["row"] = rows[i].label;
-      out.repro["params"] = setting_json(rows[i].setting);
-      out.repro["subsequences"] = "one per draw, from 0 in row order";
+      out.repro.update({{"row", rows[i].label}, {"params", setting_json(rows[i].setting)},
+                        {"token", drawn.first_out[i].token}, {"subsequence", drawn.first_out[i].subsequence},
+                        {"offset", drawn.first_out[i].offset}, {"draws_per_row", draws},
+                        {"subsequences", "one per draw, from 0 in row order"}});
       return false;
     }
   return true;
@@ -52,10 +53,9 @@ check_outcome run_support(const check_context& ctx) {
   // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
   const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
   std::vector<uint64_t> draws(rows.size(), per_row);
-  const bool capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, "support", seed, rows, draws, drawn, out)) return out;
-  out.power = exact_power(draws.front(), "OUT") + " per row" + (capped ? " (time-capped)" : "");
+  out.power = exact_power(draws.front(), "OUT") + " per row";
   out.detail = fmt::format("{} rows x {} draws, every token IN or BOUNDARY", rows.size(), draws.front());
   return out;
 }
@@ -80,7 +80,6 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     }
     draws.push_back(n);
   }
-  const bool time_capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, check, seed, rows, draws, drawn, out)) return out;
   double worst_p = 1.0, worst_power = 0.0;
@@ -97,8 +96,7 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     }
   }
   out.p_value = std::min(1.0, worst_p * static_cast<double>(std::max<size_t>(testable, 1)));
-  out.power = fmt::format("TVD {:.3f}{}", worst_power,
-                          time_capped ? " (time-capped)" : (capped ? " (draw cap)" : ""));
+  out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
   out.detail = fmt::format("{} rows ({} tested); worst {}", rows.size(), testable, worst_detail);
   out.repro = repro_base(ctx, check, seed);
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
@@ -163,7 +161,6 @@ check_outcome run_tail(const check_context& ctx) {
     }
     draws.push_back(n);
   }
-  const bool time_capped = cap_draws_by_time(draws, seconds_per_draw(ctx.subj, rows, seed), ctx.budget.check_seconds, 64);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, "tail", seed, rows, draws, drawn, out)) return out;
   double worst_p = 1.0, worst_shift = 0.0;
@@ -186,7 +183,7 @@ check_outcome run_tail(const check_context& ctx) {
   for (size_t i = 0; i < rows.size(); ++i)
     min_lossless = std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
   out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, min_lossless <= alpha_row / 2 ? ", loss" : "",
-                          time_capped ? " (time-capped)" : (capped ? " (draw cap)" : ""));
+                          capped ? " (draw cap)" : "");
   out.repro = repro_base(ctx, "tail", seed);
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
                     {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},

@@ -1,5 +1,7 @@
 #include "suites/battery/kill_matrix.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kernels/mutant_catalog.h"
@@ -7,10 +9,20 @@
 namespace samplecheck::battery {
 
 const check_report* mutant_result::named() const {
-  for (const auto& c : report.checks)
-    if (c.check == named_check) return &c;
-  return nullptr;
+  const check_report* first = nullptr;
+  for (const auto& c : report.checks) {
+    if (c.check != named_check) continue;
+    if (c.failed()) return &c;  // the row (dtype) that killed it
+    if (first == nullptr) first = &c;
+  }
+  return first;
 }
+
+namespace {
+bool any_failed(const battery_report& r) {
+  return std::any_of(r.checks.begin(), r.checks.end(), [](const check_report& c) { return c.failed(); });
+}
+}  // namespace
 
 std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, const run_options& options,
                                        const subject_lookup& lookup, bool named_only) {
@@ -27,7 +39,8 @@ std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, con
     m.report = run_battery(s, o, lookup);
     m.unavailable = m.report.unavailable();
     const check_report* c = m.named();
-    m.killed_by_named = c != nullptr && c->result == verdict::fail;
+    // When a selection leaves the named check out, any selected check's kill counts.
+    m.killed_by_named = c != nullptr ? c->failed() : any_failed(m.report);
     results.push_back(std::move(m));
   }
   return results;
@@ -48,9 +61,10 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
     for (const auto& col : columns) {
       const char* cell = " ";
       for (const auto& c : m.report.checks)
-        if (c.check == col) {
+        if (c.check == col && std::string_view(cell) != "K") {
           switch (c.result) {
-            case verdict::fail: cell = "K"; break;
+            case verdict::fail:
+            case verdict::timeout: cell = "K"; break;
             case verdict::pass: cell = "."; break;
             case verdict::not_applicable: cell = "-"; break;
             case verdict::unavailable: cell = "s"; break;

@@ -1,7 +1,10 @@
 #include "suites/battery/runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -13,26 +16,148 @@
 namespace samplecheck::battery {
 namespace {
 
-std::string write_repro(const run_options& o, const battery_report& r, const check_report& c, nlohmann::json repro) {
-  if (o.repro_dir.empty()) return {};
-  std::error_code ec;
-  std::filesystem::create_directories(o.repro_dir, ec);
-  std::string subject = r.subject;
-  std::replace_if(subject.begin(), subject.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
-  const std::string path = fmt::format("{}/{}.{}.json", o.repro_dir, subject, c.check);
-  if (!repro.is_object()) repro = nlohmann::json::object();
-  repro["subject"] = r.subject;
-  repro["check"] = c.check;
-  repro["budget"] = r.budget;
-  repro["run_seed"] = r.seed;
-  repro["alpha"] = r.alpha;
-  repro["verdict"] = to_string(c.result);
-  repro["detail"] = c.detail;
-  if (c.p_value >= 0) repro["p_value"] = c.p_value;
-  repro["reproduce"] = fmt::format("samplecheck qualify --subject {} --checks {} --budget {} --seed {} --vocab-size {}",
-                                   r.subject, c.check, r.budget, r.seed, o.budget.vocab_size);
+// After this many hung checks the rest are not run: each hang costs a full timeout.
+constexpr int kHangsBeforeStopping = 2;
+
+const char* kind_name(subject_kind k) { return k == subject_kind::sampler ? "sampler" : "matmul"; }
+
+std::string file_safe(std::string name) {
+  std::replace_if(name.begin(), name.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
+  return name;
+}
+
+// One (check, dtype) the run plans: applicability, its Holm id, and what happened.
+struct planned_check {
+  const check_definition* check;
+  subject run_as;  // the subject with the dtype this row sends
+  std::string dtype;
+  std::string not_applicable;
+  bool selected = true;
+  int holm_id = -1;
+  isolated_result result;
+  bool ran = false;
+};
+
+bool selected_by(const run_options& o, std::string_view name) {
+  return o.checks.empty() || std::find(o.checks.begin(), o.checks.end(), name) != o.checks.end();
+}
+
+std::vector<planned_check> plan_checks(const subject& s, const run_options& o, const subject_lookup& lookup) {
+  std::vector<planned_check> plan;
+  std::vector<int32_t> dtypes = declared_dtypes(s);
+  if (dtypes.empty()) dtypes.push_back(0);  // a matmul: one row per check, no dtype
+  for (const auto& c : all_checks()) {
+    if (c.applies_to != s.kind()) continue;
+    for (const int32_t dtype : dtypes) {
+      planned_check p{&c, s, dtype != 0 ? dtype_name(dtype) : "", {}, selected_by(o, c.name)};
+      if (dtype != 0) p.run_as.input_dtype = dtype;
+      p.not_applicable = c.not_applicable ? c.not_applicable(p.run_as, lookup) : std::string{};
+      plan.push_back(std::move(p));
+    }
+  }
+  return plan;
+}
+
+std::string holm_name(const planned_check& p) {
+  return p.dtype.empty() ? std::string(p.check->name) : fmt::format("{}[{}]", p.check->name, p.dtype);
+}
+
+// Applicable statistical checks share the budget, each dtype an equal part of its
+// check's weight, selected or not, so the shares are fixed before any data is drawn.
+void declare_in_budget(std::vector<planned_check>& plan, stats::holm_budget& budget) {
+  for (auto& p : plan) {
+    if (!p.not_applicable.empty() || p.check->kind != check_kind::statistical) continue;
+    size_t dtypes = 0;
+    for (const auto& q : plan) dtypes += q.check == p.check ? 1 : 0;
+    p.holm_id = budget.declare(holm_name(p), p.check->weight / static_cast<double>(dtypes));
+  }
+}
+
+// The budget's limit, scaled with V above the budget's own V: a plan's cost grows
+// with the row length (the harness builds V-float rows; Gumbel-max draws cost O(V)).
+double check_timeout(const run_options& o) {
+  if (o.timeout_s > 0) return o.timeout_s;
+  const auto named = budget_by_name(o.budget.name);
+  const double base_v = static_cast<double>(named ? named->vocab_size : o.budget.vocab_size);
+  return o.budget.check_timeout_s * std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
+}
+
+void record_in_budget(const planned_check& p, stats::holm_budget& budget) {
+  if (p.holm_id < 0) return;
+  const auto& r = p.result;
+  if (!p.selected || !p.ran) budget.record(p.holm_id, 1.0);  // kept in the family, never rejected
+  else if (r.outcome.unavailable || !r.outcome.harness_error.empty()) budget.skip(p.holm_id, "did not run");
+  // A crash, a hang or an exact violation is a failure whatever the statistics say.
+  else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value)) budget.record(p.holm_id, 0.0);
+  else budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
+}
+
+check_report report_row(const planned_check& p, const std::vector<stats::holm_budget::decision>& decisions,
+                        const stats::holm_budget& budget, const run_options& o) {
+  check_report c;
+  c.check = std::string(p.check->name);
+  c.dtype = p.dtype;
+  if (!p.not_applicable.empty()) {
+    c.result = verdict::not_applicable;
+    c.detail = p.not_applicable;
+    return c;
+  }
+  const auto& r = p.result;
+  c.power = r.outcome.power;
+  c.samples = r.outcome.samples;
+  c.seconds = r.seconds;
+  c.detail = r.outcome.detail;
+  if (!p.ran) {
+    c.result = verdict::fail;
+    c.detail = fmt::format("not run: the subject hung in {} checks before this one", kHangsBeforeStopping);
+    c.power = "-";
+    return c;
+  }
+  if (p.holm_id >= 0) {
+    const auto& d = decisions[static_cast<size_t>(p.holm_id)];
+    c.planning_share = budget.planning_alpha(p.holm_id);
+    c.alpha_share = d.alpha_share;
+    if (!std::isnan(r.outcome.p_value)) c.p_value = r.outcome.p_value;
+    const double level = o.decision_level >= 0 ? o.decision_level : d.alpha_share;
+    c.result = (o.decision_level >= 0 ? c.p_value >= 0 && c.p_value <= level : d.rejected) ? verdict::fail
+                                                                                         : verdict::pass;
+    if (o.decision_level >= 0) c.alpha_share = level;
+  }
+  if (r.outcome.exact_failure) c.result = verdict::fail;
+  if (r.crashed) {
+    c.result = r.timed_out ? verdict::timeout : verdict::fail;
+    c.detail = r.why;
+    c.power = "-";
+  } else if (r.outcome.unavailable) {
+    c.result = verdict::unavailable;
+  } else if (!r.outcome.harness_error.empty()) {
+    c.result = verdict::error;
+    c.detail = r.outcome.harness_error;
+  }
+  return c;
+}
+
+void run_planned(std::vector<planned_check>& plan, const run_options& o, const subject_lookup& lookup,
+                 stats::holm_budget& budget) {
+  int hangs = 0;
+  for (auto& p : plan) {
+    if (!p.not_applicable.empty() || !p.selected) continue;
+    if (hangs >= kHangsBeforeStopping) continue;
+    const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
+    const check_context ctx{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+    p.result = run_check(*p.check, ctx, check_timeout(o), o.isolate);
+    p.ran = true;
+    hangs += p.result.timed_out ? 1 : 0;
+  }
+}
+
+std::string write_repro_file(const run_options& o, const check_report& c, const nlohmann::json& record,
+                             const std::string& subject_name) {
+  const std::string suffix = c.dtype.empty() ? "" : "." + c.dtype;
+  const std::string path = fmt::format("{}/{}.{}{}.json", o.repro_dir, file_safe(subject_name), c.check, suffix);
   std::ofstream f(path);
-  f << repro.dump(2) << "\n";
+  f << record.dump(2) << "\n";
+  f.flush();
   return f ? path : std::string{};
 }
 
@@ -42,6 +167,7 @@ const char* to_string(verdict v) {
   switch (v) {
     case verdict::pass: return "pass";
     case verdict::fail: return "FAIL";
+    case verdict::timeout: return "TIMEOUT";
     case verdict::not_applicable: return "n/a";
     case verdict::unavailable: return "skipped";
     case verdict::error: return "ERROR";
@@ -65,91 +191,57 @@ bool battery_report::passed() const { return all_applicable_are(checks, verdict:
 
 bool battery_report::unavailable() const { return all_applicable_are(checks, verdict::unavailable); }
 
+std::string prepare_repro_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec))
+    return fmt::format("--repro-dir {}: not a directory{}", dir, ec ? ": " + ec.message() : "");
+  // Writable means a file can be created and written there, not just that it exists.
+  const std::string probe = fmt::format("{}/.samplecheck-probe-{}", dir, ::getpid());
+  std::ofstream f(probe);
+  f << "probe\n";
+  f.flush();
+  const bool ok = static_cast<bool>(f);
+  f.close();
+  std::filesystem::remove(probe, ec);
+  return ok ? std::string{} : fmt::format("--repro-dir {}: cannot write files there", dir);
+}
+
+nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,
+                            const nlohmann::json& evidence) {
+  nlohmann::json j{{"format", "samplecheck-repro"}, {"version", 1}, {"subject", s.name()},
+                   {"kind", kind_name(s.kind())}, {"check", c.check}, {"budget", o.budget.name},
+                   {"vocab_size", o.budget.vocab_size}, {"seed", o.seed}, {"alpha", o.alpha},
+                   {"verdict", to_string(c.result)}, {"detail", c.detail}, {"samples", c.samples}};
+  j["plugin"] = s.library ? nlohmann::json(s.plugin_path()) : nlohmann::json();
+  if (!c.dtype.empty()) j["dtype"] = c.dtype;
+  if (c.p_value >= 0) j["p_value"] = c.p_value;
+  if (c.planning_share >= 0) j["planning_share"] = c.planning_share;
+  if (c.alpha_share >= 0) j["decision_level"] = c.alpha_share;
+  if (s.kind() == subject_kind::matmul) j["matmul"] = selection_json(o.matmul);
+  j["evidence"] = evidence.is_object() ? evidence : nlohmann::json::object();
+  return j;
+}
+
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
-  battery_report report{s.name(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
-  std::vector<const check_definition*> selected;
-  if (o.checks.empty()) {
-    for (const auto& c : all_checks()) selected.push_back(&c);
-  } else {
-    for (const auto& name : o.checks) {
-      if (const auto* c = find_check(name)) selected.push_back(c);
-      else {
-        check_report unknown;
-        unknown.check = name;
-        unknown.result = verdict::error;
-        unknown.detail = "no such check";
-        report.checks.push_back(std::move(unknown));
-      }
-    }
-  }
-  // Applicability first, from the descriptor alone: only applicable statistical
-  // checks share the budget, so their shares are fixed before any data is drawn.
+  battery_report report{s.name(), s.plugin_path(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
+  std::vector<planned_check> plan = plan_checks(s, o, lookup);
   stats::holm_budget budget(o.alpha);
-  struct planned {
-    const check_definition* check;
-    std::string not_applicable;
-    int holm_id = -1;
-  };
-  std::vector<planned> plan;
-  for (const auto* c : selected) {
-    planned p{c, c->not_applicable ? c->not_applicable(s, lookup) : std::string{}};
-    if (p.not_applicable.empty() && c->kind == check_kind::statistical)
-      p.holm_id = budget.declare(std::string(c->name), c->weight);
-    plan.push_back(std::move(p));
-  }
-  std::vector<isolated_result> results(plan.size());
-  for (size_t i = 0; i < plan.size(); ++i) {
-    if (!plan[i].not_applicable.empty()) continue;
-    const double share = plan[i].holm_id >= 0 ? budget.planning_alpha(plan[i].holm_id) : 0.0;
-    const check_context ctx{s, o.budget, o.seed, share, lookup};
-    // The sampling is time-capped at check_seconds, so a check that runs 4x longer
-    // than that plus a minute of fixed work is hung, not slow.
-    const double timeout = o.timeout_s > 0 ? o.timeout_s : 4 * o.budget.check_seconds + 60;
-    results[i] = run_check(*plan[i].check, ctx, timeout, o.isolate);
-    if (plan[i].holm_id < 0) continue;
-    const auto& r = results[i];
-    if (r.outcome.unavailable || !r.outcome.harness_error.empty()) budget.skip(plan[i].holm_id, "did not run");
-    // A crash, a hang or an exact violation is a failure whatever the statistics say.
-    else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value)) budget.record(plan[i].holm_id, 0.0);
-    else budget.record(plan[i].holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
-  }
+  declare_in_budget(plan, budget);
+  run_planned(plan, o, lookup, budget);
+  for (const auto& p : plan) record_in_budget(p, budget);
   const auto decisions = budget.decide();
-  for (size_t i = 0; i < plan.size(); ++i) {
-    check_report c;
-    c.check = std::string(plan[i].check->name);
-    if (!plan[i].not_applicable.empty()) {
-      c.result = verdict::not_applicable;
-      c.detail = plan[i].not_applicable;
-      report.checks.push_back(std::move(c));
-      continue;
-    }
-    const auto& r = results[i];
-    c.power = r.outcome.power;
-    c.samples = r.outcome.samples;
-    c.seconds = r.seconds;
-    c.detail = r.outcome.detail;
-    if (plan[i].holm_id >= 0) {
-      const auto& d = decisions[static_cast<size_t>(plan[i].holm_id)];
-      c.alpha_share = d.alpha_share;
-      if (!std::isnan(r.outcome.p_value)) c.p_value = r.outcome.p_value;
-      c.result = d.rejected ? verdict::fail : verdict::pass;
-    }
-    if (r.outcome.exact_failure) c.result = verdict::fail;
-    if (r.crashed) {
-      c.result = verdict::fail;
-      c.detail = r.why;
-      c.power = "-";
-    } else if (r.outcome.unavailable) {
-      c.result = verdict::unavailable;
-    } else if (!r.outcome.harness_error.empty()) {
-      c.result = verdict::error;
-      c.detail = r.outcome.harness_error;
-    }
-    if (c.result == verdict::fail) {
-      nlohmann::json repro = r.outcome.repro;
-      if (r.crashed) repro = {{"crash", r.why}};
-      c.repro_path = write_repro(o, report, c, repro);
+  for (const auto& p : plan) {
+    if (!p.selected) continue;
+    check_report c = report_row(p, decisions, budget, o);
+    if (c.failed()) {
+      nlohmann::json evidence = p.result.outcome.repro;
+      if (p.result.crashed) evidence = {{"crash", p.result.why}};
+      c.repro = repro_record(p.run_as, o, c, evidence);
+      if (!o.repro_dir.empty()) c.repro_path = write_repro_file(o, c, c.repro, s.name());
+      if (!o.repro_dir.empty() && c.repro_path.empty())
+        c.detail += fmt::format(" (the reproduction file could not be written to {})", o.repro_dir);
     }
     report.samples += c.samples;
     report.checks.push_back(std::move(c));
@@ -159,23 +251,28 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
 }
 
 std::string format_report(const battery_report& r, bool verbose) {
-  std::string out = fmt::format("subject {}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
-                                r.subject, r.budget, r.seed, r.alpha);
-  out += fmt::format("{:<20} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", "check", "verdict", "p-value", "alpha", "power (0.99)",
-                     "samples", "time");
+  std::string out = fmt::format("subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
+                                r.subject, r.plugin.empty() ? "" : " (plugin " + r.plugin + ")", r.budget, r.seed,
+                                r.alpha);
+  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", "check", "verdict", "p-value", "alpha",
+                     "power (0.99)", "samples", "time");
   for (const auto& c : r.checks) {
-    const std::string p = c.p_value >= 0 ? fmt::format("{:.2e}", c.p_value) : (c.result == verdict::not_applicable ? "" : "exact");
+    const bool na = c.result == verdict::not_applicable;
+    const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
+    const std::string p = c.p_value >= 0 ? fmt::format("{:.2e}", c.p_value) : (na ? "" : "exact");
     const std::string a = c.alpha_share >= 0 ? fmt::format("{:.1e}", c.alpha_share) : "";
-    const std::string t = c.result == verdict::not_applicable ? "" : fmt::format("{:.2f}s", c.seconds);
-    const std::string n = c.result == verdict::not_applicable ? "" : fmt::format("{}", c.samples);
-    out += fmt::format("{:<20} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", c.check, to_string(c.result), p, a,
+    const std::string t = na ? "" : fmt::format("{:.2f}s", c.seconds);
+    const std::string n = na ? "" : fmt::format("{}", c.samples);
+    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", name, to_string(c.result), p, a,
                        c.power.substr(0, 38), n, t);
   }
   for (const auto& c : r.checks) {
     const bool show = verbose || (c.result != verdict::pass);
     if (!show || c.detail.empty()) continue;
-    out += fmt::format("  {} [{}]: {}\n", c.check, to_string(c.result), c.detail);
-    if (!c.repro_path.empty()) out += fmt::format("    reproduction file: {}\n", c.repro_path);
+    const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
+    out += fmt::format("  {} [{}]: {}\n", name, to_string(c.result), c.detail);
+    if (!c.repro_path.empty())
+      out += fmt::format("    reproduce: samplecheck replay {}\n", c.repro_path);
   }
   const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
   out += fmt::format("{}: {} samples in {:.1f} s ({:.0f} samples/s)\n",

@@ -1,6 +1,11 @@
-// Runs the battery on one subject: every selected check in its own forked child with
-// a timeout (a crash or a hang is a failed check, not a dead run), one run-wide Holm
-// budget over the statistical checks, a report table, and reproduction files.
+// Runs the battery on one subject, a sampler or a matmul: every selected check (for a
+// sampler, once per declared dtype) in its own forked child with a timeout (a crash
+// or a hang is a failed check, not a dead run), one run-wide Holm budget over the
+// statistical checks, a report table, and reproduction files that replay.
+//
+// Holm: every applicable statistical check of the subject is declared whether or not
+// --checks selects it (an unselected one is recorded as p = 1), so a check's share,
+// and with it its sample plan, never depends on the selection.
 //
 // CUDA: the parent never initialises CUDA; each child does so itself after fork().
 #pragma once
@@ -21,28 +26,38 @@ struct run_options {
   uint64_t seed = kDefaultSeed;
   double alpha = kDefaultAlpha;      // run-wide false-alarm budget (Holm)
   std::vector<std::string> checks;   // empty: all
-  double timeout_s = 0;              // per check; 0: 4 x the budget's check_seconds + 60 s
+  double timeout_s = 0;              // per check; 0: the budget's check_timeout_s, scaled by V
   std::string repro_dir;             // empty: no reproduction files
   bool isolate = true;               // fork per check (false: in-process, for debugging)
+  matmul_selection matmul;           // matmul subjects: shapes and batch sizes
+  // Replay: decide the one selected check against this Holm level (the level its
+  // original run compared it with) instead of its first-step share. < 0: off.
+  double decision_level = -1;
 };
 
-enum class verdict { pass, fail, not_applicable, unavailable, error };
+// timeout: the check's process was killed at its wall-clock limit (a failure).
+enum class verdict { pass, fail, timeout, not_applicable, unavailable, error };
 const char* to_string(verdict v);
 
 struct check_report {
   std::string check;
+  std::string dtype;        // samplers: the input dtype the check ran on ("f32", ...)
   verdict result = verdict::pass;
   double p_value = -1;      // < 0: exact check (no p-value)
-  double alpha_share = -1;  // < 0: not in the Holm budget
+  double alpha_share = -1;  // < 0: not in the Holm budget; else the level Holm compared with
+  double planning_share = -1;  // the first-step share the samples were planned for
   std::string power;
   uint64_t samples = 0;
   double seconds = 0;
   std::string detail;       // failure reason, n/a reason, or what was seen
+  nlohmann::json repro;     // on failure: the reproduction record (also written to repro_dir)
   std::string repro_path;   // written on failure when repro_dir is set
+  bool failed() const { return result == verdict::fail || result == verdict::timeout; }
 };
 
 struct battery_report {
   std::string subject;
+  std::string plugin;  // the plugin's path; empty for an in-tree subject
   std::string budget;
   uint64_t seed = 0;
   double alpha = 0;
@@ -53,8 +68,17 @@ struct battery_report {
   bool unavailable() const;  // every applicable check was skipped for a missing device
 };
 
-// Unknown check names in options.checks come back as `error` rows naming them.
+// options.checks must name checks of all_checks() (the CLI refuses others with exit 2);
+// checks of the other subject kind are skipped silently, so one selection can serve a
+// sampler and a matmul of one plugin.
 battery_report run_battery(const subject& s, const run_options& options, const subject_lookup& lookup);
+
+// Empty when dir can hold reproduction files (created if missing); else why not.
+std::string prepare_repro_dir(const std::string& dir);
+
+// The reproduction record of one failed check: everything `samplecheck replay` needs.
+nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,
+                            const nlohmann::json& evidence);
 
 // The table: check, verdict, p-value, alpha share, power, samples, time; then details.
 std::string format_report(const battery_report& report, bool verbose);

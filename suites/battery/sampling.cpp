@@ -1,7 +1,6 @@
 #include "suites/battery/sampling.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -22,7 +21,9 @@ filter_params reference_params(const subject& s, const fixtures::filter_setting&
 reference_result reference_for(const subject& s, const std::vector<float>& values,
                                const fixtures::filter_setting& setting, bool renormalise) {
   reference_options options;
-  if (renormalise) options.normalisation = probs_normalisation::renormalise;
+  // A row rounded to bf16 / fp16 no longer sums to 1 within the strict tolerance;
+  // a sampler must divide out whatever the row sums to, as the reference then does.
+  if (renormalise || s.input_dtype != SC_DTYPE_F32) options.normalisation = probs_normalisation::renormalise;
   return compute_filtered_distribution(std::span<const float>(values),
                                        s.is_logits() ? input_kind::logits : input_kind::probs,
                                        reference_params(s, setting), options);
@@ -34,6 +35,8 @@ judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::sha
   row.label = fmt::format("{} {}", fixtures::shape_name(shape), setting.label());
   row.values = fixtures::make_probs(shape, options);
   if (s.is_logits()) row.values = fixtures::probs_to_logits(row.values);
+  // The subject sees the row in its dtype; the reference sees the same values decoded.
+  row.values = harness::round_to_dtype(std::move(row.values), s.input_dtype);
   row.setting = setting;
   row.target = reference_for(s, row.values, setting, shape == fixtures::shape::subnormal);
   return row;
@@ -41,6 +44,7 @@ judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::sha
 
 sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows) {
   sample_call call;
+  call.input_dtype = s.input_dtype;
   call.vocab_size = rows.empty() ? 0 : static_cast<int64_t>(rows.front()->values.size());
   call.num_input_rows = static_cast<int64_t>(rows.size());
   call.input.reserve(rows.size() * static_cast<size_t>(call.vocab_size));
@@ -74,6 +78,7 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
   for (const auto& r : rows) row_ptrs.push_back(&r);
   const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   out.counts.assign(rows.size(), std::vector<uint64_t>(static_cast<size_t>(V), 0));
+  out.first_out.assign(rows.size(), {});
   const sample_call templ = call_for_rows(s, row_ptrs);
   uint64_t subsequence = subsequence_base;
   size_t row = 0;
@@ -114,44 +119,23 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
                      {"token", t}, {"params", setting_json(jr.setting)}};
         return out;
       }
+      if (jr.target.ok() && jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
+          out.first_out[owner[j]].token < 0)
+        out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
       ++out.counts[owner[j]][static_cast<size_t>(t)];
     }
   }
   return out;
 }
 
-double seconds_per_draw(const subject& s, const std::vector<judged_row>& rows, uint64_t seed) {
-  // Two pilot calls, 4 and 68 draws per row: the difference is the marginal cost of a
-  // draw, without the per-call work (a sort, a prefix sum) that the real calls amortise.
-  auto timed = [&](uint64_t per_row, uint64_t base) {
-    const auto start = std::chrono::steady_clock::now();
-    draw_counts(s, rows, std::vector<uint64_t>(rows.size(), per_row), seed ^ 0x5eed, base);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  // Subsequences far from every check's own (they start at 0).
-  const double small = timed(4, uint64_t{1} << 60);
-  const double big = timed(68, (uint64_t{1} << 60) + 4096);
-  const double draws = 64.0 * static_cast<double>(rows.size());
-  return std::max(big - small, big / 20) / draws;
-}
-
-bool cap_draws_by_time(std::vector<uint64_t>& draws, double per_draw, double seconds, uint64_t floor) {
-  double total = 0;
-  for (const uint64_t d : draws) total += static_cast<double>(d);
-  if (total * per_draw <= seconds || total == 0) return false;
-  const double scale = seconds / (total * per_draw);
-  for (auto& d : draws) d = std::max<uint64_t>(std::min(d, floor), static_cast<uint64_t>(static_cast<double>(d) * scale));
-  return true;
-}
-
 std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
-                                           uint64_t seed) {
+                                           const out_draw& first, uint64_t seed) {
+  if (first.token < 0) return std::nullopt;
+  const auto t = static_cast<size_t>(first.token);
   const auto& d = row.target.distribution();
-  for (size_t t = 0; t < counts.size(); ++t)
-    if (counts[t] > 0 && d.status[t] == membership::out)
-      return fmt::format("row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}), seed {}",
-                         row.label, t, counts[t], d.source[t], seed);
-  return std::nullopt;
+  return fmt::format("row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}); "
+                     "first drawn at seed {} subsequence {} offset {}",
+                     row.label, t, counts[t], d.source[t], seed, first.subsequence, first.offset);
 }
 
 in_conditional condition_on_in(const filtered_distribution& d, const std::vector<uint64_t>& counts) {

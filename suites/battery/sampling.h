@@ -43,8 +43,15 @@ void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t su
                 uint64_t offset);
 nlohmann::json setting_json(const fixtures::filter_setting& setting);
 
+// The first draw of a row that landed on a token the reference marks OUT.
+struct out_draw {
+  int32_t token = -1;  // -1: none
+  uint64_t subsequence = 0, offset = 0;
+};
+
 struct drawn_counts {
   std::vector<std::vector<uint64_t>> counts;  // per row, [V]
+  std::vector<out_draw> first_out;            // per row
   uint64_t samples = 0;
   std::string failure;   // non-empty: the subject errored, or a draw was invalid/out of range
   nlohmann::json repro;  // on failure
@@ -54,18 +61,10 @@ struct drawn_counts {
 drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base);
 
-// Seconds per draw of this subject on these rows, from a pilot call of a few draws
-// per row (its draws are not used by any test).
-double seconds_per_draw(const subject& s, const std::vector<judged_row>& rows, uint64_t seed);
-
-// Scales draws down (proportionally, at least `floor` per row) so that they take
-// about `seconds` at `per_draw`; true when it had to.
-bool cap_draws_by_time(std::vector<uint64_t>& draws, double per_draw, double seconds, uint64_t floor);
-
-// The first token with a count that the reference marks OUT, as a failure message
-// naming row, token and seed; nullopt when every drawn token is IN or BOUNDARY.
+// The row's first draw on a token that the reference marks OUT, as a failure message
+// naming row, token, seed and the draw (subsequence, offset); nullopt when none.
 std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
-                                           uint64_t seed);
+                                           const out_draw& first, uint64_t seed);
 
 // IN tokens' conditional probabilities source_i / in_source_mass (0 elsewhere), and the
 // counts restricted to IN tokens; boundary_count gets the draws on BOUNDARY tokens.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
@@ -25,6 +26,9 @@ struct subject {
   const sc_matmul* matmul = nullptr;
   // Keeps a plugin's library loaded while its subject is in use; null for in-tree.
   std::shared_ptr<registry::plugin_library> library;
+  // Samplers: the dtype the battery sends (one the subject declares; the runner makes
+  // one copy of the subject per declared dtype).
+  int32_t input_dtype = SC_DTYPE_F32;
 
   subject_kind kind() const { return sampler != nullptr ? subject_kind::sampler : subject_kind::matmul; }
   std::string name() const { return sampler != nullptr ? sampler->name : matmul->name; }
@@ -37,6 +41,11 @@ struct subject {
 };
 
 inline call_status run_call(const subject& s, sample_call& call) { return harness::run_call(*s.sampler, call); }
+
+// The dtypes a sampler declares, in the order the battery judges them (f32, bf16, f16);
+// empty for a matmul.
+std::vector<int32_t> declared_dtypes(const subject& s);
+const char* dtype_name(int32_t dtype);
 
 inline bool memory_space_available(const subject& s, std::string* why) {
   return harness::memory_space_available(s.memory_space(), why);

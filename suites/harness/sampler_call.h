@@ -17,6 +17,7 @@ namespace samplecheck::harness {
 // Host copies of every array of an sc_sample_batch. An empty optional array is
 // passed as NULL.
 struct sample_call {
+  int32_t input_dtype = SC_DTYPE_F32;  // TEMPORARY field placement (lead)
   int64_t vocab_size = 0;
   int64_t num_input_rows = 0;
   std::vector<float> input;  // [num_input_rows * vocab_size], float32
@@ -52,3 +53,8 @@ call_status run_call(const sc_sampler& sampler, sample_call& call);
 bool memory_space_available(int32_t memory_space, std::string* why);
 
 }  // namespace samplecheck::harness
+
+// TEMPORARY (lead): replaced by the harness's own dtype support on merge.
+namespace samplecheck::harness {
+std::vector<float> round_to_dtype(std::vector<float> values, int32_t dtype);
+}

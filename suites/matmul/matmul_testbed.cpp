@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -90,22 +89,23 @@ std::vector<int32_t> matmul_testbed::batch_rows(int64_t m) const {
   return rows;
 }
 
-void matmul_testbed::write_reproduction(const check_result& result) const {
-  std::string file = fmt::format("matmul_repro_{}_{}_{}.txt", result.check, runner_.subject().name, config_.shape.name);
-  for (auto& c : file)
-    if (c == ':' || c == '/') c = '_';
-  std::ofstream out(file);
-  out << "subject " << runner_.subject().name << "\ncheck " << result.check << "\nshape " << config_.shape.name
-      << "\nn " << config_.columns << "\nk " << config_.shape.k << "\nbias " << (config_.bias ? 1 : 0) << "\nseed "
-      << config_.seed << "\noperand_streams philox(seed, 0)=a pool [probes 0..2, filler 3..], philox(seed, 1)=weight, "
-      << "philox(seed, 2)=bias\nresult " << result.summary << "\n";
+void matmul_testbed::note_divergence(check_result& result, int64_t m, int64_t row, int64_t column,
+                                     uint16_t expected, uint16_t actual) const {
+  if (result.evidence.contains("m")) return;
+  result.evidence.update({{"m", m}, {"row", row}, {"column", column},
+                          {"expected_bits", fmt::format("0x{:04x}", expected)},
+                          {"actual_bits", fmt::format("0x{:04x}", actual)},
+                          {"ulp", bf16_ulp_distance(expected, actual)}});
 }
 
 check_result matmul_testbed::finish(check_result result) const {
   result.passed = result.failures == 0 && result.trials > 0;
   if (result.trials == 0) result.summary = "nothing was compared";
   result.summary = describe() + ": " + result.check + (result.passed ? " passed: " : " FAILED: ") + result.summary;
-  if (!result.passed) write_reproduction(result);
+  if (!result.passed)
+    result.evidence.update({{"subject", runner_.subject().name}, {"shape", config_.shape.name},
+                            {"n", config_.shape.n}, {"k", config_.shape.k}, {"columns", config_.columns},
+                            {"bias", config_.bias}, {"operand_seed", config_.seed}});
   return result;
 }
 
@@ -155,6 +155,7 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
       if (c < 0) continue;
       differs = true;
       for (int64_t j = c; j < n; ++j) differing_outputs += want[j] != got[j] ? 1 : 0;
+      note_divergence(result, m, positions[i], c, want[c], got[c]);
       if (first.empty())
         first = fmt::format("first divergence at M = {}, batch row {} ({}), {}", m, positions[i],
                             row < kProbes ? fmt::format("probe {}, {}", row, kProbePlace[row])
@@ -188,6 +189,7 @@ check_result matmul_testbed::run_to_run(int64_t m, int repeats) {
     const int64_t i = first_difference(first.data(), again.data(), static_cast<int64_t>(first.size()));
     if (i < 0) continue;
     ++result.failures;
+    note_divergence(result, m, i / operands_.n, i % operands_.n, first[i], again[i]);
     if (text.empty())
       text = fmt::format("first divergence at M = {}, repeat {}, row {}, {}", m, r, i / operands_.n,
                          mismatch_text(i % operands_.n, first[i], again[i]));
@@ -211,6 +213,8 @@ check_result matmul_testbed::launch_config_independence(const std::vector<int64_
       const int64_t i = first_difference(table.data(), out.data(), static_cast<int64_t>(table.size()));
       if (i < 0) continue;
       ++result.failures;
+      note_divergence(result, m, i / operands_.n, i % operands_.n, table[i], out[i]);
+      if (!result.evidence.contains("launch_config")) result.evidence["launch_config"] = c;
       const char* name = subject.launch_config_name != nullptr ? subject.launch_config_name(subject.context, c) : nullptr;
       if (text.empty())
         text = fmt::format("first divergence at M = {}, config {} ({}) vs the table's choice, row {}, {}", m, c,
@@ -276,7 +280,8 @@ check_result matmul_testbed::all_ones(int64_t m) {
   ones.weight.assign(operands_.weight.size(), float_to_bf16(1.0f));
   ones.pool_rows = m;
   ones.pool.assign(static_cast<size_t>(m * ones.k), float_to_bf16(1.0f));
-  if (config_.bias) ones.bias.assign(operands_.bias.size(), float_to_bf16(1.0f));
+  const uint16_t bias_bits = float_to_bf16(static_cast<float>(operands_.k));
+  if (config_.bias) ones.bias.assign(operands_.bias.size(), bias_bits);
   runner_.load(ones);
   std::vector<int32_t> rows(static_cast<size_t>(m));
   for (int64_t r = 0; r < m; ++r) rows[r] = static_cast<int32_t>(r);
@@ -288,13 +293,14 @@ check_result matmul_testbed::all_ones(int64_t m) {
     throw;
   }
   runner_.load(operands_);
-  // Integers below 2^24 add exactly in fp32, so every order gives K (+ 1).
-  const float exact = static_cast<float>(operands_.k) + (config_.bias ? 1.0f : 0.0f);
+  // Integers below 2^24 add exactly in fp32, so every order gives K (+ bias).
+  const float exact = static_cast<float>(operands_.k) + (config_.bias ? bf16_to_float(bias_bits) : 0.0f);
   const uint16_t expected = float_to_bf16(exact);
   result.trials = 1;
   for (int64_t i = 0; i < m * ones.n; ++i)
     if (out[i] != expected) {
       result.failures = 1;
+      note_divergence(result, m, i / ones.n, i % ones.n, expected, out[i]);
       result.summary = fmt::format("M = {}, row {}, {} (expected bf16({}))", m, i / ones.n,
                                    mismatch_text(i % ones.n, expected, out[i]), exact);
       return finish(result);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "suites/matmul/matmul_fixture.h"
 #include "suites/matmul/matmul_runner.h"
 
@@ -22,6 +24,9 @@ struct check_result {
   int64_t trials = 0;      // batch sizes, configurations or repeats compared
   int64_t failures = 0;    // of those, how many differed
   std::string summary;     // one line; on failure names the first diverging (M, row, column)
+  // On failure: the configuration and the first divergence as data (shape, n, k,
+  // columns, bias, seed, m, row, column, expected and actual bits), for repro files.
+  nlohmann::json evidence;
 };
 
 // bf16 bits as integers ordered like the values: the ULP distance is their difference.
@@ -53,7 +58,8 @@ class matmul_testbed {
   check_result launch_config_independence(const std::vector<int64_t>& sizes);
   // ||out - ref||_F / ||ref||_F < 1% against the fp64 reference.
   check_result accuracy(int64_t m);
-  // All-ones operands: every output is exactly bf16(K (+ 1 with bias)).
+  // All-ones operands: every output is exactly bf16(K (+ b with bias)). The bias b is
+  // bf16(K), not 1: bf16(K + 1) == bf16(K) for K >= 512, which would hide a dropped bias.
   check_result all_ones(int64_t m);
   // The same bits as another subject (a CUDA kernel against its CPU emulation).
   check_result same_bits_as(matmul_runner& other, int64_t m);
@@ -63,7 +69,9 @@ class matmul_testbed {
 
  private:
   std::vector<int32_t> batch_rows(int64_t m) const;  // filler rows, no probes
-  void write_reproduction(const check_result& result) const;
+  // Records the first divergence (m, batch row, column, both bit patterns) as evidence.
+  void note_divergence(check_result& result, int64_t m, int64_t row, int64_t column, uint16_t expected,
+                       uint16_t actual) const;
   check_result finish(check_result result) const;
 
   matmul_runner& runner_;

@@ -186,13 +186,3 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   CHECK(capped.draws == 5000);
 }
 
-TEST_CASE("the time cap scales every row's draws together and keeps a floor", "[battery][harness]") {
-  std::vector<uint64_t> draws{1000, 4000};
-  CHECK_FALSE(cap_draws_by_time(draws, 1e-3, 10.0, 64));  // 5 s of work fits in 10 s
-  CHECK(draws == std::vector<uint64_t>{1000, 4000});
-  CHECK(cap_draws_by_time(draws, 1e-3, 2.5, 64));  // half of it fits
-  CHECK(draws == std::vector<uint64_t>{500, 2000});
-  std::vector<uint64_t> tiny{100};
-  CHECK(cap_draws_by_time(tiny, 1.0, 1.0, 64));
-  CHECK(tiny.front() == 64);
-}

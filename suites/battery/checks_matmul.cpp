@@ -1,0 +1,216 @@
+// The matmul checks of the battery: every comparison bitwise (memcmp of bf16 bits),
+// through the testbeds of suites/matmul, on the selected shapes and batch sizes.
+//
+// Default batch sizes: every M = 1..4096 on a device; on the host (CI) the fixture's
+// "cpu" list (every tile edge and split threshold of the in-tree launch table), the
+// subject's own declared thresholds and their neighbours, and M = 4095 and 4096.
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kernels/registry/registry.h"
+#include "suites/battery/check_helpers.h"
+#include "suites/battery/checks.h"
+#include "suites/matmul/matmul_testbed.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using matmul_suite::check_result;
+using matmul_suite::matmul_shape;
+using matmul_suite::matmul_testbed;
+
+constexpr int64_t kLargestM = 4096;
+// Host runs compute 16 output columns: every column has its own reduction whose order
+// does not depend on N, so a slice checks the same arithmetic at a fraction of the cost.
+constexpr int64_t kHostColumns = 16;
+
+bool on_host(const check_context& ctx) { return ctx.subj.memory_space() == SC_MEMORY_HOST; }
+
+const matmul_suite::matmul_fixture& fixture(const check_context& ctx) {
+  static const std::string path = ctx.matmul.fixture_path.empty() ? default_matmul_fixture_path()
+                                                                  : ctx.matmul.fixture_path;
+  static const matmul_suite::matmul_fixture f = matmul_suite::read_matmul_fixture(path);
+  return f;
+}
+
+bool is_short_or_odd(const matmul_shape& s) { return s.tag == "short_k" || s.k % 8 != 0; }
+
+// The shapes a check runs on: --shape when given, else the fixture's shapes of one
+// family (short / odd K apart, for short_odd_k).
+std::vector<matmul_shape> shapes_for(const check_context& ctx, bool short_or_odd) {
+  if (!ctx.matmul.shapes.empty()) return ctx.matmul.shapes;
+  std::vector<matmul_shape> out;
+  for (const auto& s : fixture(ctx).shapes)
+    if (is_short_or_odd(s) == short_or_odd) out.push_back(s);
+  if (short_or_odd)
+    for (const int64_t k : {1, 3, 7, 31, 33})
+      out.push_back({fmt::format("tiny_k{}", k), 4096, k, "tiny_k"});
+  return out;
+}
+
+std::vector<int64_t> with_thresholds(const check_context& ctx, std::vector<int64_t> sizes) {
+  for (const int64_t t : registry::batch_thresholds(*ctx.subj.matmul))
+    for (const int64_t m : {t - 1, t, t + 1})
+      if (m >= 1 && m <= kLargestM) sizes.push_back(m);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// The batch sizes of batch_invariance: --m, every M on a device, the CPU subset on the host.
+std::vector<int64_t> invariance_sizes(const check_context& ctx) {
+  if (!ctx.matmul.batch_sizes.empty()) return ctx.matmul.batch_sizes;
+  std::vector<int64_t> sizes;
+  if (!on_host(ctx)) {
+    for (int64_t m = 1; m <= kLargestM; ++m) sizes.push_back(m);
+    return sizes;
+  }
+  sizes = fixture(ctx).sizes("cpu");
+  sizes.push_back(kLargestM - 1);
+  sizes.push_back(kLargestM);
+  return with_thresholds(ctx, sizes);
+}
+
+// The sizes of the checks that compare several launches of one batch (configurations,
+// short / odd K): --m, else the fixture's "configs" list and the thresholds.
+std::vector<int64_t> config_sizes(const check_context& ctx) {
+  if (!ctx.matmul.batch_sizes.empty()) return ctx.matmul.batch_sizes;
+  return with_thresholds(ctx, fixture(ctx).sizes("configs"));
+}
+
+int64_t columns_for(const check_context& ctx, const matmul_shape& s) {
+  if (ctx.matmul.columns > 0) return std::min(ctx.matmul.columns, s.n);
+  return on_host(ctx) ? std::min(kHostColumns, s.n) : s.n;
+}
+
+// Runs `body` on one testbed per (shape, bias) and folds the results into an outcome:
+// the first failure's summary and evidence, and how many cases failed.
+template <class Body>
+check_outcome over_testbeds(const check_context& ctx, std::string_view check, const std::vector<matmul_shape>& shapes,
+                            const std::vector<bool>& biases, int64_t max_m, Body body) {
+  check_outcome out;
+  auto runner = matmul_suite::make_runner(*ctx.subj.matmul);
+  const uint64_t seed = check_seed(ctx.seed, check);
+  int64_t cases = 0, failed = 0, trials = 0;
+  for (const auto& shape : shapes)
+    for (const bool bias : biases) {
+      check_result r;
+      try {
+        matmul_testbed bed(*runner, {shape, columns_for(ctx, shape), bias, seed, max_m});
+        r = body(bed);
+      } catch (const std::exception& e) {
+        r.check = std::string(check);
+        r.failures = 1;
+        r.summary = fmt::format("{} {} ({}): the subject failed: {}", ctx.subj.name(), shape.name,
+                                bias ? "bias" : "no bias", e.what());
+        r.evidence = {{"shape", shape.name}, {"n", shape.n}, {"k", shape.k}, {"bias", bias}};
+      }
+      ++cases;
+      trials += r.trials;
+      if (r.failures == 0 && r.trials > 0) continue;
+      if (++failed == 1) {
+        out.detail = r.summary;
+        out.repro = r.evidence;
+      }
+    }
+  out.samples = static_cast<uint64_t>(trials);
+  out.exact_failure = failed > 0;
+  out.power = "exact (bitwise)";
+  if (failed > 1) out.detail += fmt::format(" (and {} more of {} cases)", failed - 1, cases);
+  if (failed == 0) out.detail = fmt::format("{} cases ({} shapes, with and without bias as listed), {} comparisons",
+                                            cases, shapes.size(), trials);
+  return out;
+}
+
+int64_t largest(const std::vector<int64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
+
+}  // namespace
+
+std::string default_matmul_fixture_path() {
+  return std::string(SAMPLECHECK_FIXTURES_DIR) + "/matmul/layer_shapes.txt";
+}
+
+nlohmann::json selection_json(const matmul_selection& s) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const auto& sh : s.shapes) shapes.push_back({{"name", sh.name}, {"n", sh.n}, {"k", sh.k}, {"tag", sh.tag}});
+  return {{"shapes", shapes}, {"batch_sizes", s.batch_sizes}, {"columns", s.columns}};
+}
+
+matmul_selection selection_from_json(const nlohmann::json& j) {
+  matmul_selection s;
+  for (const auto& sh : j.at("shapes"))
+    s.shapes.push_back({sh.at("name").get<std::string>(), sh.at("n").get<int64_t>(), sh.at("k").get<int64_t>(),
+                        sh.at("tag").get<std::string>()});
+  s.batch_sizes = j.at("batch_sizes").get<std::vector<int64_t>>();
+  s.columns = j.at("columns").get<int64_t>();
+  return s;
+}
+
+check_outcome run_matmul_batch_invariance(const check_context& ctx) {
+  const auto sizes = invariance_sizes(ctx);
+  // On the host every row is compared (each computed alone once): a bf16 output hides
+  // most order changes, so a 16-column slice needs every row to see enough outputs.
+  const bool every_row = on_host(ctx);
+  auto out = over_testbeds(ctx, "batch_invariance", shapes_for(ctx, false), {false, true}, largest(sizes),
+                           [&](matmul_testbed& bed) { return bed.batch_invariance(sizes, -1, every_row); });
+  out.power = fmt::format("exact (bitwise, {} batch sizes {}-{})", sizes.size(), sizes.front(), sizes.back());
+  out.repro["batch_sizes"] = sizes;
+  return out;
+}
+
+check_outcome run_matmul_run_to_run(const check_context& ctx) {
+  const auto sizes = config_sizes(ctx);
+  const int repeats = on_host(ctx) ? 8 : 30;  // arrival-order races need repeats to show
+  const int64_t m = std::min<int64_t>(largest(sizes), 1025);
+  auto out = over_testbeds(ctx, "run_to_run", shapes_for(ctx, false), {false}, m,
+                           [&](matmul_testbed& bed) { return bed.run_to_run(m, repeats); });
+  out.power = fmt::format("exact (bitwise, {} repeats at M = {})", repeats, m);
+  return out;
+}
+
+std::string launch_configs_not_applicable(const subject& s, const subject_lookup&) {
+  return s.matmul->num_launch_configs > 0 ? "" : "the subject declares a single launch configuration";
+}
+
+check_outcome run_matmul_launch_configs(const check_context& ctx) {
+  const auto sizes = config_sizes(ctx);
+  auto out = over_testbeds(ctx, "launch_config_independence", shapes_for(ctx, false), {true}, largest(sizes),
+                           [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
+  out.power = fmt::format("exact (bitwise, {} configs x {} sizes)", ctx.subj.matmul->num_launch_configs, sizes.size());
+  return out;
+}
+
+check_outcome run_matmul_accuracy(const check_context& ctx) {
+  constexpr int64_t kM = 33;
+  auto out = over_testbeds(ctx, "accuracy", shapes_for(ctx, false), {false, true}, kM,
+                           [&](matmul_testbed& bed) { return bed.accuracy(kM); });
+  out.power = "relative Frobenius error < 1% vs fp64";
+  return out;
+}
+
+check_outcome run_matmul_all_ones(const check_context& ctx) {
+  constexpr int64_t kM = 33;
+  auto out = over_testbeds(ctx, "all_ones", shapes_for(ctx, false), {false, true}, kM,
+                           [&](matmul_testbed& bed) { return bed.all_ones(kM); });
+  out.power = "exact (every output bf16(K + bias))";
+  return out;
+}
+
+// Short and odd K: tile and vector-load edges (K <= 512, K not a multiple of 8, K < 8).
+check_outcome run_matmul_short_odd_k(const check_context& ctx) {
+  const auto sizes = config_sizes(ctx);
+  const auto shapes = shapes_for(ctx, true);
+  auto out = over_testbeds(ctx, "short_odd_k", shapes, {false, true}, largest(sizes), [&](matmul_testbed& bed) {
+    check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
+    if (r.passed) r = bed.accuracy(sizes.front());
+    if (r.passed && ctx.subj.matmul->num_launch_configs > 0) r = bed.launch_config_independence({sizes.front()});
+    return r;
+  });
+  out.power = fmt::format("exact (bitwise, {} shapes x {} sizes) + accuracy", shapes.size(), sizes.size());
+  return out;
+}
+
+}  // namespace samplecheck::battery
