@@ -10,7 +10,9 @@
 // Exit status: 0 every check passed (or every mutant killed); 1 a check failed (or a
 // mutant survived); 2 bad usage or a plugin that cannot be loaded; 77 every check
 // was skipped because the subject's device is absent.
+#include <climits>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,10 @@
 #include "suites/battery/catalog.h"
 #include "suites/battery/kill_matrix.h"
 #include "suites/battery/runner.h"
+#include "tools/samplecheck/cli_values.h"
 
 namespace sb = samplecheck::battery;
+namespace cli = samplecheck::cli;
 
 namespace {
 
@@ -36,19 +40,36 @@ struct common_options {
   bool no_fork = false;
   bool verbose = false;
   int64_t vocab_size = 0;
+  // The numeric options as typed (absent: the defaults above); CLI11's own conversions wrap
+  // "-1" and read "010" as octal, so convert_common() does it strictly after parsing.
+  std::optional<std::string> seed_text, alpha_text, timeout_text, vocab_size_text;
 };
+
+// Throws cli::usage_error naming the option and the value it refuses.
+void convert_common(common_options& o) {
+  if (o.seed_text) o.seed = cli::parse_seed("--seed", *o.seed_text);
+  if (o.alpha_text) o.alpha = cli::parse_probability("--alpha", *o.alpha_text, 0, 0.5);
+  if (o.timeout_text) o.timeout = cli::parse_seconds("--timeout", *o.timeout_text);
+  if (o.vocab_size_text)
+    o.vocab_size = cli::parse_count("--vocab-size", *o.vocab_size_text, 16, int64_t{1} << 24);
+}
 
 void add_common(CLI::App* app, common_options& o) {
   app->add_option("--budget", o.budget, "sample budget: quick (CI) or standard")
       ->check(CLI::IsMember({"quick", "standard"}));
-  app->add_option("--seed", o.seed, "run seed (default fixed; pass a fresh one for fresh randomness)");
-  app->add_option("--alpha", o.alpha, "run-wide false-alarm budget, split by Holm")->check(CLI::Range(1e-15, 0.5));
+  app->add_option("--seed", o.seed_text,
+                  "run seed (default fixed; pass a fresh one for fresh randomness)")
+      ->type_name("UINT");
+  app->add_option("--alpha", o.alpha_text, "run-wide false-alarm budget, split by Holm")
+      ->type_name("FLOAT");
   app->add_option("--checks", o.checks, "comma-separated checks to run (default: all)")->delimiter(',');
-  app->add_option("--timeout", o.timeout, "per-check timeout in seconds (default: 4 x the budget's per-check time + 60)")
-      ->check(CLI::NonNegativeNumber);
+  app->add_option("--timeout", o.timeout_text,
+                  "per-check timeout in seconds (default: 4 x the budget's per-check time + 60)")
+      ->type_name("FLOAT");
   app->add_option("--repro-dir", o.repro_dir, "write a reproduction JSON per failed check here");
-  app->add_option("--vocab-size", o.vocab_size, "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
-      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
+  app->add_option("--vocab-size", o.vocab_size_text,
+                  "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
+      ->type_name("INT");
   app->add_flag("--no-fork", o.no_fork, "run checks in-process (debugging; a crash kills the run)");
   app->add_flag("-v,--verbose", o.verbose, "print every check's detail line");
 }
@@ -104,15 +125,28 @@ int main(int argc, char** argv) {
   int runs = 1000;
   uint64_t first_seed = 1;
   double max_ks_p = 1e-3;
+  std::optional<std::string> runs_text, first_seed_text, fail_below_text;  // converted below
   auto* calibrate = app.add_subcommand("calibrate", "many runs with fresh seeds on correct subjects: failure "
                                                     "count vs the budget, uniformity (KS) of each check's p-values");
   calibrate->add_option("--subject", calib_subjects, "subjects (default cpu.multinomial)")->delimiter(',');
-  calibrate->add_option("--runs", runs, "runs per subject")->check(CLI::PositiveNumber);
-  calibrate->add_option("--first-seed", first_seed, "seed of the first run; run i uses first + i");
-  calibrate->add_option("--fail-below", max_ks_p, "exit 1 if a one-sided KS or failure-count p falls below this");
+  calibrate->add_option("--runs", runs_text, "runs per subject")->type_name("INT");
+  calibrate->add_option("--first-seed", first_seed_text,
+                        "seed of the first run; run i uses first + i")
+      ->type_name("UINT");
+  calibrate->add_option("--fail-below", fail_below_text,
+                        "exit 1 if a one-sided KS or failure-count p falls below this")
+      ->type_name("FLOAT");
   add_common(calibrate, c_common);
 
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  try {
+    for (common_options* c : {&q_common, &m_common, &c_common}) convert_common(*c);
+    if (runs_text) runs = static_cast<int>(cli::parse_count("--runs", *runs_text, 1, INT_MAX));
+    if (first_seed_text) first_seed = cli::parse_seed("--first-seed", *first_seed_text);
+    if (fail_below_text) max_ks_p = cli::parse_probability("--fail-below", *fail_below_text, 0, 1);
+  } catch (const cli::usage_error& e) {
+    return cli::usage_failure(app, e.what());
+  }
 
   sb::subject_catalog catalog;
   catalog.add_in_tree();
