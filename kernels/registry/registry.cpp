@@ -147,8 +147,3 @@ struct plugin_loader {
 plugin_load_result load_plugin(const std::string& path) { return plugin_loader::load(path); }
 
 }  // namespace samplecheck::registry
-
-// TEMPORARY (lead): replaced by the registry's own on merge.
-namespace samplecheck::registry {
-std::vector<int64_t> batch_thresholds(const sc_matmul&) { return {}; }
-}  // namespace samplecheck::registry

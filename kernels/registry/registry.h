@@ -62,8 +62,3 @@ plugin_load_result load_plugin(const std::string& path);
 std::string validate_sampler(const sc_sampler& sampler);
 
 }  // namespace samplecheck::registry
-
-// TEMPORARY (lead): replaced by the registry's own on merge.
-namespace samplecheck::registry {
-std::vector<int64_t> batch_thresholds(const sc_matmul& m);
-}

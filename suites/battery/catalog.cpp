@@ -7,8 +7,17 @@ void subject_catalog::add_in_tree() {
   for (const sc_matmul* m : registry::in_tree_matmuls()) subjects_.push_back({.matmul = m});
 }
 
-void subject_catalog::add_plugin(const std::shared_ptr<registry::plugin_library>& library) {
-  for (const sc_sampler* s : library->samplers()) subjects_.push_back({.sampler = s, .library = library});
+std::vector<const subject*> subject_catalog::add_plugin(const std::shared_ptr<registry::plugin_library>& library) {
+  std::vector<const subject*> added;
+  for (const sc_sampler* s : library->samplers()) {
+    subjects_.push_back({.sampler = s, .library = library});
+    added.push_back(&subjects_.back());
+  }
+  for (const sc_matmul* m : library->matmuls()) {
+    subjects_.push_back({.matmul = m, .library = library});
+    added.push_back(&subjects_.back());
+  }
+  return added;
 }
 
 const subject* subject_catalog::find(std::string_view name) const {

@@ -5,6 +5,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "suites/battery/check.h"
 
@@ -13,8 +14,8 @@ namespace samplecheck::battery {
 class subject_catalog {
  public:
   void add_in_tree();
-  // Adds every sampler of a loaded plugin.
-  void add_plugin(const std::shared_ptr<registry::plugin_library>& library);
+  // Adds every sampler and matmul of a loaded plugin; returns them in the plugin's order.
+  std::vector<const subject*> add_plugin(const std::shared_ptr<registry::plugin_library>& library);
   const subject* find(std::string_view name) const;
   subject_lookup lookup() const;
   const std::deque<subject>& all() const { return subjects_; }

@@ -46,6 +46,7 @@ struct check_outcome {
   std::string detail;          // what was seen; names row, token, seed on a failure
   nlohmann::json repro;        // what replays the failure: seed, offsets, row, parameters, shape, M
   bool unavailable = false;    // the subject's device is absent: skipped, not passed
+  std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
   std::string harness_error;   // the battery itself could not judge (a fixture the reference rejects)
 };
 

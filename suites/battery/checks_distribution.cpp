@@ -161,6 +161,11 @@ check_outcome run_tail(const check_context& ctx) {
     }
     draws.push_back(n);
   }
+  if (*std::max_element(tail_mass.begin(), tail_mass.end()) == 0) {
+    out.nothing_to_test = fmt::format("no token of the tail rows is below {:g} at V = {}", stats::kDefaultTailThreshold,
+                                      ctx.budget.vocab_size);
+    return out;
+  }
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, "tail", seed, rows, draws, drawn, out)) return out;
   double worst_p = 1.0, worst_shift = 0.0;

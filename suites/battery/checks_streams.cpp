@@ -161,7 +161,10 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "batch_reorder");
   // Distinct rows per request (capped: each row is V floats).
-  const int64_t requests = std::min<int64_t>(ctx.budget.batch_rows, 64);
+  // Each request holds a V-float row, twice (in order and permuted): at most 2^26
+  // floats a batch keeps the harness's own cost bounded at large V.
+  const int64_t requests = std::max<int64_t>(
+      4, std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
   const auto settings = fixtures::parameter_grid(ctx.subj.sampler->filters);
   std::vector<judged_row> rows;
   for (int64_t i = 0; i < requests; ++i)

@@ -55,7 +55,7 @@ bool write_all(int fd, const std::string& data) {
 nlohmann::json outcome_to_json(const check_outcome& o) {
   return {{"exact_failure", o.exact_failure}, {"p_value", std::isnan(o.p_value) ? nlohmann::json() : nlohmann::json(o.p_value)},
           {"power", o.power}, {"samples", o.samples}, {"detail", o.detail}, {"repro", o.repro},
-          {"unavailable", o.unavailable}, {"harness_error", o.harness_error}};
+          {"unavailable", o.unavailable}, {"harness_error", o.harness_error}, {"nothing_to_test", o.nothing_to_test}};
 }
 
 check_outcome outcome_from_json(const nlohmann::json& j) {
@@ -68,6 +68,7 @@ check_outcome outcome_from_json(const nlohmann::json& j) {
   o.repro = j.at("repro");
   o.unavailable = j.at("unavailable").get<bool>();
   o.harness_error = j.at("harness_error").get<std::string>();
+  o.nothing_to_test = j.at("nothing_to_test").get<std::string>();
   return o;
 }
 

@@ -50,6 +50,7 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o, c
     if (c.applies_to != s.kind()) continue;
     for (const int32_t dtype : dtypes) {
       planned_check p{&c, s, dtype != 0 ? dtype_name(dtype) : "", {}, selected_by(o, c.name)};
+      p.selected &= o.dtype.empty() || o.dtype == p.dtype;
       if (dtype != 0) p.run_as.input_dtype = dtype;
       p.not_applicable = c.not_applicable ? c.not_applicable(p.run_as, lookup) : std::string{};
       plan.push_back(std::move(p));
@@ -86,7 +87,8 @@ void record_in_budget(const planned_check& p, stats::holm_budget& budget) {
   if (p.holm_id < 0) return;
   const auto& r = p.result;
   if (!p.selected || !p.ran) budget.record(p.holm_id, 1.0);  // kept in the family, never rejected
-  else if (r.outcome.unavailable || !r.outcome.harness_error.empty()) budget.skip(p.holm_id, "did not run");
+  else if (r.outcome.unavailable || !r.outcome.harness_error.empty() || !r.outcome.nothing_to_test.empty())
+    budget.skip(p.holm_id, "did not run");
   // A crash, a hang or an exact violation is a failure whatever the statistics say.
   else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value)) budget.record(p.holm_id, 0.0);
   else budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
@@ -130,6 +132,10 @@ check_report report_row(const planned_check& p, const std::vector<stats::holm_bu
     c.power = "-";
   } else if (r.outcome.unavailable) {
     c.result = verdict::unavailable;
+  } else if (!r.outcome.nothing_to_test.empty()) {
+    c.result = verdict::not_applicable;
+    c.detail = r.outcome.nothing_to_test;
+    c.p_value = -1;
   } else if (!r.outcome.harness_error.empty()) {
     c.result = verdict::error;
     c.detail = r.outcome.harness_error;

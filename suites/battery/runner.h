@@ -26,6 +26,7 @@ struct run_options {
   uint64_t seed = kDefaultSeed;
   double alpha = kDefaultAlpha;      // run-wide false-alarm budget (Holm)
   std::vector<std::string> checks;   // empty: all
+  std::string dtype;                 // samplers: run only this dtype ("bf16"); empty: every declared
   double timeout_s = 0;              // per check; 0: the budget's check_timeout_s, scaled by V
   std::string repro_dir;             // empty: no reproduction files
   bool isolate = true;               // fork per check (false: in-process, for debugging)

@@ -1,0 +1,69 @@
+// The options the samplecheck commands share, their strict conversion (cli_values.h),
+// and how --subject / --plugin / --kind name the subjects to judge.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "suites/battery/catalog.h"
+#include "suites/battery/runner.h"
+#include "tools/samplecheck/cli_values.h"
+
+namespace CLI {
+class App;
+}
+
+namespace samplecheck::cli {
+
+struct common_options {
+  std::string budget = "quick";
+  uint64_t seed = battery::kDefaultSeed;
+  double alpha = battery::kDefaultAlpha;
+  std::vector<std::string> checks;
+  double timeout = 0;
+  std::string repro_dir;
+  bool no_fork = false;
+  bool verbose = false;
+  int64_t vocab_size = 0;
+  battery::matmul_selection matmul;
+  // As typed; convert() refuses what CLI11's own conversions would wrap or misread.
+  std::optional<std::string> seed_text, alpha_text, timeout_text, vocab_size_text, checks_text;
+  std::optional<std::string> m_text, shape_text, columns_text, fixtures_text;
+};
+
+// Budget, seed, alpha, checks, timeout, repro dir, V, debugging flags; with matmul, also
+// --m, --shape, --columns and --fixtures.
+void add_common(CLI::App* app, common_options& o, bool matmul);
+// Only what a replay may change: --timeout, --no-fork, --verbose.
+void add_run_control(CLI::App* app, common_options& o);
+// Converts the typed values; throws usage_error naming the option and value.
+common_options convert(common_options o);
+battery::run_options to_run_options(const common_options& c);
+
+struct subject_request {
+  std::string subject;  // a name; with plugin, one of the plugin's subjects
+  std::string plugin;   // a .so exporting samplecheck_plugin
+  std::string kind;     // "", "sampler" or "matmul"
+  bool list = false;
+};
+void add_subject_options(CLI::App* app, subject_request& r);
+
+// Loads the in-tree subjects (and the plugin) into the catalog and returns the subjects
+// the request names, each runnable by this build. Throws usage_error when the request
+// names none, an unknown one, or one whose memory space this build cannot reach.
+std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
+                                                      const subject_request& r);
+
+struct calibrate_request {
+  std::vector<std::string> subjects{"cpu.multinomial"};
+  int runs = 1000;
+  uint64_t first_seed = 1;
+  double fail_below = 1e-3;
+  std::optional<std::string> runs_text, first_seed_text, fail_below_text;
+};
+void add_calibrate_options(CLI::App* app, calibrate_request& r);
+calibrate_request convert(calibrate_request r);
+
+}  // namespace samplecheck::cli
