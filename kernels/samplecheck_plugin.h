@@ -9,10 +9,31 @@
  * samplecheck dlopen()s the library, calls it, and refuses the plugin unless
  * abi_version.major equals SC_ABI_VERSION_MAJOR.
  *
- * Versioning (as DLPack does it): a MINOR bump may only append fields at the end of
- * a struct or add enum values and flag bits; a MAJOR bump may change anything.
- * Every struct that crosses the boundary starts with its version, fields have fixed
- * widths, and a flags word reserved for extensions must be 0 today.
+ * Versioning (as DLPack does it). Every struct that crosses the boundary starts
+ * with its sc_abi_version: the version of this header its writer was built against.
+ *  - A MAJOR bump may change anything; the host refuses a plugin of another major.
+ *  - A MINOR bump may only append fields at the end of a struct, add enum values
+ *    and add flag bits. It never moves, resizes or reinterprets a field, so a
+ *    minor-N struct is a prefix of the same struct at any later minor.
+ *  - The host reads a field appended in minor N only from a struct whose
+ *    abi_version.minor >= N (older: treated as 0 / NULL). So does a subject with
+ *    the sc_sample_batch and sc_matmul_problem it is handed.
+ *  - A plugin of a newer minor than the host is accepted: the host reads the
+ *    fields it knows and ignores the newer ones.
+ *  - Arrays of structs are strided by the writer's struct size, not the reader's:
+ *    sc_plugin.sampler_size and .matmul_size (minor 1) give the strides of
+ *    sc_plugin.samplers and .matmuls. For a minor-0 plugin the host uses the
+ *    minor-0 sizes (the offset of the first field appended in minor 1). An entry
+ *    must not state a minor whose fields its stride does not hold.
+ *  - Every reserved word and every flags word must be 0 today (a later minor may
+ *    give the bits a meaning). The host refuses a plugin, sampler or matmul with a
+ *    non-zero one, and a subject refuses such a call with SC_ERR_INVALID_ARGUMENT.
+ * Fields have fixed widths; kernels/abi_c_check.c pins every offset for LP64.
+ *
+ * History:
+ *   1.0  sc_plugin, sc_sampler, sc_sample_batch, sc_matmul, sc_matmul_problem.
+ *   1.1  sc_matmul: num_batch_thresholds, reserved1, batch_thresholds.
+ *        sc_plugin: sampler_size, matmul_size.
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -30,7 +51,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 0
+#define SC_ABI_VERSION_MINOR 1
 
 typedef struct {
   uint32_t major;
@@ -171,19 +192,34 @@ typedef struct {
   /* Never NULL. May describe launch configuration i for reports; NULL allowed. */
   sc_status (*run)(void* context, const sc_matmul_problem* problem, char* error, size_t error_size);
   const char* (*launch_config_name)(void* context, int32_t index);
+  /* Added in minor 1. The batch sizes M at which the subject's own launch choice
+   * (launch_config = -1) changes: the smallest M of each new choice, ascending,
+   * each >= 2. The battery tests every threshold and its neighbours +-1, where a
+   * batch-variant choice would show. 0 / NULL: the choice never changes with M,
+   * or the subject does not say. */
+  int32_t num_batch_thresholds;
+  int32_t reserved1;               /* 0 */
+  const int64_t* batch_thresholds; /* [num_batch_thresholds]; may be NULL when 0 */
 } sc_matmul;
 
 /* ---------------------------------------------------------------------------
- * What a plugin library exports.
+ * What a plugin library exports: at least one subject. Samplers and matmuls
+ * share one namespace: every name is unique within the plugin and differs from
+ * every in-tree subject's; the host refuses a plugin that breaks either.
  * ------------------------------------------------------------------------- */
 typedef struct {
   sc_abi_version abi_version; /* must be first */
   const char* name;           /* the vendor library */
   int32_t num_samplers;
   int32_t num_matmuls;
-  const sc_sampler* samplers; /* [num_samplers] */
-  const sc_matmul* matmuls;   /* [num_matmuls] */
+  const sc_sampler* samplers; /* [num_samplers], stride sampler_size */
+  const sc_matmul* matmuls;   /* [num_matmuls], stride matmul_size */
   uint64_t flags;             /* 0 */
+  /* Added in minor 1: sizeof(sc_sampler) and sizeof(sc_matmul) as the plugin was
+   * built, the strides of the two arrays (a minor-0 plugin's sc_matmul is smaller,
+   * so indexing its array with a newer sizeof would land between entries). */
+  uint64_t sampler_size;
+  uint64_t matmul_size;
 } sc_plugin;
 
 typedef const sc_plugin* (*sc_plugin_entry)(void);

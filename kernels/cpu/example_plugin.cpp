@@ -1,8 +1,10 @@
 // A vendor-style plugin: a shared library whose only export is samplecheck_plugin().
-// It re-exports two in-tree CPU samplers, so `samplecheck qualify --plugin` can be
-// exercised end to end (dlopen, version check, sampling) without a vendor library.
+// It re-exports two in-tree CPU samplers under names of its own (a plugin may not
+// shadow an in-tree subject), so `samplecheck qualify --plugin` can be exercised end
+// to end (dlopen, version check, sampling) without a vendor library.
 // Built twice: as samplecheck_example_plugin, and with SAMPLECHECK_PLUGIN_ABI_MAJOR=99
 // as samplecheck_bad_abi_plugin, which a loader must refuse.
+#include <iterator>
 #include <string_view>
 
 #include "kernels/cpu/cpu_samplers.h"
@@ -13,7 +15,12 @@
 
 namespace {
 
-constexpr std::string_view kExported[] = {"cpu.multinomial", "cpu.dual_pivot"};
+struct reexport {
+  std::string_view in_tree;
+  const char* exported;
+};
+constexpr reexport kExported[] = {{"cpu.multinomial", "example.multinomial"},
+                                  {"cpu.dual_pivot", "example.dual_pivot"}};
 
 struct example_plugin {
   sc_sampler samplers[std::size(kExported)];
@@ -21,17 +28,23 @@ struct example_plugin {
 
   example_plugin() {
     int32_t n = 0;
-    for (const std::string_view name : kExported)
+    for (const reexport& r : kExported)
       for (const sc_sampler* s : samplecheck::cpu_samplers())
-        if (name == s->name) samplers[n++] = *s;
+        if (r.in_tree == s->name) {
+          samplers[n] = *s;
+          samplers[n++].name = r.exported;
+        }
     plugin.abi_version = {SAMPLECHECK_PLUGIN_ABI_MAJOR, SC_ABI_VERSION_MINOR};
-    plugin.name = SAMPLECHECK_PLUGIN_ABI_MAJOR == SC_ABI_VERSION_MAJOR ? "samplecheck example plugin"
-                                                                       : "samplecheck bad-ABI plugin";
+    plugin.name = SAMPLECHECK_PLUGIN_ABI_MAJOR == SC_ABI_VERSION_MAJOR
+                      ? "samplecheck example plugin"
+                      : "samplecheck bad-ABI plugin";
     plugin.num_samplers = n;
     plugin.num_matmuls = 0;
     plugin.samplers = samplers;
     plugin.matmuls = nullptr;
     plugin.flags = 0;
+    plugin.sampler_size = sizeof(sc_sampler);
+    plugin.matmul_size = sizeof(sc_matmul);
   }
 };
 

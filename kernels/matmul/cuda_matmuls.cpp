@@ -125,6 +125,28 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
 }
 
 
+// batch_thresholds (ABI 1.1): where each launch table changes its choice with M,
+// over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576); the
+// tables switch on N too, so each list is the union over those N.
+//   persistent (matmul_plan.h): 1x4 -> 8x4 tiles at M = 3.
+//   segmented: tiles at 3; split -> unsplit at 33 (N > 8192) and 1025 (otherwise).
+//     The mutants declare their host's list: a vendor does not declare its bugs.
+//   persistent_mma (mma_kernels.h): N > 8192 at 17, 65, 257; N = 6144 at 33, 65,
+//     257; N <= 4096 at 65, 257.
+//   segmented_mma: N > 8192 at 33, 257; N = 6144 at 17, 65, 257; N <= 4096 at 33,
+//     65, 257.
+// cuda.cublas declares none: cuBLAS's heuristics are its own, and unknown to us.
+constexpr int64_t kPersistentThresholds[] = {3};
+constexpr int64_t kSegmentedThresholds[] = {3, 33, 1025};
+constexpr int64_t kPersistentMmaThresholds[] = {17, 33, 65, 257};
+constexpr int64_t kSegmentedMmaThresholds[] = {17, 33, 65, 257};
+
+template <size_t N>
+void declare_thresholds(sc_matmul& m, const int64_t (&thresholds)[N]) {
+  m.num_batch_thresholds = static_cast<int32_t>(N);
+  m.batch_thresholds = thresholds;
+}
+
 struct cuda_registry {
   std::vector<cuda_subject> subjects;
   std::vector<sc_matmul> matmuls;
@@ -151,23 +173,29 @@ struct cuda_registry {
         m.description = "persistent SIMT kernel: one K loop per output tile, fp32 fma in a fixed order";
         m.num_launch_configs = kNumPersistentConfigs;
         m.launch_config_name = persistent_config_name;
+        declare_thresholds(m, kPersistentThresholds);
       } else if (s.kind == kernel_kind::segmented) {
         m.description = s.planted == defect::none ? "segmented split-K kernel: 4 fixed K segments summed in order"
                                                   : "segmented split-K kernel with a planted defect";
         m.num_launch_configs = kNumSegmentedConfigs;
         m.launch_config_name = segmented_config_name;
+        declare_thresholds(m, kSegmentedThresholds);
       } else if (s.kind == kernel_kind::persistent_mma) {
         m.description = "persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k";
         m.num_launch_configs = kNumPersistentMmaConfigs;
         m.launch_config_name = persistent_mma_config_name;
+        declare_thresholds(m, kPersistentMmaThresholds);
       } else if (s.kind == kernel_kind::segmented_mma) {
         m.description = "segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, summed in order";
         m.num_launch_configs = kNumSegmentedMmaConfigs;
         m.launch_config_name = segmented_mma_config_name;
+        declare_thresholds(m, kSegmentedMmaThresholds);
       } else {
         m.description = "cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)";
         m.num_launch_configs = 0;
         m.launch_config_name = nullptr;
+        m.num_batch_thresholds = 0;
+        m.batch_thresholds = nullptr;
       }
       matmuls.push_back(m);
     }

@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+#include <map>
+
 #include <fmt/format.h>
 
 #ifdef SAMPLECHECK_REGISTRY_HAS_CPU
@@ -77,15 +80,62 @@ plugin_library::~plugin_library() {
 
 std::vector<const sc_sampler*> plugin_library::samplers() const {
   std::vector<const sc_sampler*> list;
-  for (int32_t i = 0; i < plugin_->num_samplers; ++i) list.push_back(&plugin_->samplers[i]);
+  for (const sc_sampler& s : samplers_) list.push_back(&s);
+  return list;
+}
+
+std::vector<const sc_matmul*> plugin_library::matmuls() const {
+  std::vector<const sc_matmul*> list;
+  for (const sc_matmul& m : matmuls_) list.push_back(&m);
   return list;
 }
 
 const sc_sampler* plugin_library::find_sampler(std::string_view name) const {
-  for (const sc_sampler* s : samplers())
-    if (s->name != nullptr && name == s->name) return s;
+  for (const sc_sampler& s : samplers_)
+    if (s.name != nullptr && name == s.name) return &s;
   return nullptr;
 }
+
+const sc_matmul* plugin_library::find_matmul(std::string_view name) const {
+  for (const sc_matmul& m : matmuls_)
+    if (m.name != nullptr && name == m.name) return &m;
+  return nullptr;
+}
+
+namespace {
+
+bool known_memory_space(int32_t space) {
+  return space == SC_MEMORY_HOST || space == SC_MEMORY_CUDA || space == SC_MEMORY_HIP;
+}
+
+// The fields a descriptor of `minor` has, in bytes, as far as this host knows them.
+size_t sampler_bytes(uint32_t /*minor*/) { return sizeof(sc_sampler); }  // unchanged since 1.0
+size_t matmul_bytes(uint32_t minor) { return minor >= 1 ? sizeof(sc_matmul) : kMatmulSizeMinor0; }
+
+std::string check_thresholds(const std::string& name, const sc_matmul& m) {
+  if (m.reserved1 != 0)
+    return fmt::format("matmul {}: field reserved1 is {}, must be 0", name, m.reserved1);
+  if (m.num_batch_thresholds < 0)
+    return fmt::format("matmul {}: field num_batch_thresholds is {}, must be >= 0", name,
+                       m.num_batch_thresholds);
+  if (m.num_batch_thresholds > 0 && m.batch_thresholds == nullptr)
+    return fmt::format("matmul {}: field batch_thresholds is NULL but num_batch_thresholds is {}",
+                       name, m.num_batch_thresholds);
+  for (int32_t i = 0; i < m.num_batch_thresholds; ++i) {
+    const int64_t t = m.batch_thresholds[i];
+    // M = 1 is where every choice starts, so a change can only happen at M >= 2.
+    if (t < 2)
+      return fmt::format("matmul {}: field batch_thresholds[{}] is {}, must be >= 2", name, i, t);
+    if (i > 0 && t <= m.batch_thresholds[i - 1])
+      return fmt::format(
+          "matmul {}: field batch_thresholds[{}] is {}, not above batch_thresholds[{}] = {} "
+          "(must ascend)",
+          name, i, t, i - 1, m.batch_thresholds[i - 1]);
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string validate_sampler(const sc_sampler& s) {
   const std::string name = s.name != nullptr ? s.name : "(unnamed)";
@@ -94,8 +144,7 @@ std::string validate_sampler(const sc_sampler& s) {
                        s.abi_version.major, SC_ABI_VERSION_MAJOR);
   if (s.name == nullptr || s.name[0] == '\0') return "sampler: field name is NULL or empty";
   if (s.sample == nullptr) return fmt::format("sampler {}: field sample is NULL", name);
-  if (s.memory_space != SC_MEMORY_HOST && s.memory_space != SC_MEMORY_CUDA &&
-      s.memory_space != SC_MEMORY_HIP)
+  if (!known_memory_space(s.memory_space))
     return fmt::format("sampler {}: field memory_space has unknown value {}", name, s.memory_space);
   if (s.input_kind != SC_INPUT_PROBS && s.input_kind != SC_INPUT_LOGITS)
     return fmt::format("sampler {}: field input_kind has unknown value {}", name, s.input_kind);
@@ -107,9 +156,36 @@ std::string validate_sampler(const sc_sampler& s) {
   if ((s.filters & SC_FILTER_TOP_K) && (s.filters & SC_FILTER_TOP_P) &&
       s.filter_order != SC_ORDER_TOP_K_FIRST && s.filter_order != SC_ORDER_JOINT)
     return fmt::format("sampler {}: field filter_order has unknown value {}", name, s.filter_order);
+  if (s.flags != 0)
+    return fmt::format("sampler {}: field flags is {:#x}, must be 0", name, s.flags);
   return {};
 }
 
+std::string validate_matmul(const sc_matmul& m) {
+  const std::string name = m.name != nullptr ? m.name : "(unnamed)";
+  if (m.abi_version.major != SC_ABI_VERSION_MAJOR)
+    return fmt::format("matmul {}: field abi_version.major is {}, samplecheck speaks {}", name,
+                       m.abi_version.major, SC_ABI_VERSION_MAJOR);
+  if (m.name == nullptr || m.name[0] == '\0') return "matmul: field name is NULL or empty";
+  if (m.run == nullptr) return fmt::format("matmul {}: field run is NULL", name);
+  if (!known_memory_space(m.memory_space))
+    return fmt::format("matmul {}: field memory_space has unknown value {}", name, m.memory_space);
+  if (m.num_launch_configs < 0)
+    return fmt::format("matmul {}: field num_launch_configs is {}, must be >= 0", name,
+                       m.num_launch_configs);
+  if (m.flags != 0) return fmt::format("matmul {}: field flags is {:#x}, must be 0", name, m.flags);
+  if (m.abi_version.minor >= 1) return check_thresholds(name, m);
+  return {};
+}
+
+std::vector<int64_t> batch_thresholds(const sc_matmul& m) {
+  if (m.abi_version.minor < 1 || m.num_batch_thresholds <= 0 || m.batch_thresholds == nullptr)
+    return {};
+  return {m.batch_thresholds, m.batch_thresholds + m.num_batch_thresholds};
+}
+
+// Reads a plugin's descriptor, checking each field before anything relies on it.
+// Every message starts "plugin <path>: " and names the array, index and field.
 struct plugin_loader {
   static plugin_load_result load(const std::string& path) {
     dlerror();
@@ -118,29 +194,151 @@ struct plugin_loader {
       const char* why = dlerror();
       return {nullptr, fmt::format("plugin {}: dlopen failed: {}", path, why ? why : "unknown")};
     }
-    auto fail = [&](std::string message) {
+    auto fail = [&](const std::string& message) {
       dlclose(handle);
-      return plugin_load_result{nullptr, std::move(message)};
+      return plugin_load_result{nullptr, fmt::format("plugin {}: {}", path, message)};
     };
     auto entry = reinterpret_cast<sc_plugin_entry>(dlsym(handle, SC_PLUGIN_ENTRY_SYMBOL));
     if (entry == nullptr)
-      return fail(fmt::format("plugin {}: exports no symbol '{}'", path, SC_PLUGIN_ENTRY_SYMBOL));
+      return fail(fmt::format("exports no symbol '{}'", SC_PLUGIN_ENTRY_SYMBOL));
     const sc_plugin* plugin = entry();
-    if (plugin == nullptr) return fail(fmt::format("plugin {}: {}() returned NULL", path, SC_PLUGIN_ENTRY_SYMBOL));
-    if (plugin->abi_version.major != SC_ABI_VERSION_MAJOR)
-      return fail(fmt::format(
-          "plugin {}: ABI version mismatch: the plugin was built against samplecheck ABI {}.{}, "
-          "this samplecheck speaks ABI {}.{} (the major versions must be equal; rebuild the "
-          "plugin against kernels/samplecheck_plugin.h)",
-          path, plugin->abi_version.major, plugin->abi_version.minor, SC_ABI_VERSION_MAJOR,
-          SC_ABI_VERSION_MINOR));
-    if (plugin->num_samplers < 0 || (plugin->num_samplers > 0 && plugin->samplers == nullptr))
-      return fail(fmt::format("plugin {}: field num_samplers is {} but samplers is {}", path,
-                              plugin->num_samplers, plugin->samplers ? "set" : "NULL"));
-    for (int32_t i = 0; i < plugin->num_samplers; ++i)
-      if (std::string why = validate_sampler(plugin->samplers[i]); !why.empty())
-        return fail(fmt::format("plugin {}: samplers[{}]: {}", path, i, why));
-    return {std::shared_ptr<plugin_library>(new plugin_library(path, handle, plugin)), {}};
+    if (plugin == nullptr) return fail(fmt::format("{}() returned NULL", SC_PLUGIN_ENTRY_SYMBOL));
+    std::vector<sc_sampler> samplers;
+    std::vector<sc_matmul> matmuls;
+    if (std::string why = read(*plugin, samplers, matmuls); !why.empty()) return fail(why);
+    std::shared_ptr<plugin_library> library(new plugin_library(path, handle, plugin));
+    library->samplers_ = std::move(samplers);
+    library->matmuls_ = std::move(matmuls);
+    return {std::move(library), {}};
+  }
+
+ private:
+  // The stride of a plugin array and where it came from, for messages.
+  struct stride {
+    uint64_t bytes;
+    std::string from;
+  };
+
+  // The plugin's subjects in the host's layout, or why they cannot be used.
+  static std::string read(const sc_plugin& plugin, std::vector<sc_sampler>& samplers,
+                          std::vector<sc_matmul>& matmuls) {
+    if (std::string why = check_plugin(plugin); !why.empty()) return why;
+    stride sampler_stride{kSamplerSizeMinor0, "the minor-0 size: the plugin states minor 0"};
+    stride matmul_stride{kMatmulSizeMinor0, sampler_stride.from};
+    if (plugin.abi_version.minor >= 1) {
+      sampler_stride = {plugin.sampler_size, "field sampler_size"};
+      matmul_stride = {plugin.matmul_size, "field matmul_size"};
+      if (std::string why = check_stride(plugin.sampler_size, kSamplerSizeMinor0,
+                                         alignof(sc_sampler), "sampler_size", "sc_sampler");
+          !why.empty())
+        return why;
+      if (std::string why = check_stride(plugin.matmul_size, kMatmulSizeMinor0, alignof(sc_matmul),
+                                         "matmul_size", "sc_matmul");
+          !why.empty())
+        return why;
+    }
+    if (std::string why = copy_entries(plugin.samplers, plugin.num_samplers, sampler_stride,
+                                       sampler_bytes, "samplers", samplers);
+        !why.empty())
+      return why;
+    if (std::string why = copy_entries(plugin.matmuls, plugin.num_matmuls, matmul_stride,
+                                       matmul_bytes, "matmuls", matmuls);
+        !why.empty())
+      return why;
+    for (size_t i = 0; i < samplers.size(); ++i)
+      if (std::string why = validate_sampler(samplers[i]); !why.empty())
+        return fmt::format("samplers[{}]: {}", i, why);
+    for (size_t i = 0; i < matmuls.size(); ++i)
+      if (std::string why = validate_matmul(matmuls[i]); !why.empty())
+        return fmt::format("matmuls[{}]: {}", i, why);
+    return check_names(samplers, matmuls);
+  }
+
+  // The sc_plugin fields of minor 0, which every plugin has.
+  static std::string check_plugin(const sc_plugin& plugin) {
+    if (plugin.abi_version.major != SC_ABI_VERSION_MAJOR)
+      return fmt::format(
+          "ABI version mismatch: the plugin was built against samplecheck ABI {}.{}, this "
+          "samplecheck speaks ABI {}.{} (the major versions must be equal; rebuild the plugin "
+          "against kernels/samplecheck_plugin.h)",
+          plugin.abi_version.major, plugin.abi_version.minor, SC_ABI_VERSION_MAJOR,
+          SC_ABI_VERSION_MINOR);
+    if (plugin.flags != 0) return fmt::format("field flags is {:#x}, must be 0", plugin.flags);
+    if (std::string why = check_array(plugin.num_samplers, plugin.samplers, "samplers");
+        !why.empty())
+      return why;
+    if (std::string why = check_array(plugin.num_matmuls, plugin.matmuls, "matmuls"); !why.empty())
+      return why;
+    if (plugin.num_samplers == 0 && plugin.num_matmuls == 0)
+      return "exports no subject (fields num_samplers and num_matmuls are both 0)";
+    return {};
+  }
+
+  static std::string check_array(int32_t count, const void* array, const char* field) {
+    if (count < 0) return fmt::format("field num_{} is {}, must be >= 0", field, count);
+    if (count > 0 && array == nullptr)
+      return fmt::format("field {} is NULL but num_{} is {}", field, field, count);
+    return {};
+  }
+
+  static std::string check_stride(uint64_t size, size_t minor0_size, size_t alignment,
+                                  const char* field, const char* type) {
+    if (size < minor0_size)
+      return fmt::format("field {} is {}, less than {}, the size of a minor-0 {}", field, size,
+                         minor0_size, type);
+    if (size % alignment != 0)
+      return fmt::format("field {} is {}, not a multiple of alignof({}) = {}", field, size, type,
+                         alignment);
+    return {};
+  }
+
+  // Copies each entry of a plugin array into the host's layout. The entry's own
+  // minor says which fields it has; the rest of the copy stays zero (0 / NULL),
+  // and fields newer than this host are left behind.
+  template <class T>
+  static std::string copy_entries(const void* array, int32_t count, const stride& step,
+                                  size_t (*bytes_of_minor)(uint32_t), const char* field,
+                                  std::vector<T>& out) {
+    const auto* base = static_cast<const unsigned char*>(array);
+    out.assign(static_cast<size_t>(count), T{});
+    for (int32_t i = 0; i < count; ++i) {
+      const unsigned char* entry = base + static_cast<uint64_t>(i) * step.bytes;
+      sc_abi_version version;
+      std::memcpy(&version, entry, sizeof version);  // every minor starts with it
+      const size_t bytes = bytes_of_minor(version.minor);
+      if (bytes > step.bytes)
+        return fmt::format(
+            "{}[{}]: field abi_version.minor is {}, whose fields take {} bytes, more than the "
+            "array's stride of {} bytes ({})",
+            field, i, version.minor, bytes, step.bytes, step.from);
+      std::memcpy(&out[static_cast<size_t>(i)], entry, bytes);
+    }
+    return {};
+  }
+
+  // Samplers and matmuls share one namespace, with each other and with the
+  // in-tree subjects: a name picks one subject wherever it is used.
+  static std::string check_names(const std::vector<sc_sampler>& samplers,
+                                 const std::vector<sc_matmul>& matmuls) {
+    std::map<std::string_view, std::string> seen;
+    auto check = [&](const char* name, std::string where) -> std::string {
+      if (registry::find_sampler(name) != nullptr || registry::find_matmul(name) != nullptr)
+        return fmt::format("{}: field name '{}' shadows the in-tree subject of that name", where,
+                           name);
+      if (const auto it = seen.find(name); it != seen.end())
+        return fmt::format("{}: field name '{}' is already the name of {} (samplers and matmuls "
+                           "share one namespace)",
+                           where, name, it->second);
+      seen.emplace(name, std::move(where));
+      return {};
+    };
+    for (size_t i = 0; i < samplers.size(); ++i)
+      if (std::string why = check(samplers[i].name, fmt::format("samplers[{}]", i)); !why.empty())
+        return why;
+    for (size_t i = 0; i < matmuls.size(); ++i)
+      if (std::string why = check(matmuls[i].name, fmt::format("matmuls[{}]", i)); !why.empty())
+        return why;
+    return {};
   }
 };
 

@@ -1,9 +1,11 @@
 // Every subject samplecheck can judge, by name: the in-tree samplers (CPU always,
-// CUDA when built), the in-tree matmuls, and the samplers of a vendor plugin loaded
-// with dlopen. Looking a subject up never touches a GPU: the CUDA descriptors are
-// static data, so a caller can fork before any CUDA initialisation.
+// CUDA when built), the in-tree matmuls, and the samplers and matmuls of a vendor
+// plugin loaded with dlopen. Looking a subject up never touches a GPU: the CUDA
+// descriptors are static data, so a caller can fork before any CUDA initialisation.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@ const std::vector<const sc_sampler*>& in_tree_samplers();
 // The in-tree matmul subjects: CPU emulations, then CUDA kernels when built.
 const std::vector<const sc_matmul*>& in_tree_matmuls();
 
+// In-tree subjects only; a plugin may not reuse their names (load_plugin refuses it).
 const sc_sampler* find_sampler(std::string_view name);
 const sc_matmul* find_matmul(std::string_view name);
 
@@ -25,8 +28,13 @@ const sc_matmul* find_matmul(std::string_view name);
 // may initialise CUDA (a forked child, a test), never in the battery's parent.
 bool cuda_device_present();
 
+// The descriptor sizes of ABI minor 0, the array strides of a minor-0 plugin: the
+// offset of the first field appended in minor 1 (sc_sampler has none yet).
+inline constexpr size_t kSamplerSizeMinor0 = sizeof(sc_sampler);
+inline constexpr size_t kMatmulSizeMinor0 = offsetof(sc_matmul, num_batch_thresholds);
+
 // A dlopen()ed plugin library. The handle stays open for the object's lifetime;
-// the sc_sampler pointers it hands out die with it.
+// the descriptor pointers it hands out die with it.
 class plugin_library {
  public:
   ~plugin_library();
@@ -34,9 +42,15 @@ class plugin_library {
   plugin_library& operator=(const plugin_library&) = delete;
 
   const std::string& path() const { return path_; }
+  // As the plugin exported it: only the fields of its abi_version.minor exist, and
+  // its arrays have the plugin's strides. Use samplers() / matmuls() to read them.
   const sc_plugin& plugin() const { return *plugin_; }
+  // Every subject in the host's layout, copied from the plugin's array at the
+  // plugin's stride; a field newer than the entry's abi_version.minor reads 0 / NULL.
   std::vector<const sc_sampler*> samplers() const;
+  std::vector<const sc_matmul*> matmuls() const;
   const sc_sampler* find_sampler(std::string_view name) const;
+  const sc_matmul* find_matmul(std::string_view name) const;
 
  private:
   friend struct plugin_loader;
@@ -45,10 +59,13 @@ class plugin_library {
   std::string path_;
   void* handle_;
   const sc_plugin* plugin_;
+  std::vector<sc_sampler> samplers_;
+  std::vector<sc_matmul> matmuls_;
 };
 
 // Either a loaded library or a message saying why not (missing file, missing
-// symbol, ABI major mismatch, malformed descriptor), never both.
+// symbol, ABI major mismatch, malformed descriptor), never both. A refusal names
+// the plugin's path, the array and index of the entry, and the field.
 struct plugin_load_result {
   std::shared_ptr<plugin_library> library;
   std::string error;
@@ -57,8 +74,14 @@ struct plugin_load_result {
 
 plugin_load_result load_plugin(const std::string& path);
 
-// Checks a sampler descriptor the way the battery relies on it (version first,
-// name, sample function, known enums). Empty string: valid.
+// Check a descriptor the way the battery relies on it (version first, name, the
+// call, known enums, flags and reserved words 0). Empty string: valid; otherwise
+// the message names the subject and the field.
 std::string validate_sampler(const sc_sampler& sampler);
+std::string validate_matmul(const sc_matmul& matmul);
+
+// The matmul's batch_thresholds, or none when its abi_version.minor predates them
+// (minor 0) or it declares none. Assumes a descriptor validate_matmul accepts.
+std::vector<int64_t> batch_thresholds(const sc_matmul& matmul);
 
 }  // namespace samplecheck::registry
