@@ -1,0 +1,22 @@
+# cmake -P: the example plugin's dynamic symbol table defines samplecheck_plugin and
+# nothing else (run by ctest as examples_plugin_exports, with LIBRARY and NM).
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY}
+  OUTPUT_VARIABLE table COMMAND_ERROR_IS_FATAL ANY)
+string(REGEX MATCHALL "[^\n]+" lines "${table}")
+set(others "")
+set(found FALSE)
+foreach(line ${lines})
+  if(line MATCHES " samplecheck_plugin$")
+    set(found TRUE)
+  else()
+    list(APPEND others "${line}")
+  endif()
+endforeach()
+if(NOT found)
+  message(FATAL_ERROR "${LIBRARY} does not export samplecheck_plugin")
+endif()
+if(others)
+  list(JOIN others "\n  " shown)
+  message(FATAL_ERROR "${LIBRARY} exports more than samplecheck_plugin:\n  ${shown}")
+endif()
+message(STATUS "${LIBRARY} exports samplecheck_plugin only")
