@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/registry/registry.h"
 #include "suites/battery/check_helpers.h"
@@ -161,13 +162,32 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   return out;
 }
 
+// The batch sizes run_to_run repeats: the smallest, M = 64 and the largest up to 1024
+// (split launches, where partials can race; 1024 is the largest). A race flips a bf16
+// output about once in 10^4 outputs, so on the host the repeats compare 256 columns.
+constexpr int64_t kRaceColumns = 256;
+
+std::vector<int64_t> repeat_sizes(const check_context& ctx, const std::vector<int64_t>& sizes) {
+  const int64_t lo = sizes.front(), hi = std::max(lo, std::min<int64_t>(largest(sizes), 1024));
+  std::vector<int64_t> ms{lo, std::clamp<int64_t>(64, lo, hi), hi};
+  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+  return ms;
+}
+
 check_outcome run_matmul_run_to_run(const check_context& ctx) {
-  const auto sizes = config_sizes(ctx);
+  const auto ms = repeat_sizes(ctx, config_sizes(ctx));
   const int repeats = on_host(ctx) ? 8 : 30;  // arrival-order races need repeats to show
-  const int64_t m = std::min<int64_t>(largest(sizes), 1025);
-  auto out = over_testbeds(ctx, "run_to_run", shapes_for(ctx, false), {false}, m,
-                           [&](matmul_testbed& bed) { return bed.run_to_run(m, repeats); });
-  out.power = fmt::format("exact (bitwise, {} repeats at M = {})", repeats, m);
+  matmul_selection selection = ctx.matmul;
+  if (on_host(ctx) && selection.columns == 0) selection.columns = kRaceColumns;
+  const check_context race_ctx{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share, ctx.lookup, selection};
+  auto out = over_testbeds(race_ctx, "run_to_run", shapes_for(ctx, false), {false}, ms.back(),
+                           [&](matmul_testbed& bed) {
+                             check_result r;
+                             for (const int64_t m : ms)
+                               if (r = bed.run_to_run(m, repeats); !r.passed) break;
+                             return r;
+                           });
+  out.power = fmt::format("exact (bitwise, {} repeats at M = {})", repeats, fmt::join(ms, ", "));
   return out;
 }
 
@@ -177,7 +197,11 @@ std::string launch_configs_not_applicable(const subject& s, const subject_lookup
 
 check_outcome run_matmul_launch_configs(const check_context& ctx) {
   const auto sizes = config_sizes(ctx);
-  auto out = over_testbeds(ctx, "launch_config_independence", shapes_for(ctx, false), {true}, largest(sizes),
+  // Every shape, short K included: split and unsplit launches part most easily there.
+  std::vector<matmul_shape> shapes = shapes_for(ctx, false);
+  if (ctx.matmul.shapes.empty())
+    for (const auto& s : shapes_for(ctx, true)) shapes.push_back(s);
+  auto out = over_testbeds(ctx, "launch_config_independence", shapes, {true}, largest(sizes),
                            [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
   out.power = fmt::format("exact (bitwise, {} configs x {} sizes)", ctx.subj.matmul->num_launch_configs, sizes.size());
   return out;

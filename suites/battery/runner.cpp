@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "suites/battery/check_helpers.h"
 #include "suites/battery/isolation.h"
 #include "suites/stats/holm_budget.h"
 
@@ -135,7 +136,7 @@ check_report report_row(const planned_check& p, const std::vector<stats::holm_bu
   } else if (!r.outcome.nothing_to_test.empty()) {
     c.result = verdict::not_applicable;
     c.detail = r.outcome.nothing_to_test;
-    c.p_value = -1;
+    c.p_value = c.alpha_share = c.planning_share = -1;
   } else if (!r.outcome.harness_error.empty()) {
     c.result = verdict::error;
     c.detail = r.outcome.harness_error;
@@ -244,6 +245,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
       if (p.result.crashed) evidence = {{"crash", p.result.why}};
+      if (!evidence.contains("check_seed")) evidence["check_seed"] = check_seed(o.seed, p.check->name);
       c.repro = repro_record(p.run_as, o, c, evidence);
       if (!o.repro_dir.empty()) c.repro_path = write_repro_file(o, c, c.repro, s.name());
       if (!o.repro_dir.empty() && c.repro_path.empty())
