@@ -77,8 +77,17 @@ void declare_in_budget(std::vector<planned_check>& plan, stats::holm_budget& bud
 
 // The budget's limit, scaled with V above the budget's own V: a plan's cost grows
 // with the row length (the harness builds V-float rows; Gumbel-max draws cost O(V)).
-double check_timeout(const run_options& o) {
+// A matmul check's plan grows with its batch sizes and shapes: 0.1 s per (M, shape)
+// allows a 4096 x 24576 launch and its copies many times over.
+double check_timeout(const run_options& o, const subject& s) {
   if (o.timeout_s > 0) return o.timeout_s;
+  if (s.kind() == subject_kind::matmul) {
+    const auto& m = o.matmul;
+    const double sizes = m.batch_sizes.empty() ? (s.memory_space() == SC_MEMORY_HOST ? 40.0 : 4096.0)
+                                               : static_cast<double>(m.batch_sizes.size());
+    const double shapes = m.shapes.empty() ? 20.0 : static_cast<double>(m.shapes.size());
+    return std::max(o.budget.check_timeout_s, 0.1 * sizes * shapes);
+  }
   const auto named = budget_by_name(o.budget.name);
   const double base_v = static_cast<double>(named ? named->vocab_size : o.budget.vocab_size);
   return o.budget.check_timeout_s * std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
@@ -152,7 +161,7 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o, const s
     if (hangs >= kHangsBeforeStopping) continue;
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
     const check_context ctx{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
-    p.result = run_check(*p.check, ctx, check_timeout(o), o.isolate);
+    p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as), o.isolate);
     p.ran = true;
     hangs += p.result.timed_out ? 1 : 0;
   }
