@@ -56,6 +56,33 @@ SC_HOST_DEVICE float f16_to_float(uint16_t h) {
   return bits_to_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
+// Round to nearest even, as the hardware conversion does: magnitudes from 65520 up
+// become Inf, those below 2^-14 become binary16 subnormals (or zero), NaN stays a
+// quiet NaN with its sign and top payload bits.
+SC_HOST_DEVICE uint16_t float_to_f16(float f) {
+  const uint32_t bits = float_to_bits(f);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // 65520 and up, Inf
+  if (magnitude >= 0x38800000u) {
+    // Normal: rebias the exponent (127 - 15), then drop 13 mantissa bits; a carry out
+    // of the mantissa correctly bumps the exponent.
+    const uint32_t rebiased = magnitude - 0x38000000u;
+    return static_cast<uint16_t>(sign | ((rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13));
+  }
+  // Subnormal result: round(|f| * 2^24) with |f| = significand * 2^(exponent - 150).
+  const uint32_t exponent = magnitude >> 23;
+  const uint32_t shift = 126u - exponent;         // >= 14 here
+  if (exponent == 0 || shift > 24u) return sign;  // below 2^-25 (or exactly it: tie to 0)
+  const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+  uint32_t q = significand >> shift;
+  const uint32_t rest = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (rest > half || (rest == half && (q & 1u))) ++q;  // q = 0x400 is the smallest normal
+  return static_cast<uint16_t>(sign | q);
+}
+
 // Element i of a row stored as `type`.
 SC_HOST_DEVICE float load_element(const void* row, storage_type type, int64_t i) {
   switch (type) {

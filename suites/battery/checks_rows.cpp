@@ -82,9 +82,13 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
   out.repro = repro_base(ctx, "degenerate_rows", seed);
   if (!st.ok() || !st_good.ok()) {
+    // Say what the subject did: a refused batch, or a contract broken inside it.
+    const call_status& bad_call = st.ok() ? st_good : st;
+    const char* which = st.ok() ? "the batch of good rows alone" : "the batch with degenerate rows";
     out.exact_failure = true;
-    out.detail = fmt::format("a batch with degenerate rows must still be sampled row by row; status {}: {}",
-                             st.ok() ? st_good.status : st.status, st.ok() ? st_good.message : st.message);
+    out.detail = bad_call.fault == harness::call_fault::subject_status
+                     ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
+                     : fmt::format("{}: {}", which, bad_call.describe());
     return out;
   }
   for (size_t i = 0; i < mixed.size(); ++i) {
@@ -142,6 +146,11 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
       out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
       return out;
     }
+    if (!s.ok() && s.fault != harness::call_fault::subject_status) {
+      out.exact_failure = true;
+      out.detail = fmt::format("input row 1 with {}: {}", bp.field, s.describe());
+      return out;
+    }
     if (!s.ok() && s.message.empty()) {
       out.exact_failure = true;
       out.detail = fmt::format("{} refused with status {} but no message", bp.field, s.status);
@@ -155,9 +164,10 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
     if (which == 0) call.vocab_size = 0;
     const call_status s = run_call(ctx.subj, call);
-    if (s.ok()) {
+    const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
+    if (s.ok() || s.fault != harness::call_fault::subject_status) {
       out.exact_failure = true;
-      out.detail = which == 0 ? "vocab_size = 0 was accepted" : "row_index[0] = 1 with one input row was accepted";
+      out.detail = s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
       return out;
     }
   }
@@ -204,7 +214,7 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   out.repro = repro_base(ctx, "parameter_routing", seed);
   if (!st.ok()) {
     out.exact_failure = true;
-    out.detail = fmt::format("subject returned status {} on a valid batch: {}", st.status, st.message);
+    out.detail = fmt::format("on a valid batch: {}", st.describe());
     return out;
   }
   for (size_t r = 0; r < map.size(); ++r) {
@@ -266,7 +276,7 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
     out.samples += kOutputs;
     if (!st.ok()) {
       out.exact_failure = true;
-      out.detail = fmt::format("{} returned status {}: {}", s->name(), st.status, st.message);
+      out.detail = fmt::format("{}: {}", s->name(), st.describe());
       return out;
     }
     calls.push_back(std::move(call));

@@ -46,7 +46,7 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
     out.exact_failure = true;
-    out.detail = fmt::format("{}: subject returned status {} on a valid batch: {}", what, st.status, st.message);
+    out.detail = fmt::format("{}: on a valid batch: {}", what, st.describe());
     return false;
   }
   const int64_t V = call.vocab_size;

@@ -1,10 +1,13 @@
 #include "suites/battery/isolation.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -15,6 +18,10 @@
 
 namespace samplecheck::battery {
 namespace {
+
+// The child's exit status when it could not hand its result over (no subject is
+// likely to pick it).
+constexpr int kNoResultWritten = 117;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -72,6 +79,70 @@ check_outcome outcome_from_json(const nlohmann::json& j) {
   return o;
 }
 
+namespace {
+
+// The child: its own process group (so a timeout can kill the subject's helpers with
+// it), dead with the parent, and _exit so no atexit handler or static destructor of
+// the parent's state runs twice.
+[[noreturn]] void run_child(const check_definition& check, const check_context& ctx, int write_fd,
+                            pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(kNoResultWritten);  // the parent died before prctl
+  const std::string payload = outcome_to_json(guarded_run(check, ctx)).dump();
+  ::_exit(write_all(write_fd, payload) ? 0 : kNoResultWritten);
+}
+
+// Appends what the pipe holds now without waiting for more; false at end of file.
+bool read_available(int fd, std::string& payload) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      payload.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0;  // EAGAIN: nothing more buffered; 0: every writer has closed
+  }
+}
+
+// Whether the child has ended, without reaping it: the zombie keeps its pid and so its
+// process group id reserved until kill_group_and_reap() has run.
+bool child_ended(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+    if (errno != EINTR) return true;  // no such child: nothing left to wait for
+  return info.si_pid == pid;
+}
+
+// Kills whatever is left of the check's process group (the subject's helpers, or the
+// child itself on a timeout), then reaps the child.
+int kill_group_and_reap(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// What ended a child that left no readable result.
+std::string what_ended(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("the subject crashed: signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kNoResultWritten)
+    return fmt::format("the check's process could not write its result (exit status {})",
+                       kNoResultWritten);
+  if (WIFEXITED(status))
+    return fmt::format(
+        "the subject ended the check's process (exit status {}) before the check finished",
+        WEXITSTATUS(status));
+  return fmt::format("the check's process ended abnormally (wait status {:#x})", status);
+}
+
+}  // namespace
+
 isolated_result run_check(const check_definition& check, const check_context& ctx, double timeout_s, bool isolate) {
   isolated_result result;
   const double start = now_seconds();
@@ -81,11 +152,12 @@ isolated_result run_check(const check_definition& check, const check_context& ct
     return result;
   }
   int fds[2];
-  if (::pipe(fds) != 0) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
     result.outcome = harness_failure(fmt::format("pipe() failed: {}", std::strerror(errno)));
     return result;
   }
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -95,49 +167,47 @@ isolated_result run_check(const check_definition& check, const check_context& ct
   }
   if (pid == 0) {
     ::close(fds[0]);
-    const std::string payload = outcome_to_json(guarded_run(check, ctx)).dump();
-    // _exit: no atexit handlers or static destructors of the parent's state.
-    ::_exit(write_all(fds[1], payload) ? 0 : 3);
+    run_child(check, ctx, fds[1], parent);
   }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists
   ::close(fds[1]);
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  // The check is over when the child ends, not when the pipe closes: a helper the
+  // subject started may hold the pipe open for as long as it lives. So the pipe is read
+  // as it fills (a result larger than the pipe's buffer needs that), and the child is
+  // looked at every few milliseconds; once it has ended, its result is all buffered.
   std::string payload;
-  char buffer[65536];
+  bool pipe_open = true;
   const double deadline = start + timeout_s;
-  bool eof = false;
-  while (!eof) {
+  for (;;) {
+    if (child_ended(pid)) {
+      if (pipe_open) read_available(fds[0], payload);
+      break;
+    }
     const double left = deadline - now_seconds();
     if (left <= 0) {
       result.timed_out = true;
       break;
     }
+    const int wait_ms = static_cast<int>(std::min(left, 0.01) * 1000) + 1;
     pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) eof = true;
-    else payload.append(buffer, static_cast<size_t>(n));
+    const int ready = ::poll(&p, pipe_open ? 1 : 0, wait_ms);
+    if (ready > 0 && !read_available(fds[0], payload)) pipe_open = false;
   }
   ::close(fds[0]);
-  if (result.timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = kill_group_and_reap(pid);
   result.seconds = now_seconds() - start;
   if (result.timed_out) {
     result.crashed = true;
-    result.why = fmt::format("timed out after {:.0f} s (per-check timeout); the child was killed", timeout_s);
+    result.why = fmt::format(
+        "timed out after {:.0f} s (per-check timeout); the check's processes were killed",
+        timeout_s);
     return result;
   }
-  if (WIFSIGNALED(status)) {
+  const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !payload.empty();
+  if (!finished) {
     result.crashed = true;
-    result.why = fmt::format("the subject crashed: signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    return result;
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    result.crashed = true;
-    result.why = fmt::format("the check's process exited with status {}", WEXITSTATUS(status));
+    result.why = what_ended(status);
     return result;
   }
   try {

@@ -1,6 +1,8 @@
 // Runs one check in a forked child process, with a wall-clock timeout; the outcome
 // comes back through a pipe as JSON. Everything that can go wrong with a subject
-// (crash, hang, abort, an exception) becomes an outcome, never a dead parent.
+// (crash, hang, abort, exit, an exception) becomes an outcome, never a dead parent.
+// The check ends when the child does, even if a helper the subject started still holds
+// the pipe; the child's whole process group is killed then, and on a timeout.
 #pragma once
 
 #include "suites/battery/check.h"
@@ -9,9 +11,9 @@ namespace samplecheck::battery {
 
 struct isolated_result {
   check_outcome outcome;
-  bool crashed = false;   // signal or abnormal exit
-  bool timed_out = false;
-  std::string why;        // what happened to the child when crashed or timed out
+  bool crashed = false;    // no result: a signal, an exit before the check finished, a timeout
+  bool timed_out = false;  // killed at the timeout: the subject hangs, later checks may too
+  std::string why;         // what happened to the child when crashed or timed out
   double seconds = 0;
 };
 

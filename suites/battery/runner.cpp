@@ -171,6 +171,8 @@ std::string write_repro_file(const run_options& o, const check_report& c, const 
                              const std::string& subject_name) {
   const std::string suffix = c.dtype.empty() ? "" : "." + c.dtype;
   const std::string path = fmt::format("{}/{}.{}{}.json", o.repro_dir, file_safe(subject_name), c.check, suffix);
+  std::error_code ec;
+  std::filesystem::create_directories(o.repro_dir, ec);
   std::ofstream f(path);
   f << record.dump(2) << "\n";
   f.flush();
@@ -242,6 +244,15 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
   battery_report report{s.name(), s.plugin_path(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
+  // The CLI refuses unknown names; a library caller gets an error row naming each.
+  for (const auto& name : o.checks)
+    if (find_check(name) == nullptr) {
+      check_report unknown;
+      unknown.check = name;
+      unknown.result = verdict::error;
+      unknown.detail = "no such check";
+      report.checks.push_back(std::move(unknown));
+    }
   std::vector<planned_check> plan = plan_checks(s, o, lookup);
   stats::holm_budget budget(o.alpha);
   declare_in_budget(plan, budget);

@@ -100,7 +100,7 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
     const call_status st = run_call(s, call);
     out.samples += call.seed.size();
     if (!st.ok()) {
-      out.failure = fmt::format("subject returned status {} on a valid batch: {}", st.status, st.message);
+      out.failure = fmt::format("on a valid batch: {}", st.describe());
       out.repro = {{"seed", seed}, {"subsequence_first", call.subsequence.front()}, {"offset", 0},
                    {"row", rows[owner.front()].label}, {"params", setting_json(rows[owner.front()].setting)}};
       return out;

@@ -10,13 +10,4 @@ std::vector<int32_t> declared_dtypes(const subject& s) {
   return dtypes;
 }
 
-const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case SC_DTYPE_F32: return "f32";
-    case SC_DTYPE_BF16: return "bf16";
-    case SC_DTYPE_F16: return "f16";
-  }
-  return "?";
-}
-
 }  // namespace samplecheck::battery

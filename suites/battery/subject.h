@@ -45,7 +45,7 @@ inline call_status run_call(const subject& s, sample_call& call) { return harnes
 // The dtypes a sampler declares, in the order the battery judges them (f32, bf16, f16);
 // empty for a matmul.
 std::vector<int32_t> declared_dtypes(const subject& s);
-const char* dtype_name(int32_t dtype);
+using harness::dtype_name;
 
 inline bool memory_space_available(const subject& s, std::string* why) {
   return harness::memory_space_available(s.memory_space(), why);

@@ -1,17 +1,23 @@
 // The device side of matmul_runner: operands uploaded once, each batch gathered
 // from the pool on the device, so a sweep over M = 1..4096 moves only the rows it keeps.
+// The output carries guard rows (suites/harness/guard.h), as on the host.
 #include <cuda_runtime.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "suites/harness/device_buffer.h"
+#include "suites/harness/guard.h"
 #include "suites/matmul/matmul_runner.h"
 
 namespace samplecheck::matmul_suite {
 namespace {
 
+using harness::device_buffer;
+
+// harness::device_error is a std::runtime_error, as run() promises.
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("cuda runner: ") + what + ": " + cudaGetErrorString(e));
+  harness::check_cuda(e, (std::string("cuda runner: ") + what).c_str());
 }
 
 __global__ void gather_rows_kernel(const uint16_t* pool, const int32_t* rows, uint16_t* batch, int64_t m, int64_t k) {
@@ -20,23 +26,6 @@ __global__ void gather_rows_kernel(const uint16_t* pool, const int32_t* rows, ui
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride)
     batch[i] = pool[rows[i / k] * k + i % k];
 }
-
-template <typename T>
-struct device_buffer {
-  T* data = nullptr;
-  size_t count = 0;
-  void reserve(size_t n) {
-    if (n <= count) return;
-    if (data != nullptr) cudaFree(data);
-    data = nullptr;
-    count = 0;
-    check(cudaMalloc(&data, n * sizeof(T)), "cudaMalloc");
-    count = n;
-  }
-  ~device_buffer() {
-    if (data != nullptr) cudaFree(data);
-  }
-};
 
 class cuda_runner final : public matmul_runner {
  public:
@@ -48,14 +37,9 @@ class cuda_runner final : public matmul_runner {
     k_ = operands.k;
     pool_rows_ = operands.pool_rows;
     has_bias_ = !operands.bias.empty();
-    weight_.reserve(operands.weight.size());
-    pool_.reserve(operands.pool.size());
-    check(cudaMemcpy(weight_.data, operands.weight.data(), operands.weight.size() * 2, cudaMemcpyHostToDevice), "weight");
-    check(cudaMemcpy(pool_.data, operands.pool.data(), operands.pool.size() * 2, cudaMemcpyHostToDevice), "pool");
-    if (has_bias_) {
-      bias_.reserve(operands.bias.size());
-      check(cudaMemcpy(bias_.data, operands.bias.data(), operands.bias.size() * 2, cudaMemcpyHostToDevice), "bias");
-    }
+    weight_.assign(operands.weight);
+    pool_.assign(operands.pool);
+    if (has_bias_) bias_.assign(operands.bias);
   }
 
   std::vector<uint16_t> run(const std::vector<int32_t>& rows, int32_t launch_config,
@@ -63,38 +47,52 @@ class cuda_runner final : public matmul_runner {
     const int64_t m = static_cast<int64_t>(rows.size());
     for (const int32_t r : rows)
       if (r < 0 || r >= pool_rows_) throw std::out_of_range("cuda runner: pool row " + std::to_string(r) + " out of range");
-    rows_.reserve(rows.size());
-    batch_.reserve(static_cast<size_t>(m * k_));
-    out_.reserve(static_cast<size_t>(m * n_));
-    check(cudaMemcpy(rows_.data, rows.data(), rows.size() * sizeof(int32_t), cudaMemcpyHostToDevice), "rows");
+    const auto cells = static_cast<size_t>(m * n_);
+    rows_.assign(rows);
+    batch_.resize(static_cast<size_t>(m * k_));
+    out_.resize(cells + harness::kGuardRows);
     const int64_t blocks = (m * k_ + 255) / 256;
-    gather_rows_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(pool_.data, rows_.data,
-                                                                                          batch_.data, m, k_);
+    gather_rows_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(
+        pool_.get(), rows_.get(), batch_.get(), m, k_);
     check(cudaGetLastError(), "gather");
-    check(cudaMemset(out_.data, 0xff, static_cast<size_t>(m * n_) * 2), "sentinel fill");
+    static_assert(kUnwrittenOutput == 0xffff, "the sentinel fill is a byte memset");
+    check(cudaMemset(out_.get(), 0xff, cells * sizeof(uint16_t)), "sentinel fill");
+    const std::vector<uint16_t> canaries(harness::kGuardRows, harness::kGuardBf16);
+    out_.upload(canaries.data(), canaries.size(), cells);
     sc_matmul_problem p{};
     p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
     p.m = m;
     p.n = n_;
     p.k = k_;
-    p.a = batch_.data;
-    p.weight = weight_.data;
-    p.bias = has_bias_ ? bias_.data : nullptr;
-    p.out = out_.data;
+    p.a = batch_.get();
+    p.weight = weight_.get();
+    p.bias = has_bias_ ? bias_.get() : nullptr;
+    p.out = out_.get();
     p.launch_config = launch_config;
     char error[512] = {};
-    if (subject_.run(subject_.context, &p, error, sizeof error) != SC_OK)
-      throw std::runtime_error(std::string(subject_.name) + " failed: " + error);
-    check(cudaDeviceSynchronize(), subject_.name);
+    const sc_status status = subject_.run(subject_.context, &p, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    // As on the host: a touched guard row first, then the subject's status, then the device.
+    const cudaError_t synced = cudaDeviceSynchronize();
+    if (synced == cudaSuccess) {
+      std::vector<uint16_t> guards(harness::kGuardRows);
+      out_.download(guards.data(), guards.size(), cells);
+      const std::string touched = harness::touched_guard(std::span<const uint16_t>(guards), cells,
+                                                         harness::kGuardBf16, "out");
+      if (!touched.empty()) throw std::runtime_error(std::string(subject_.name) + ": " + touched);
+    }
+    if (status != SC_OK) throw std::runtime_error(std::string(subject_.name) + " failed: " + error);
+    check(synced, subject_.name);
     std::vector<uint16_t> result;
     if (keep.empty()) {
-      result.resize(static_cast<size_t>(m * n_));
-      check(cudaMemcpy(result.data(), out_.data, result.size() * 2, cudaMemcpyDeviceToHost), "download");
+      result.resize(cells);
+      out_.download(result.data(), cells);
       return result;
     }
     result.resize(keep.size() * n_);
     for (size_t i = 0; i < keep.size(); ++i)
-      check(cudaMemcpy(result.data() + i * n_, out_.data + keep[i] * n_, n_ * 2, cudaMemcpyDeviceToHost), "download");
+      out_.download(result.data() + i * n_, static_cast<size_t>(n_),
+                    static_cast<size_t>(keep[i] * n_));
     return result;
   }
 

@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "suites/harness/guard.h"
 #include "suites/matmul/matmul_runner.h"
 
 namespace samplecheck::matmul_suite {
@@ -23,7 +24,8 @@ class host_runner final : public matmul_runner {
         throw std::out_of_range("host runner: pool row " + std::to_string(rows[r]) + " out of range");
       std::copy_n(operands_->pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
-    out_.assign(static_cast<size_t>(m * n), kUnwrittenOutput);
+    const auto cells = static_cast<size_t>(m * n);
+    out_ = harness::guarded_buffer(cells, kUnwrittenOutput, harness::kGuardBf16);
     sc_matmul_problem p{};
     p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
     p.m = m;
@@ -35,8 +37,13 @@ class host_runner final : public matmul_runner {
     p.out = out_.data();
     p.launch_config = launch_config;
     char error[512] = {};
-    if (subject_.run(subject_.context, &p, error, sizeof error) != SC_OK)
-      throw std::runtime_error(std::string(subject_.name) + " failed: " + error);
+    const sc_status status = subject_.run(subject_.context, &p, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    // A touched guard row first: a subject that wrote past `out` and then failed did both.
+    const std::string touched = harness::touched_guard(out_, cells, harness::kGuardBf16, "out");
+    if (!touched.empty()) throw std::runtime_error(std::string(subject_.name) + ": " + touched);
+    if (status != SC_OK) throw std::runtime_error(std::string(subject_.name) + " failed: " + error);
+    out_.resize(cells);
     if (keep.empty()) return out_;
     std::vector<uint16_t> kept;
     kept.reserve(keep.size() * n);

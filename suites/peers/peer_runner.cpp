@@ -8,6 +8,7 @@
 
 #include "reference/philox.h"
 #include "reference/uniform.h"
+#include "suites/harness/host_call.h"
 
 namespace samplecheck::peers {
 
@@ -15,7 +16,7 @@ draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& pr
                               uint64_t seed, batch_layout layout) {
   const int64_t vocab = static_cast<int64_t>(prepared.row.size());
   draw_result out{sample_tally(vocab), false, ""};
-  if (!(subject.input_dtypes & SC_DTYPE_BIT(SC_DTYPE_F32))) {
+  if (!harness::declares_dtype(subject.input_dtypes, SC_DTYPE_F32)) {
     out.unsupported = true;
     return out;
   }
@@ -24,51 +25,37 @@ draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& pr
   // One call for all N draws, as the peers' tests make it: a defect keyed on the
   // position in the batch (S04, S14) behaves as it would under their test.
   const auto n = static_cast<size_t>(samples);
-  const int64_t input_rows = shared ? 1 : samples;
-  std::vector<float> input(static_cast<size_t>(input_rows * vocab));
-  for (int64_t r = 0; r < input_rows; ++r) std::copy(prepared.row.begin(), prepared.row.end(), input.begin() + r * vocab);
-  std::vector<int32_t> row_index(shared ? n : 0, 0);
+  harness::sample_call call;
+  call.vocab_size = vocab;
+  call.num_input_rows = shared ? 1 : samples;
+  for (int64_t r = 0; r < call.num_input_rows; ++r)
+    call.input.insert(call.input.end(), prepared.row.begin(), prepared.row.end());
+  if (shared) call.row_index.assign(n, 0);
   // Sized for every output row: a subject that reads parameters by output row (S09)
   // sees the same broadcast value, as with the peers' scalar parameters.
-  std::vector<int32_t> top_k(n, prepared.spec->top_k);
-  std::vector<float> top_p(n, prepared.spec->top_p);
-  std::vector<uint64_t> seeds(n, seed), subsequence(n), offset(n, 0);
-  for (size_t r = 0; r < n; ++r) subsequence[r] = r;
-  std::vector<int32_t> tokens(n, -1);  // sentinels: an unwritten output cannot look right
-  std::vector<uint8_t> valid(n, uint8_t{0xAB});
-
-  sc_sample_batch batch{};
-  batch.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  batch.input = input.data();
-  batch.input_dtype = SC_DTYPE_F32;
-  batch.num_input_rows = input_rows;
-  batch.vocab_size = vocab;
-  batch.num_output_rows = samples;
-  batch.row_index = shared ? row_index.data() : nullptr;
-  batch.top_k = prepared.spec->top_k > 0 ? top_k.data() : nullptr;
-  batch.top_p = prepared.spec->top_p < 1.0f ? top_p.data() : nullptr;
-  batch.seed = seeds.data();
-  batch.subsequence = subsequence.data();
-  batch.offset = offset.data();
-  batch.out_token = tokens.data();
-  batch.out_valid = valid.data();
-  char message[512] = "";
-  const sc_status status = subject.sample(subject.context, &batch, message, sizeof message);
-  if (status == SC_ERR_UNSUPPORTED) {
+  if (prepared.spec->top_k > 0) call.top_k.assign(n, prepared.spec->top_k);
+  if (prepared.spec->top_p < 1.0f) call.top_p.assign(n, prepared.spec->top_p);
+  call.seed.assign(n, seed);
+  call.offset.assign(n, 0);
+  for (size_t r = 0; r < n; ++r) call.subsequence.push_back(r);
+  const harness::call_status st = harness::run_host_call(subject, call);
+  if (st.fault == harness::call_fault::subject_status && st.status == SC_ERR_UNSUPPORTED) {
     out.unsupported = true;
     return out;
   }
-  if (status != SC_OK) {
-    out.error = fmt::format("{}: sample() returned status {}: {}", subject.name, status, message);
+  // A token outside [0, V) is a draw the peers' rules judge (they count it); any
+  // other fault leaves nothing to count.
+  if (!st.ok() && st.fault != harness::call_fault::out_of_range) {
+    out.error = fmt::format("{}: {}", subject.name, st.describe());
     return out;
   }
   for (size_t r = 0; r < n; ++r) {
-    if (valid[r] == 0) {
+    if (call.valid[r] == 0) {
       ++out.tally.invalid;
-    } else if (tokens[r] < 0 || tokens[r] >= vocab) {
+    } else if (call.tokens[r] < 0 || call.tokens[r] >= vocab) {
       ++out.tally.out_of_range;
     } else {
-      ++out.tally.counts[static_cast<size_t>(tokens[r])];
+      ++out.tally.counts[static_cast<size_t>(call.tokens[r])];
     }
   }
   return out;

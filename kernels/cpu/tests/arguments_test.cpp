@@ -87,11 +87,12 @@ TEST_CASE("invalid calls are refused, named, and write nothing") {
       const sc_status status = c.run(*s, b);
       CAPTURE(c.error);
       REQUIRE(status == bad.expected);
+      REQUIRE(c.status.fault == call_fault::subject_status);  // no guard row touched either
       for (const char* part : bad.message_has) REQUIRE(c.error.find(part) != std::string::npos);
       REQUIRE(c.error.find(s->name) != std::string::npos);
-      for (size_t r = 0; r < c.token.size(); ++r) {
-        REQUIRE(c.token[r] == kTokenSentinel);
-        REQUIRE(c.valid[r] == kValidSentinel);
+      for (size_t r = 0; r < c.tokens.size(); ++r) {
+        REQUIRE(c.tokens[r] == kUnwrittenToken);
+        REQUIRE(c.valid[r] == kUnwrittenValid);
       }
     }
   }
@@ -102,9 +103,9 @@ TEST_CASE("the untouched two-row call is accepted, so each refusal above is the 
     CAPTURE(s->name);
     call c = two_rows(*s);
     c.sample(*s);
-    for (size_t r = 0; r < c.token.size(); ++r) {
+    for (size_t r = 0; r < c.tokens.size(); ++r) {
       REQUIRE(c.valid[r] == 1);
-      REQUIRE((c.token[r] >= 0 && c.token[r] < 3));
+      REQUIRE((c.tokens[r] >= 0 && c.tokens[r] < 3));
     }
   }
 }

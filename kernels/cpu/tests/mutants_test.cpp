@@ -44,39 +44,39 @@ TEST_CASE("S01: the unguarded crossing search returns index V") {
   REQUIRE(histogram(run.host).back() == 0);
   const int64_t escaped = histogram(run.mutant).back();
   REQUIRE(escaped >= 5);
-  for (size_t r = 0; r < run.mutant.token.size(); ++r)
-    if (run.mutant.token[r] >= 3000) REQUIRE(run.mutant.token[r] == 3000);
+  for (size_t r = 0; r < run.mutant.tokens.size(); ++r)
+    if (run.mutant.tokens[r] >= 3000) REQUIRE(run.mutant.tokens[r] == 3000);
 }
 
 TEST_CASE("S02: the offset is frozen, so a later call repeats the first") {
   call first = draws_of(kFlat64, 256), later = draws_of(kFlat64, 256);
   later.offset.assign(256, 320);
   pair_run a(first, "cpu.dual_pivot", "S02"), b(later, "cpu.dual_pivot", "S02");
-  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) == 256);
-  REQUIRE(equal_rows(a.host.token, b.host.token) < 20);  // 1/64 each: about 4 expected
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) == 256);
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) < 20);  // 1/64 each: about 4 expected
 }
 
 TEST_CASE("X01: a hidden generator state makes the same call draw differently") {
   const call c = draws_of(kFlat64, 256);
   pair_run a(c, "cpu.multinomial", "X01"), b(c, "cpu.multinomial", "X01");
-  REQUIRE(equal_rows(a.host.token, b.host.token) == 256);
-  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) < 20);  // 1/64 each: about 4 expected
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) == 256);
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) < 20);  // 1/64 each: about 4 expected
 }
 
 TEST_CASE("S03: every request draws with element 0's seed") {
   pair_run run(draws_of(kFlat64, 256), "cpu.dual_pivot", "S03");
-  REQUIRE(distinct(run.mutant.token) == 1);
-  REQUIRE(distinct(run.host.token) > 40);  // 256 draws over 64 tokens cover nearly all
+  REQUIRE(distinct(run.mutant.tokens) == 1);
+  REQUIRE(distinct(run.host.tokens) > 40);  // 256 draws over 64 tokens cover nearly all
 }
 
 TEST_CASE("S04: reordering the batch changes a request's token") {
   call forward = draws_of(kFlat64, 256), reversed = draws_of(kFlat64, 256);
   std::reverse(reversed.seed.begin(), reversed.seed.end());
   pair_run a(forward, "cpu.multinomial", "S04"), b(reversed, "cpu.multinomial", "S04");
-  std::reverse(b.host.token.begin(), b.host.token.end());
-  std::reverse(b.mutant.token.begin(), b.mutant.token.end());
-  REQUIRE(equal_rows(a.host.token, b.host.token) == 256);
-  REQUIRE(equal_rows(a.mutant.token, b.mutant.token) < 20);
+  std::reverse(b.host.tokens.begin(), b.host.tokens.end());
+  std::reverse(b.mutant.tokens.begin(), b.mutant.tokens.end());
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) == 256);
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) < 20);
 }
 
 TEST_CASE("S05: u = 1 lets a near-zero-probability token win") {
@@ -114,7 +114,7 @@ TEST_CASE("S08: NaN and all-zero rows return token 0 marked valid") {
     pair_run run(rows_of({bad}), "cpu.multinomial", "S08");
     REQUIRE(run.host.valid[0] == 0);
     REQUIRE(run.mutant.valid[0] == 1);
-    REQUIRE(run.mutant.token[0] == 0);
+    REQUIRE(run.mutant.tokens[0] == 0);
   }
 }
 
@@ -128,8 +128,8 @@ TEST_CASE("S09: parameters are read by output row") {
     c.top_k = {1, 0};
     c.row_index = {1, 0};
     pair_run run(c, "cpu.dual_pivot", "S09");
-    host_first.push_back(run.host.token[0]);
-    mutant_first.push_back(run.mutant.token[0]);
+    host_first.push_back(run.host.tokens[0]);
+    mutant_first.push_back(run.mutant.tokens[0]);
   }
   REQUIRE(distinct(host_first) == 4);
   REQUIRE(distinct(mutant_first) == 1);
@@ -138,15 +138,15 @@ TEST_CASE("S09: parameters are read by output row") {
 
 TEST_CASE("S10: outputs sharing an input row share one draw") {
   pair_run run(draws_of(kFlat64, 256), "cpu.multinomial", "S10");
-  REQUIRE(distinct(run.mutant.token) == 1);
-  REQUIRE(distinct(run.host.token) > 40);
+  REQUIRE(distinct(run.mutant.tokens) == 1);
+  REQUIRE(distinct(run.host.tokens) > 40);
 }
 
 TEST_CASE("S11: renormalisation zeroes tokens below 1e-8") {
   // A row whose only mass is one 5e-9 token: the host samples it, the mutant has nothing left.
   pair_run run(rows_of({{0.0f, 5e-9f, 0.0f}}), "cpu.sort_filter", "S11");
   REQUIRE(run.host.valid[0] == 1);
-  REQUIRE(run.host.token[0] == 1);
+  REQUIRE(run.host.tokens[0] == 1);
   REQUIRE(run.mutant.valid[0] == 0);
 }
 
@@ -163,9 +163,9 @@ TEST_CASE("S12: declares top_k_first but applies top-p jointly") {
 TEST_CASE("S13: subnormals of the storage type are flushed to zero") {
   SECTION("f16: half the mass on 16384 tokens of 2^-15, a binary16 subnormal") {
     call c = draws_of(std::vector<float>(16385, 0.0f), 4000);
-    c.dtype = SC_DTYPE_F16;
-    c.input16.assign(16385, 0x0200);  // 2^-15: exponent 0, mantissa 512 * 2^-24
-    c.input16[0] = 0x3800;            // 0.5
+    c.input_dtype = SC_DTYPE_F16;
+    c.input.assign(16385, 0x1p-15f);  // f16 0x0200: exponent 0, mantissa 512 * 2^-24
+    c.input[0] = 0.5f;
     pair_run run(c, "cpu.dual_pivot", "S13");
     const auto host = histogram(run.host), mutant = histogram(run.mutant);
     REQUIRE(host[0] < 2400);  // share 1/2 of 4000
@@ -186,8 +186,8 @@ TEST_CASE("S14: the 32-bit subsequence wraps, so rows 32 apart share a stream at
   pair_run run(c, "cpu.dual_pivot", "S14");
   int host_repeats = 0, mutant_repeats = 0;
   for (size_t r = 0; r < 32; ++r) {
-    host_repeats += run.host.token[r] == run.host.token[r + 32];
-    mutant_repeats += run.mutant.token[r] == run.mutant.token[r + 32];
+    host_repeats += run.host.tokens[r] == run.host.tokens[r + 32];
+    mutant_repeats += run.mutant.tokens[r] == run.mutant.tokens[r + 32];
   }
   REQUIRE(mutant_repeats == 32);
   REQUIRE(host_repeats <= 1);  // 32 pairs at 1/32768 each

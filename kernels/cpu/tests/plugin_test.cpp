@@ -1,8 +1,9 @@
 // The plugins as a loader sees them: dlopen, the one exported symbol, the version
 // and descriptor checks of registry::load_plugin, the array strides of each ABI
-// minor, and calls through the records the loader hands out. The samplers and
-// matmuls called here are the plugins' own copies (hidden symbols): the in-tree
-// ones this executable links through the registry are only compared against.
+// minor, and calls through the records the loader hands out (and the harness's host
+// call). The samplers and matmuls called here are the plugins' own copies (hidden
+// symbols): the in-tree ones this executable links through the registry are only
+// compared against.
 #include <dlfcn.h>
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
 #include "reference/numeric.h"
+#include "suites/harness/host_call.h"
 
 namespace registry = samplecheck::registry;
 using Catch::Matchers::Contains;
@@ -146,29 +148,21 @@ TEST_CASE("the example plugin loads, states ABI major 1 and samples through its 
     CAPTURE(s.name);
     REQUIRE(s.abi_version.major == SC_ABI_VERSION_MAJOR);
     REQUIRE(s.memory_space == SC_MEMORY_HOST);
-    std::vector<int32_t> row_index(1000, 0), tokens(1000, -7);
-    std::vector<uint64_t> seeds(1000), offsets(1000, 0);
-    std::vector<uint8_t> valid(1000, 0xAA);
-    for (size_t r = 0; r < seeds.size(); ++r) seeds[r] = 40 + r;
-    sc_sample_batch b{};
-    b.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    b.input = row.data();
-    b.input_dtype = SC_DTYPE_F32;
-    b.num_input_rows = 1;
-    b.vocab_size = 4;
-    b.num_output_rows = 1000;
-    b.row_index = row_index.data();
-    b.seed = seeds.data();
-    b.offset = offsets.data();
-    b.out_token = tokens.data();
-    b.out_valid = valid.data();
-    char error[256] = "";
-    REQUIRE(s.sample(s.context, &b, error, sizeof error) == SC_OK);
+    samplecheck::harness::sample_call c;
+    c.vocab_size = 4;
+    c.num_input_rows = 1;
+    c.input = row;
+    c.row_index.assign(1000, 0);
+    c.offset.assign(1000, 0);
+    for (uint64_t r = 0; r < 1000; ++r) c.seed.push_back(40 + r);
+    const samplecheck::harness::call_status st = samplecheck::harness::run_host_call(s, c);
+    INFO(st.describe());
+    REQUIRE(st.ok());
     int ones = 0;
-    for (size_t r = 0; r < tokens.size(); ++r) {
-      REQUIRE(valid[r] == 1);
-      REQUIRE((tokens[r] == 1 || tokens[r] == 3));
-      ones += tokens[r] == 1;
+    for (size_t r = 0; r < c.tokens.size(); ++r) {
+      REQUIRE(c.valid[r] == 1);
+      REQUIRE((c.tokens[r] == 1 || c.tokens[r] == 3));
+      ones += c.tokens[r] == 1;
     }
     // Share 1/2 of 1000 draws: sd 16; 400..600 is more than six sd either way.
     REQUIRE(ones > 400);

@@ -2,12 +2,10 @@
 // worked examples of seed 002, ties, greedy, dtypes and degenerate rows. Every input
 // and seed is fixed, so each test is deterministic; frequency comparisons are smoke
 // tests with the tolerance stated where they are made (the battery owns statistics).
-#include <cstring>
 #include <set>
 
 #include "kernels/cpu/tests/batch_harness.h"
 #include "kernels/mutant_catalog.h"
-#include "reference/numeric.h"
 
 using namespace samplecheck;
 using namespace samplecheck::cpu_test;
@@ -71,10 +69,10 @@ TEST_CASE("same seed and offset replay the same tokens; another offset draws afr
     again.sample(*s);
     later.offset.assign(256, s->philox_outputs_per_call);
     later.sample(*s);
-    REQUIRE(first.token == again.token);
+    REQUIRE(first.tokens == again.tokens);
     // Independent draws from 64 equal tokens agree with probability 1/64: about 4 of 256.
     int same = 0;
-    for (size_t r = 0; r < 256; ++r) same += first.token[r] == later.token[r];
+    for (size_t r = 0; r < 256; ++r) same += first.tokens[r] == later.tokens[r];
     REQUIRE(same < 20);
   }
 }
@@ -172,9 +170,9 @@ TEST_CASE("large rows: dual pivot with top_k 50 and top_p .9 stays inside the 50
     c.top_k = {50};
     c.top_p = {0.9f};
     c.sample(sampler_named(name));
-    for (size_t r = 0; r < c.token.size(); ++r) {
+    for (size_t r = 0; r < c.tokens.size(); ++r) {
       REQUIRE(c.valid[r] == 1);
-      REQUIRE(top50.count(c.token[r]) == 1);
+      REQUIRE(top50.count(c.tokens[r]) == 1);
     }
   }
 }
@@ -196,7 +194,7 @@ TEST_CASE("the two Gumbel spellings pick the same token on shared randomness") {
   by_probs.sample(sampler_named("cpu.gumbel_probs"));
   by_logits.sample(sampler_named("cpu.gumbel_logits"));
   int agree = 0;
-  for (size_t r = 0; r < 1024; ++r) agree += by_probs.token[r] == by_logits.token[r];
+  for (size_t r = 0; r < 1024; ++r) agree += by_probs.tokens[r] == by_logits.tokens[r];
   REQUIRE(agree >= 1023);
 }
 
@@ -204,14 +202,14 @@ TEST_CASE("gumbel_logits at temperature 0 is greedy with the lowest index on tie
   call c = draws_of({1.0f, 3.0f, -INFINITY, 3.0f, 2.0f}, 64);
   c.temperature = {0.0f};
   c.sample(sampler_named("cpu.gumbel_logits"));
-  for (const int32_t t : c.token) REQUIRE(t == 1);
+  for (const int32_t t : c.tokens) REQUIRE(t == 1);
 }
 
 TEST_CASE("gumbel_logits at a temperature so small that z / T overflows still picks the argmax") {
   call c = draws_of({1.0f, 2.0f, -3.0f}, 64);
   c.temperature = {1e-39f};  // 2 / 1e-39 is +Inf in float
   c.sample(sampler_named("cpu.gumbel_logits"));
-  for (const int32_t t : c.token) REQUIRE(t == 1);
+  for (const int32_t t : c.tokens) REQUIRE(t == 1);
 }
 
 TEST_CASE("gumbel_logits samples softmax(z / T)") {
@@ -228,26 +226,15 @@ TEST_CASE("bf16 and f16 rows draw exactly what their decoded f32 row draws") {
     CAPTURE(s->name);
     for (const int32_t dtype : {SC_DTYPE_BF16, SC_DTYPE_F16}) {
       CAPTURE(dtype);
-      call narrow = prepared(*s, row, 512);
-      narrow.dtype = dtype;
-      for (const float v : narrow.input) {
-        if (dtype == SC_DTYPE_BF16) {
-          narrow.input16.push_back(float_to_bf16(v));
-        } else {
-          const _Float16 h = static_cast<_Float16>(v);
-          uint16_t bits;
-          std::memcpy(&bits, &h, sizeof bits);
-          narrow.input16.push_back(bits);
-        }
-      }
-      call wide = narrow;
-      wide.dtype = SC_DTYPE_F32;
-      for (size_t i = 0; i < wide.input.size(); ++i)
-        wide.input[i] = load_element(narrow.input16.data(), static_cast<storage_type>(dtype), i);
-      REQUIRE(wide.input != narrow.input);  // the narrow types really rounded something
+      call wide = prepared(*s, row, 512);
+      const std::vector<float> unrounded = wide.input;
+      wide.input = harness::round_to_dtype(wide.input, dtype);
+      REQUIRE(wide.input != unrounded);  // the narrow types really rounded something
+      call narrow = wide;                // the same values, handed over as dtype bits
+      narrow.input_dtype = dtype;
       narrow.sample(*s);
       wide.sample(*s);
-      REQUIRE(narrow.token == wide.token);
+      REQUIRE(narrow.tokens == wide.tokens);
     }
   }
 }
@@ -269,8 +256,8 @@ TEST_CASE("degenerate rows come back invalid and leave their neighbours alone") 
       REQUIRE(mixed.valid[1] == 0);
       REQUIRE(mixed.valid[0] == 1);
       REQUIRE(mixed.valid[2] == 1);
-      REQUIRE(mixed.token[0] == alone.token[0]);
-      REQUIRE(mixed.token[2] == alone.token[1]);
+      REQUIRE(mixed.tokens[0] == alone.tokens[0]);
+      REQUIRE(mixed.tokens[2] == alone.tokens[1]);
     }
   }
 }
@@ -291,8 +278,8 @@ TEST_CASE("filter parameters follow the input row through the row-index map") {
     c.sample(sampler_named(name));
     std::vector<int64_t> from_row1(4, 0);
     for (int r = 0; r < 4000; ++r) {
-      if (r % 2 == 0) REQUIRE(c.token[r] == 3);
-      else ++from_row1[c.token[r]];
+      if (r % 2 == 0) REQUIRE(c.tokens[r] == 3);
+      else ++from_row1[c.tokens[r]];
     }
     for (int t = 0; t < 3; ++t) REQUIRE(from_row1[t] > 0);
   }

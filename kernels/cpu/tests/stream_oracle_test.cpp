@@ -58,7 +58,7 @@ TEST_CASE("gumbel_probs picks what the plain loop picks") {
   c.sample(sampler_named("cpu.gumbel_probs"));
   for (size_t r = 0; r < all.size(); ++r) {
     CAPTURE(r);
-    REQUIRE(c.token[r] == plain_probs(all[r], 1000 + r));
+    REQUIRE(c.tokens[r] == plain_probs(all[r], 1000 + r));
   }
 }
 
@@ -73,7 +73,7 @@ TEST_CASE("gumbel_logits picks what the plain loop picks, at several temperature
     c.sample(sampler_named("cpu.gumbel_logits"));
     for (size_t r = 0; r < logits.size(); ++r) {
       CAPTURE(r);
-      REQUIRE(c.token[r] == plain_logits(logits[r], temperature, 5000 + r));
+      REQUIRE(c.tokens[r] == plain_logits(logits[r], temperature, 5000 + r));
     }
   }
 }
@@ -98,6 +98,6 @@ TEST_CASE("multinomial draws u from outputs offset and offset + 1 of its own str
     for (size_t t = 0; t < row.size() && expected < 0; ++t)
       if ((cumulative += row[t]) > u) expected = static_cast<int32_t>(t);
     CAPTURE(r, u);
-    REQUIRE(c.token[r] == expected);
+    REQUIRE(c.tokens[r] == expected);
   }
 }

@@ -20,14 +20,30 @@ struct replay_verdict {
   bool fresh_after_advance;    // advancing the offset tensor changes the draws
 };
 
+// The outputs of the call last run on `d`, judged like any other call.
+std::vector<int32_t> judged_tokens(const sc::harness::device_call& d, sample_call& call) {
+  const sc::harness::call_status st = d.finish(SC_OK, "", call);
+  INFO(st.describe());
+  REQUIRE(st.ok());
+  return call.tokens;
+}
+
+// A direct call on `d`'s buffers, required to succeed.
+std::vector<int32_t> direct_tokens(const sc_sampler& s, sc::harness::device_call& d,
+                                   sample_call& call) {
+  const sc::harness::call_status st = sc::harness::run_device_call(s, d, call);
+  INFO(st.describe());
+  REQUIRE(st.ok());
+  return call.tokens;
+}
+
 // Captures one call, then replays it with offsets advanced by the declared
 // philox_outputs_per_call, the way a decode loop does between steps.
 replay_verdict check_graph_replay(const sc_sampler& s) {
   const int64_t outputs = 64;
-  const host_batch h = one_row(s, 32768, outputs);
-  device_batch d(h);
-  const call_result warm = d.run(s);  // sizes the subject's scratch outside capture
-  REQUIRE(warm.status == SC_OK);
+  sample_call h = one_row(s, 32768, outputs);
+  sc::harness::device_call d(h);
+  const auto warm = direct_tokens(s, d, h);  // sizes the subject's scratch outside capture
 
   cudaStream_t stream;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
@@ -42,16 +58,17 @@ replay_verdict check_graph_replay(const sc_sampler& s) {
   cudaGraphExec_t exec;
   check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
 
+  d.reset_outputs();  // sentinels again, so a replay that writes nothing cannot pass
   check_cuda(cudaGraphLaunch(exec, stream), "replay");
   check_cuda(cudaStreamSynchronize(stream), "sync");
-  const auto step0 = d.tokens();
-  std::vector<uint64_t> advanced(h.offset);
-  for (auto& o : advanced) o += s.philox_outputs_per_call;
-  d.set_streams(h.seed, advanced);
+  const auto step0 = judged_tokens(d, h);
+  for (auto& o : h.offset) o += s.philox_outputs_per_call;
+  d.set_streams(h.seed, h.offset);  // in place: the graph holds these addresses
+  d.reset_outputs();
   check_cuda(cudaGraphLaunch(exec, stream), "replay");
   check_cuda(cudaStreamSynchronize(stream), "sync");
-  const auto step1 = d.tokens();
-  const auto direct1 = d.run(s).token;
+  const auto step1 = judged_tokens(d, h);
+  const auto direct1 = direct_tokens(s, d, h);
 
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
@@ -60,7 +77,7 @@ replay_verdict check_graph_replay(const sc_sampler& s) {
   for (int64_t r = 0; r < outputs; ++r) same += step0[r] == step1[r];
   // Fresh draws from this 32768-token row agree with probability < 1/16000 each:
   // 4 or more agreements among 64 have probability < 1e-12.
-  return {step0 == warm.token && step1 == direct1, same < 4};
+  return {step0 == warm && step1 == direct1, same < 4};
 }
 
 }  // namespace
@@ -102,39 +119,34 @@ TEST_CASE("Gumbel subjects pick the CPU twin's token on the same stream", "[gumb
     INFO(name);
     const sc_sampler& gpu = subject(std::string("cuda.") + name);
     const sc_sampler& cpu = cpu_subject(std::string("cpu.") + name);
-    host_batch h;
-    h.vocab_size = v;
+    sample_call h;
     std::vector<float> p(v);
     double total = 0;
     for (int64_t i = 0; i < v; ++i) total += p[i] = static_cast<float>(1.0 / std::pow(1.0 + (i * 40503) % v, 1.1));
     for (auto& x : p) x = static_cast<float>(x / total);
-    h.input = gpu.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
+    add_row(h, gpu.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p);
     h.row_index.assign(rows, 0);
     distinct_streams(h, rows);
     for (int64_t r = 0; r < rows; ++r) h.offset[r] = 4 * r + (r % 3);  // unaligned offsets too
-    const call_result on_gpu = device_batch(h).run(gpu);
-    REQUIRE(on_gpu.status == SC_OK);
+    const call_result on_gpu = run(gpu, h);
+    INFO(on_gpu.status.describe());
+    REQUIRE(on_gpu.status.ok());
 
-    std::vector<int32_t> token(rows);
-    std::vector<uint8_t> valid(rows);
-    sc_sample_batch b{};
-    b.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    b.input = h.input.data(), b.input_dtype = SC_DTYPE_F32;
-    b.num_input_rows = 1, b.vocab_size = v, b.num_output_rows = rows;
-    b.row_index = h.row_index.data(), b.seed = h.seed.data(), b.offset = h.offset.data();
-    b.out_token = token.data(), b.out_valid = valid.data();
-    char message[256] = "";
-    REQUIRE(cpu.sample(cpu.context, &b, message, sizeof message) == SC_OK);
+    call_result on_cpu = run(cpu, h);
+    INFO(on_cpu.status.describe());
+    REQUIRE(on_cpu.status.ok());
     int64_t same = 0;
-    for (int64_t r = 0; r < rows; ++r) same += token[r] == on_gpu.token[r] && valid[r] == on_gpu.valid[r];
+    for (int64_t r = 0; r < rows; ++r)
+      same += on_cpu.token[r] == on_gpu.token[r] && on_cpu.valid[r] == on_gpu.valid[r];
     WARN(name << ": " << same << " of " << rows << " rows identical");
     CHECK(same >= rows - 1);
     // The comparison can fail: the twin one stream output later draws independent
     // tokens, which agree with probability sum p_i^2 (about 3% on this row).
     for (auto& o : h.offset) ++o;
-    REQUIRE(cpu.sample(cpu.context, &b, message, sizeof message) == SC_OK);
+    on_cpu = run(cpu, h);
+    REQUIRE(on_cpu.status.ok());
     int64_t shifted = 0;
-    for (int64_t r = 0; r < rows; ++r) shifted += token[r] == on_gpu.token[r];
+    for (int64_t r = 0; r < rows; ++r) shifted += on_cpu.token[r] == on_gpu.token[r];
     CHECK(shifted < rows / 2);
   }
 }

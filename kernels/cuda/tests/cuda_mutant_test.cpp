@@ -19,30 +19,30 @@ size_t distinct(const std::vector<int32_t>& tokens) { return std::set<int32_t>(t
 TEST_CASE("S01: an unguarded crossing search returns the impossible id V", "[mutant]") {
   for (const char* host : {"cuda.multinomial", "cuda.dual_pivot"}) {
     INFO(host);
-    const host_batch h = one_row(subject(host), 4096, 8192);
+    const sample_call h = one_row(subject(host), 4096, 8192);
     const auto count_escapes = [&](const call_result& got) {
       return std::count(got.token.begin(), got.token.end(), static_cast<int32_t>(h.vocab_size));
     };
     // The mutant escapes on about 1 draw in 1025: 8192 draws see none with
     // probability e^-8 = 3e-4.
-    CHECK(count_escapes(device_batch(h).run(subject(std::string(host) + ":S01"))) > 0);
-    CHECK(count_escapes(device_batch(h).run(subject(host))) == 0);
+    CHECK(count_escapes(run(subject(std::string(host) + ":S01"), h)) > 0);
+    CHECK(count_escapes(run(subject(host), h)) == 0);
   }
 }
 
 TEST_CASE("S03: every request reads seed and offset element 0", "[mutant]") {
-  const host_batch h = one_row(subject("cuda.dual_pivot"), 4096, 64);
-  CHECK(distinct(device_batch(h).run(subject("cuda.dual_pivot:S03")).token) == 1);
-  CHECK(distinct(device_batch(h).run(subject("cuda.dual_pivot")).token) > 32);
+  const sample_call h = one_row(subject("cuda.dual_pivot"), 4096, 64);
+  CHECK(distinct(run(subject("cuda.dual_pivot:S03"), h).token) == 1);
+  CHECK(distinct(run(subject("cuda.dual_pivot"), h).token) > 32);
 }
 
 TEST_CASE("S04: reordering the batch changes a request's token", "[mutant]") {
   for (const char* name : {"cuda.dual_pivot", "cuda.dual_pivot:S04"}) {
     INFO(name);
-    host_batch h = one_row(subject(name), 4096, 64);
-    const auto forward = device_batch(h).run(subject(name)).token;
+    sample_call h = one_row(subject(name), 4096, 64);
+    const auto forward = run(subject(name), h).token;
     std::reverse(h.seed.begin(), h.seed.end());
-    auto backward = device_batch(h).run(subject(name)).token;
+    auto backward = run(subject(name), h).token;
     std::reverse(backward.begin(), backward.end());
     const bool follows_request = forward == backward;
     CHECK(follows_request == (std::string(name) == "cuda.dual_pivot"));
@@ -56,30 +56,30 @@ TEST_CASE("S05: a uniform that reaches 1 hands the draw to a tail token", "[muta
   const int64_t v = 32768, outputs = 256;
   for (const char* host : {"cuda.gumbel_probs", "cuda.gumbel_logits"}) {
     INFO(host);
-    host_batch h = one_row(subject(host), v, outputs);
+    sample_call h = one_row(subject(host), v, outputs);
     std::vector<float> p(v, 1e-6f / static_cast<float>(v - 1));
     p[12345] = 1.0f - 1e-6f;
     h.input = subject(host).input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
     const auto tail = [&](const call_result& got) {
       return std::count_if(got.token.begin(), got.token.end(), [](int32_t t) { return t != 12345; });
     };
-    CHECK(tail(device_batch(h).run(subject(std::string(host) + ":S05"))) > outputs / 2);
-    CHECK(tail(device_batch(h).run(subject(host))) == 0);
+    CHECK(tail(run(subject(std::string(host) + ":S05"), h)) > outputs / 2);
+    CHECK(tail(run(subject(host), h)) == 0);
   }
 }
 
 TEST_CASE("S08: a NaN row comes back as token 0 marked valid", "[mutant]") {
-  host_batch h = one_row(subject("cuda.dual_pivot"), 256, 1);
+  sample_call h = one_row(subject("cuda.dual_pivot"), 256, 1);
   h.input[17] = NAN;
-  const call_result mutant = device_batch(h).run(subject("cuda.dual_pivot:S08"));
+  const call_result mutant = run(subject("cuda.dual_pivot:S08"), h);
   CHECK((mutant.valid[0] == 1 && mutant.token[0] == 0));
-  CHECK(device_batch(h).run(subject("cuda.dual_pivot")).valid[0] == 0);
+  CHECK(run(subject("cuda.dual_pivot"), h).valid[0] == 0);
   // The degenerate test's row of finite entries whose sum passes FLT_MAX: S08 marks
   // it valid too, so that check can fail.
   h.input[17] = h.input[200] = 2e38f;
-  const call_result overflowing = device_batch(h).run(subject("cuda.dual_pivot:S08"));
+  const call_result overflowing = run(subject("cuda.dual_pivot:S08"), h);
   CHECK((overflowing.valid[0] == 1 && overflowing.token[0] == 0));
-  CHECK(device_batch(h).run(subject("cuda.dual_pivot")).valid[0] == 0);
+  CHECK(run(subject("cuda.dual_pivot"), h).valid[0] == 0);
 }
 
 TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]") {
@@ -89,7 +89,7 @@ TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]")
   for (const char* host : {"cuda.dual_pivot", "cuda.sort_filter"}) {
     INFO(host);
     const int64_t v = 4096, outputs = 64;
-    host_batch h = one_row(subject(host), v, outputs);
+    sample_call h = one_row(subject(host), v, outputs);
     // The spread row's largest weight repeats; make token 100 the one maximum.
     auto p = spread_row(v);
     p[100] *= 3.0f;
@@ -97,28 +97,29 @@ TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]")
     for (float x : p) total += x;
     for (auto& x : p) x = static_cast<float>(x / total);
     const int32_t argmax = 100;
-    h.input = p;
-    h.input.insert(h.input.end(), p.begin(), p.end());
+    h.input.clear(), h.num_input_rows = 0;
+    add_row(h, p);
+    add_row(h, p);
     h.top_k = {1, 0};
     const auto off_argmax = [&](const call_result& got) {
       return std::count_if(got.token.begin(), got.token.end(), [&](int32_t t) { return t != argmax; });
     };
-    CHECK(off_argmax(device_batch(h).run(subject(std::string(host) + ":S09"))) > outputs / 4);
-    CHECK(off_argmax(device_batch(h).run(subject(host))) == 0);
+    CHECK(off_argmax(run(subject(std::string(host) + ":S09"), h)) > outputs / 4);
+    CHECK(off_argmax(run(subject(host), h)) == 0);
   }
 }
 
 TEST_CASE("S10: outputs sharing an input row share one draw", "[mutant]") {
-  const host_batch h = one_row(subject("cuda.dual_pivot"), 4096, 64);
-  CHECK(distinct(device_batch(h).run(subject("cuda.dual_pivot:S10")).token) == 1);
-  CHECK(distinct(device_batch(h).run(subject("cuda.dual_pivot")).token) > 32);
+  const sample_call h = one_row(subject("cuda.dual_pivot"), 4096, 64);
+  CHECK(distinct(run(subject("cuda.dual_pivot:S10"), h).token) == 1);
+  CHECK(distinct(run(subject("cuda.dual_pivot"), h).token) > 32);
 }
 
 TEST_CASE("S14: a 32-bit subsequence product repeats streams across rows", "[mutant]") {
   // One seed and offset, subsequence = row: at V = 32768 the mutant's wrapped product
   // repeats every 32 rows, so rows r and r + 32 draw the same token.
   const int64_t v = 32768, outputs = 64;
-  host_batch h = one_row(subject("cuda.dual_pivot"), v, outputs);
+  sample_call h = one_row(subject("cuda.dual_pivot"), v, outputs);
   h.seed.assign(outputs, 99);
   h.subsequence.resize(outputs);
   for (int64_t r = 0; r < outputs; ++r) h.subsequence[r] = static_cast<uint64_t>(r);
@@ -127,6 +128,6 @@ TEST_CASE("S14: a 32-bit subsequence product repeats streams across rows", "[mut
     for (int64_t r = 0; r < 32; ++r) equal += got.token[r] == got.token[r + 32];
     return equal;
   };
-  CHECK(pairs_equal(device_batch(h).run(subject("cuda.dual_pivot:S14"))) == 32);
-  CHECK(pairs_equal(device_batch(h).run(subject("cuda.dual_pivot"))) < 4);
+  CHECK(pairs_equal(run(subject("cuda.dual_pivot:S14"), h)) == 32);
+  CHECK(pairs_equal(run(subject("cuda.dual_pivot"), h)) < 4);
 }

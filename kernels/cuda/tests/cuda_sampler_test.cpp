@@ -102,25 +102,21 @@ TEST_CASE("replay: the same seed and offset give the same tokens, a new offset n
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s)) continue;
     INFO(s->name);
-    host_batch h;
-    h.vocab_size = v;
+    sample_call h;
     const auto p = spread_row(v);
-    for (int row = 0; row < 4; ++row) {
-      const auto values = s->input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
-      h.input.insert(h.input.end(), values.begin(), values.end());
-    }
+    for (int row = 0; row < 4; ++row)
+      add_row(h, s->input_kind == SC_INPUT_LOGITS ? logits_of(p) : p);
     for (int64_t r = 0; r < outputs; ++r) h.row_index.push_back(static_cast<int32_t>(r % 4));
     distinct_streams(h, outputs);
-    device_batch d(h);
-    const call_result first = d.run(*s), again = d.run(*s);
-    REQUIRE(first.status == SC_OK);
+    const call_result first = run(*s, h), again = run(*s, h);
+    INFO(first.status.describe());
+    REQUIRE(first.status.ok());
     CHECK(first.token == again.token);
     CHECK(std::count(first.valid.begin(), first.valid.end(), 1) == outputs);
-    std::vector<uint64_t> advanced(h.offset);
-    for (auto& o : advanced) o += s->philox_outputs_per_call;
-    d.set_streams(h.seed, advanced);
-    const call_result next = d.run(*s);
-    REQUIRE(next.status == SC_OK);
+    for (auto& o : h.offset) o += s->philox_outputs_per_call;
+    const call_result next = run(*s, h);
+    INFO(next.status.describe());
+    REQUIRE(next.status.ok());
     int64_t changed = 0;
     for (int64_t r = 0; r < outputs; ++r) changed += next.token[r] != first.token[r];
     // Two independent draws from a 4096-token row agree with probability < 1/2000;
@@ -138,15 +134,11 @@ TEST_CASE("support: small rows never yield a filtered or impossible token", "[su
       for (const setting& f : settings_for(*s)) {
         INFO(s->name << " dtype " << dtype << " top_k " << f.top_k << " top_p " << f.top_p << " min_p " << f.min_p
                      << " T " << f.temperature);
-        host_batch h;
-        h.vocab_size = static_cast<int64_t>(probs.size());
-        h.dtype = dtype;
+        sample_call h;
         const bool logits = s->input_kind == SC_INPUT_LOGITS;
-        h.input = logits ? logits_of(probs) : probs;
-        std::vector<float> decoded(h.input);
-        if (dtype == SC_DTYPE_BF16)
-          for (auto& x : decoded) x = sc::bf16_to_float(sc::float_to_bf16(x));
-        std::vector<float> as_probs(decoded);
+        add_row(h, logits ? logits_of(probs) : probs);
+        store_as(h, dtype);
+        std::vector<float> as_probs(h.input);  // the values the subject decodes
         if (logits) {
           double total = 0;
           for (auto& z : as_probs) total += z = std::exp(z);
@@ -164,8 +156,9 @@ TEST_CASE("support: small rows never yield a filtered or impossible token", "[su
         if (s->filters & SC_FILTER_TEMPERATURE) h.temperature = {f.temperature};
         h.row_index.assign(outputs, 0);
         distinct_streams(h, outputs);
-        const call_result got = device_batch(h).run(*s);
-        REQUIRE(got.status == SC_OK);
+        const call_result got = run(*s, h);
+        INFO(got.status.describe());
+        REQUIRE(got.status.ok());
         std::vector<int64_t> count(probs.size(), 0);
         for (int64_t r = 0; r < outputs; ++r) {
           REQUIRE(got.valid[r] == 1);
@@ -194,13 +187,13 @@ TEST_CASE("a row whose one entry near FLT_MAX carries the mass picks that entry"
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s) || s->input_kind == SC_INPUT_LOGITS) continue;
     INFO(s->name);
-    host_batch h;
-    h.vocab_size = v;
-    h.input = row;
+    sample_call h;
+    add_row(h, row);
     h.row_index.assign(outputs, 0);
     distinct_streams(h, outputs);
-    const call_result got = device_batch(h).run(*s);
-    REQUIRE(got.status == SC_OK);
+    const call_result got = run(*s, h);
+    INFO(got.status.describe());
+    REQUIRE(got.status.ok());
     int picked = 0;
     for (int64_t r = 0; r < outputs; ++r) picked += got.valid[r] == 1 && got.token[r] == heavy;
     CHECK(picked == outputs);
@@ -234,24 +227,23 @@ TEST_CASE("degenerate rows get valid = 0 and leave their neighbours alone", "[de
       rows.push_back(overflowing);
     }
     rows.push_back(clean);
-    host_batch h;
-    h.vocab_size = v;
-    for (const auto& row : rows) h.input.insert(h.input.end(), row.begin(), row.end());
+    sample_call h;
+    for (const auto& row : rows) add_row(h, row);
     distinct_streams(h, static_cast<int64_t>(rows.size()));
-    const call_result got = device_batch(h).run(*s);
-    REQUIRE(got.status == SC_OK);
+    const call_result got = run(*s, h);
+    INFO(got.status.describe());
+    REQUIRE(got.status.ok());
     for (size_t r = 0; r < rows.size(); ++r) {
       const bool healthy = rows[r] == clean;
       INFO("row " << r);
       CHECK(got.valid[r] == (healthy ? 1 : 0));
       if (!healthy) continue;
       // The same request alone in its batch picks the same token.
-      host_batch alone;
-      alone.vocab_size = v;
-      alone.input = clean;
+      sample_call alone;
+      add_row(alone, clean);
       alone.seed = {h.seed[r]};
       alone.offset = {h.offset[r]};
-      CHECK(device_batch(alone).run(*s).token[0] == got.token[r]);
+      CHECK(run(*s, alone).token[0] == got.token[r]);
     }
   }
 }
@@ -260,48 +252,51 @@ TEST_CASE("bad arguments return an error naming the row and the field", "[argume
   const int64_t v = 64;
   const auto p = spread_row(v);
   auto base = [&](const sc_sampler& s) {
-    host_batch h;
-    h.vocab_size = v;
-    for (int row = 0; row < 4; ++row) h.input.insert(h.input.end(), p.begin(), p.end());
+    sample_call h;
+    for (int row = 0; row < 4; ++row) add_row(h, p);
     distinct_streams(h, 4);
     return h;
   };
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s)) continue;
     INFO(s->name);
-    host_batch h = base(*s);
+    sample_call h = base(*s);
     h.top_k = {0, 0, -1, 0};
-    call_result got = device_batch(h).run(*s);
-    CHECK(got.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.message, Catch::Contains("input row 2") && Catch::Contains("top_k = -1"));
+    call_result got = run(*s, h);
+    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
+    CHECK_THAT(got.status.message, Catch::Contains("input row 2") && Catch::Contains("top_k = -1"));
 
     h = base(*s);
     h.top_p = {1.0f, 1.5f, 1.0f, 1.0f};
-    got = device_batch(h).run(*s);
-    CHECK(got.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.message, Catch::Contains("input row 1") && Catch::Contains("top_p = 1.5"));
+    got = run(*s, h);
+    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
+    CHECK_THAT(got.status.message,
+               Catch::Contains("input row 1") && Catch::Contains("top_p = 1.5"));
 
     h = base(*s);
     h.row_index = {0, 1, 2, 9};
-    got = device_batch(h).run(*s);
-    CHECK(got.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.message, Catch::Contains("output row 3") && Catch::Contains("row_index = 9"));
+    got = run(*s, h);
+    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
+    CHECK_THAT(got.status.message,
+               Catch::Contains("output row 3") && Catch::Contains("row_index = 9"));
 
     h = base(*s);
     h.temperature = {1.0f, 1.0f, 1.0f, -2.0f};
-    got = device_batch(h).run(*s);
-    CHECK(got.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.message, Catch::Contains("input row 3") && Catch::Contains("temperature = -2"));
+    got = run(*s, h);
+    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
+    CHECK_THAT(got.status.message,
+               Catch::Contains("input row 3") && Catch::Contains("temperature = -2"));
 
     if (!(s->filters & SC_FILTER_TOP_K)) {
       h = base(*s);
       h.top_k = {5, 0, 0, 0};
-      CHECK(device_batch(h).run(*s).status == SC_ERR_UNSUPPORTED);
+      CHECK(run(*s, h).status.status == SC_ERR_UNSUPPORTED);
     }
     h = base(*s);
     h.seed.clear();
     h.seed.resize(4);
-    sc_sample_batch b = device_batch(h).view();
+    const samplecheck::harness::device_call d(h);
+    sc_sample_batch b = d.view();
     b.seed = nullptr;
     char message[256] = "";
     CHECK(s->sample(s->context, &b, message, sizeof message) == SC_ERR_INVALID_ARGUMENT);
@@ -318,19 +313,19 @@ TEST_CASE("every subject samples a small mixed batch", "[sanitize]") {
   for (const sc_sampler* s : sc::cuda_samplers()) {
     for (const int32_t dtype : {SC_DTYPE_F32, SC_DTYPE_BF16}) {
       INFO(s->name << " dtype " << dtype);
-      host_batch h;
-      h.vocab_size = v;
-      h.dtype = dtype;
+      sample_call h;
       const auto row = s->input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
-      for (int i = 0; i < 3; ++i) h.input.insert(h.input.end(), row.begin(), row.end());
+      for (int i = 0; i < 3; ++i) add_row(h, row);
+      store_as(h, dtype);
       h.row_index = {2, 0, 0, 1, 2, 1};
       if (s->filters & SC_FILTER_TOP_K) h.top_k = {20, 0, 1};
       if (s->filters & SC_FILTER_TOP_P) h.top_p = {0.9f, 0.5f, 1.0f};
       if (s->filters & SC_FILTER_MIN_P) h.min_p = {0.0f, 0.1f, 0.0f};
       if (s->filters & SC_FILTER_TEMPERATURE) h.temperature = {0.7f, 1.0f, 0.0f};
       distinct_streams(h, outputs);
-      const call_result got = device_batch(h).run(*s);
-      REQUIRE(got.status == SC_OK);
+      const call_result got = run(*s, h);
+      INFO(got.status.describe());
+      REQUIRE(got.status.ok());
       for (int64_t r = 0; r < outputs; ++r) CHECK(got.valid[r] == 1);
     }
   }

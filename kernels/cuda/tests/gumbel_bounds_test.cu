@@ -17,6 +17,7 @@
 #include "kernels/cuda/gumbel_bounds.cuh"
 #include "reference/philox.h"
 #include "reference/uniform.h"
+#include "suites/harness/device_buffer.h"
 
 namespace {
 
@@ -80,15 +81,11 @@ __global__ void count_violations(unsigned long long seed, violation_counts* out)
 
 template <bounds B>
 violation_counts run() {
-  violation_counts* d = nullptr;
-  REQUIRE(cudaMalloc(&d, sizeof(violation_counts)) == cudaSuccess);
-  REQUIRE(cudaMemset(d, 0, sizeof(violation_counts)) == cudaSuccess);
-  count_violations<B><<<kBlocks, kThreads>>>(2026, d);
+  samplecheck::harness::device_buffer<violation_counts> d(
+      std::vector<violation_counts>(1));  // zeroed
+  count_violations<B><<<kBlocks, kThreads>>>(2026, d.get());
   REQUIRE(cudaGetLastError() == cudaSuccess);
-  violation_counts h{};
-  REQUIRE(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess);
-  cudaFree(d);
-  return h;
+  return d.read().at(0);
 }
 
 }  // namespace

@@ -1,16 +1,22 @@
-// The harness itself: a crashing, hanging or lazy subject becomes a failed check (the
-// run goes on), checks that do not apply say n/a with a reason, failures leave a
-// reproduction file, and plugins that cannot be used are refused with a message.
+// The harness itself: a crashing, hanging, exiting or lazy subject becomes a failed
+// check (the run goes on), as does one that writes past its outputs or writes flags and
+// tokens it may not; a check ends with its process even if a helper holds the pipe;
+// checks that do not apply say n/a with a reason, failures leave a reproduction file,
+// and plugins that cannot be used are refused with a message.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "kernels/cpu/cpu_samplers.h"
 #include "suites/battery/catalog.h"
 #include "suites/battery/distribution_tests.h"
 #include "suites/battery/runner.h"
@@ -38,6 +44,101 @@ sc_status token_zero_sample(void*, const sc_sample_batch* b, char*, size_t) {
   return SC_OK;
 }
 
+// Plausible outputs (token r % V, valid) plus one breach each.
+void write_rows(const sc_sample_batch* b) {
+  for (int64_t r = 0; r < b->num_output_rows; ++r) {
+    b->out_token[r] = static_cast<int32_t>(r % b->vocab_size);
+    b->out_valid[r] = 1;
+  }
+}
+sc_status past_token_end_sample(void*, const sc_sample_batch* b, char*, size_t) {
+  write_rows(b);
+  b->out_token[b->num_output_rows] = 0;
+  return SC_OK;
+}
+sc_status past_valid_end_sample(void*, const sc_sample_batch* b, char*, size_t) {
+  write_rows(b);
+  b->out_valid[b->num_output_rows] = 1;
+  return SC_OK;
+}
+sc_status valid_two_sample(void*, const sc_sample_batch* b, char*, size_t) {
+  write_rows(b);
+  b->out_valid[0] = 2;
+  return SC_OK;
+}
+sc_status token_v_sample(void*, const sc_sample_batch* b, char*, size_t) {
+  write_rows(b);
+  b->out_token[0] = static_cast<int32_t>(b->vocab_size);
+  return SC_OK;
+}
+sc_status exit_sample(void*, const sc_sample_batch*, char*, size_t) { std::exit(0); }
+
+// Where a fake that starts a helper process writes the helper's pid; set by a test
+// before the run, inherited by the check's child.
+std::string g_helper_pid_file;
+
+// Starts a helper that sleeps an hour holding every descriptor the subject's process
+// has (the result pipe among them), once per process, and says its pid.
+void start_helper_once() {
+  static bool started = false;
+  if (started) return;
+  started = true;
+  const pid_t helper = ::fork();
+  if (helper == 0) {
+    ::sleep(3600);
+    ::_exit(0);
+  }
+  std::ofstream(g_helper_pid_file) << helper;
+}
+
+// cpu.multinomial, but leaving a helper behind: a correct subject with a bad habit.
+sc_status helper_then_correct_sample(void*, const sc_sample_batch* b, char* error, size_t size) {
+  start_helper_once();
+  static const sc_sampler* real = [] {
+    for (const sc_sampler* s : samplecheck::cpu_samplers())
+      if (std::string(s->name) == "cpu.multinomial") return s;
+    return static_cast<const sc_sampler*>(nullptr);
+  }();
+  return real->sample(real->context, b, error, size);
+}
+sc_status helper_then_hang_sample(void*, const sc_sample_batch*, char*, size_t) {
+  start_helper_once();
+  ::sleep(3600);
+  return SC_OK;
+}
+
+// Dead: no such process, or a zombie waiting for whoever adopted it to reap it.
+bool process_dead(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// The helper's pid once its file is written, then whether it dies within `wait_s`.
+bool helper_died(double wait_s) {
+  pid_t pid = 0;
+  std::ifstream(g_helper_pid_file) >> pid;
+  REQUIRE(pid > 0);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (!process_dead(pid)) {
+    if (std::chrono::steady_clock::now() > until) {
+      ::kill(pid, SIGKILL);  // leave nothing behind for ctest to wait on
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string fresh_pid_file(const char* tag) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("samplecheck_helper_" + std::string(tag) + "_" + std::to_string(::getpid()));
+  std::filesystem::remove(path);
+  return path.string();
+}
+
 sc_sampler fake(const char* name, sc_status (*fn)(void*, const sc_sample_batch*, char*, size_t)) {
   sc_sampler s{};
   s.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
@@ -51,6 +152,8 @@ sc_sampler fake(const char* name, sc_status (*fn)(void*, const sc_sample_batch*,
   s.sample = fn;
   return s;
 }
+
+subject as_subject(const sc_sampler& s) { return {&s, nullptr, nullptr}; }
 
 const check_report& find(const battery_report& r, const std::string& check) {
   for (const auto& c : r.checks)
@@ -70,7 +173,7 @@ run_options quick(std::vector<std::string> checks) {
 
 TEST_CASE("a crashing subject fails its checks and the run goes on", "[battery][harness]") {
   const sc_sampler s = fake("test.crash", crash_sample);
-  const auto report = run_battery({&s, nullptr}, quick({"replay", "batch_reorder"}), {});
+  const auto report = run_battery(as_subject(s), quick({"replay", "batch_reorder"}), {});
   REQUIRE(report.checks.size() == 2);
   for (const auto& c : report.checks) {
     CHECK(c.result == verdict::fail);
@@ -83,16 +186,17 @@ TEST_CASE("a hanging subject is killed at the per-check timeout", "[battery][har
   const sc_sampler s = fake("test.hang", hang_sample);
   run_options o = quick({"replay"});
   o.timeout_s = 2;
-  const auto report = run_battery({&s, nullptr}, o, {});
+  const auto report = run_battery(as_subject(s), o, {});
   const auto& c = find(report, "replay");
-  CHECK(c.result == verdict::fail);
+  CHECK(c.result == verdict::timeout);
+  CHECK(c.failed());
   CHECK_THAT(c.detail, Catch::Contains("timed out after 2 s"));
   CHECK(c.seconds < 10);
 }
 
 TEST_CASE("an output row left unwritten is a failure, not a draw", "[battery][harness]") {
   const sc_sampler s = fake("test.lazy", lazy_sample);
-  const auto report = run_battery({&s, nullptr}, quick({"support"}), {});
+  const auto report = run_battery(as_subject(s), quick({"support"}), {});
   const auto& c = find(report, "support");
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail, Catch::Contains("never wrote out_valid"));
@@ -103,18 +207,23 @@ TEST_CASE("an OUT token fails support at once and leaves a reproduction file", "
   const auto dir = std::filesystem::temp_directory_path() / ("samplecheck_repro_" + std::to_string(::getpid()));
   run_options o = quick({"support"});
   o.repro_dir = dir.string();
-  const auto report = run_battery({&s, nullptr}, o, {});
+  const auto report = run_battery(as_subject(s), o, {});
   const auto& c = find(report, "support");
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail, Catch::Contains("token 0") && Catch::Contains("OUT") && Catch::Contains("seed"));
   REQUIRE_FALSE(c.repro_path.empty());
   std::ifstream f(c.repro_path);
   const auto repro = nlohmann::json::parse(f);
+  CHECK(repro.at("format") == "samplecheck-repro");
   CHECK(repro.at("subject") == "test.token_zero");
   CHECK(repro.at("check") == "support");
-  CHECK(repro.contains("row"));
-  CHECK(repro.contains("params"));
-  CHECK(repro.at("run_seed") == kDefaultSeed);
+  CHECK(repro.at("dtype") == "f32");
+  CHECK(repro.at("evidence").contains("row"));
+  CHECK(repro.at("evidence").contains("params"));
+  // The OUT token's draw: its subsequence and offset.
+  CHECK(repro.at("evidence").contains("subsequence"));
+  CHECK(repro.at("evidence").contains("offset"));
+  CHECK(repro.at("seed") == kDefaultSeed);
   std::filesystem::remove_all(dir);
 }
 
@@ -135,7 +244,7 @@ TEST_CASE("checks that do not apply say n/a with the reason, never pass", "[batt
 
 TEST_CASE("an unknown check name is an error row", "[battery][harness]") {
   const sc_sampler s = fake("test.token_zero", token_zero_sample);
-  const auto report = run_battery({&s, nullptr}, quick({"no_such_check"}), {});
+  const auto report = run_battery(as_subject(s), quick({"no_such_check"}), {});
   REQUIRE(report.checks.size() == 1);
   CHECK(report.checks[0].result == verdict::error);
   CHECK_FALSE(report.passed());
@@ -186,3 +295,78 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   CHECK(capped.draws == 5000);
 }
 
+
+TEST_CASE("a write past the end of an output fails the call on the guard row it hit",
+          "[battery][harness]") {
+  const sc_sampler token = fake("test.past_token_end", past_token_end_sample);
+  const auto report_t = run_battery(as_subject(token), quick({"replay"}), {});
+  const auto& t = find(report_t, "replay");
+  CHECK(t.result == verdict::fail);
+  CHECK_THAT(t.detail,
+             Catch::Contains("the subject wrote past the end of out_token: element ") &&
+                 Catch::Contains("+0 (a guard row) changed from 0x5ca1ab1e to 0x00000000"));
+  const sc_sampler valid = fake("test.past_valid_end", past_valid_end_sample);
+  const auto report_v = run_battery(as_subject(valid), quick({"replay"}), {});
+  const auto& v = find(report_v, "replay");
+  CHECK(v.result == verdict::fail);
+  CHECK_THAT(v.detail, Catch::Contains("the subject wrote past the end of out_valid: element ") &&
+                           Catch::Contains("+0 (a guard row) changed from 0xc3 to 0x01"));
+}
+
+TEST_CASE("out_valid = 2 is named as written, not as unwritten", "[battery][harness]") {
+  const sc_sampler s = fake("test.valid_two", valid_two_sample);
+  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
+  const auto& c = find(report_c, "replay");
+  CHECK(c.result == verdict::fail);
+  CHECK_THAT(c.detail,
+             Catch::Contains("out_valid[0] = 2: the subject wrote a value other than 0 or 1"));
+  CHECK_THAT(c.detail, !Catch::Contains("never wrote"));
+}
+
+TEST_CASE("a valid row's token V is reported with row, token and V", "[battery][harness]") {
+  const sc_sampler s = fake("test.token_v", token_v_sample);
+  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
+  const auto& c = find(report_c, "replay");
+  CHECK(c.result == verdict::fail);
+  const int64_t v = quick_budget().vocab_size;
+  const std::string words = "output row 0 is valid but out_token[0] = " + std::to_string(v) +
+                            " is outside [0, " + std::to_string(v) + ")";
+  CHECK_THAT(c.detail, Catch::Contains(words));
+}
+
+TEST_CASE("a subject that exits inside sample() is said to have ended the check",
+          "[battery][harness]") {
+  const sc_sampler s = fake("test.exit", exit_sample);
+  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
+  const auto& c = find(report_c, "replay");
+  CHECK(c.result == verdict::fail);
+  CHECK(c.detail ==
+        "the subject ended the check's process (exit status 0) before the check finished");
+}
+
+TEST_CASE("a check ends when its process does, though a helper still holds the pipe",
+          "[battery][harness]") {
+  g_helper_pid_file = fresh_pid_file("correct");
+  const sc_sampler s = fake("test.helper", helper_then_correct_sample);
+  run_options o = quick({"replay"});
+  o.timeout_s = 60;
+  const auto report_c = run_battery(as_subject(s), o, {});
+  const auto& c = find(report_c, "replay");
+  CHECK(c.result == verdict::pass);
+  CHECK(c.seconds < 20);  // waiting for the pipe to close would run into the 60 s timeout
+  CHECK(helper_died(5));  // the check's process group went with it
+  std::filesystem::remove(g_helper_pid_file);
+}
+
+TEST_CASE("a timeout kills the subject's helpers with the check's process", "[battery][harness]") {
+  g_helper_pid_file = fresh_pid_file("hang");
+  const sc_sampler s = fake("test.helper_hang", helper_then_hang_sample);
+  run_options o = quick({"replay"});
+  o.timeout_s = 2;
+  const auto report_c = run_battery(as_subject(s), o, {});
+  const auto& c = find(report_c, "replay");
+  CHECK(c.result == verdict::timeout);
+  CHECK_THAT(c.detail, Catch::Contains("timed out after 2 s"));
+  CHECK(helper_died(5));
+  std::filesystem::remove(g_helper_pid_file);
+}

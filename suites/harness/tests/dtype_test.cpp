@@ -1,0 +1,171 @@
+// The bf16 / fp16 encoding the harness hands subjects: every pattern round-trips,
+// rounding is to nearest even at every boundary (checked against the compiler's own
+// _Float16 conversion and against a rounding done in double), and NaN, Inf and
+// subnormals come out as the hardware would make them.
+#include "suites/harness/dtype.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "reference/numeric.h"
+
+using namespace samplecheck;
+using namespace samplecheck::harness;
+
+namespace {
+
+uint32_t bits_of(float f) { return float_to_bits(f); }
+
+uint16_t f16_by_compiler(float f) {
+  const _Float16 h = static_cast<_Float16>(f);
+  uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}
+
+// bf16 nearest to a non-NaN f, rounded in double: the two bf16 neighbours of f by
+// truncation, whichever is nearer, the even one on a tie. Magnitudes past the largest
+// bf16 by half an ulp or more become Inf.
+uint16_t bf16_in_double(float f) {
+  const uint32_t b = bits_of(f);
+  const auto down = static_cast<uint16_t>(b >> 16);
+  if ((b & 0xffffu) == 0) return down;
+  const auto up = static_cast<uint16_t>(down + 1);  // the next magnitude, Inf after the largest
+  const double x = std::fabs(static_cast<double>(f));
+  const double lo = std::fabs(static_cast<double>(bf16_to_float(down)));
+  // Past the largest finite bf16 the next step would be 2^128: from halfway there, Inf.
+  const double hi =
+      (up & 0x7fffu) == 0x7f80u ? 0x1p128 : std::fabs(static_cast<double>(bf16_to_float(up)));
+  if (x - lo < hi - x) return down;
+  if (hi - x < x - lo) return up;
+  return (down & 1u) ? up : down;
+}
+
+}  // namespace
+
+TEST_CASE("every finite f16 pattern round-trips through the encoder", "[harness][dtype]") {
+  int64_t finite = 0;
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    const auto bits = static_cast<uint16_t>(h);
+    const float x = f16_to_float(bits);
+    if (std::isnan(x)) {
+      // Any NaN is representable and stays a NaN of the same sign.
+      const auto exact = exact_bits(x, SC_DTYPE_F16);
+      REQUIRE(exact);
+      REQUIRE(std::isnan(f16_to_float(*exact)));
+      REQUIRE((*exact & 0x8000u) == (bits & 0x8000u));
+      continue;
+    }
+    finite += std::isfinite(x);
+    INFO("pattern " << h);
+    REQUIRE(float_to_f16(x) == bits);
+    REQUIRE(exact_bits(x, SC_DTYPE_F16) == bits);
+    REQUIRE(bits_of(round_to_dtype({x}, SC_DTYPE_F16).at(0)) == bits_of(x));
+  }
+  CHECK(finite == 63488);  // 2 signs x 31 exponents x 1024 mantissas
+}
+
+TEST_CASE("every bf16 pattern round-trips through the encoder", "[harness][dtype]") {
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    const auto bits = static_cast<uint16_t>(h);
+    const float x = bf16_to_float(bits);
+    INFO("pattern " << h);
+    if (std::isnan(x)) {
+      REQUIRE(std::isnan(bf16_to_float(*exact_bits(x, SC_DTYPE_BF16))));
+      continue;
+    }
+    REQUIRE(exact_bits(x, SC_DTYPE_BF16) == bits);
+    REQUIRE(bits_of(round_to_dtype({x}, SC_DTYPE_BF16).at(0)) == bits_of(x));
+  }
+}
+
+// Floats on which `encode` and `oracle` disagree: a stride of 1021 (odd, so coprime to
+// 2^32) through every pattern, NaN excepted, about 4.2 million of them.
+template <class Encode, class Oracle>
+std::vector<uint32_t> sweep_disagreements(Encode encode, Oracle oracle) {
+  std::vector<uint32_t> differ;
+  for (uint64_t i = 0; i < (uint64_t{1} << 32); i += 1021) {
+    const float x = bits_to_float(static_cast<uint32_t>(i));
+    if (!std::isnan(x) && encode(x) != oracle(x)) differ.push_back(static_cast<uint32_t>(i));
+  }
+  return differ;
+}
+
+TEST_CASE("f16 rounding agrees with the compiler's conversion on a sweep of float patterns",
+          "[harness][dtype]") {
+  CHECK(sweep_disagreements(float_to_f16, f16_by_compiler).empty());
+  // Every boundary: the halfway points between neighbouring f16 values, and just off them.
+  std::vector<float> differ;
+  for (uint32_t h = 0; h < 0x7c00u; ++h) {
+    const double lo = f16_to_float(static_cast<uint16_t>(h));
+    const double hi = h + 1 == 0x7c00u ? 65536.0 : f16_to_float(static_cast<uint16_t>(h + 1));
+    const auto mid = static_cast<float>((lo + hi) / 2);  // exact in float
+    for (const float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), -mid})
+      if (float_to_f16(x) != f16_by_compiler(x)) differ.push_back(x);
+  }
+  CHECK(differ.empty());
+}
+
+TEST_CASE("bf16 rounding agrees with rounding in double on a sweep of float patterns",
+          "[harness][dtype]") {
+  CHECK(sweep_disagreements(float_to_bf16, bf16_in_double).empty());
+  std::vector<float> differ;
+  for (uint32_t h = 0; h < 0x7f80u; ++h) {  // the halfway point above every finite bf16
+    const float mid = bits_to_float((h << 16) | 0x8000u);
+    for (const float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)})
+      if (float_to_bf16(x) != bf16_in_double(x)) differ.push_back(x);
+  }
+  CHECK(differ.empty());
+}
+
+TEST_CASE("round_to_dtype: ties to even, overflow to Inf, subnormals, NaN", "[harness][dtype]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto bf16 = [](float x) { return round_to_dtype({x}, SC_DTYPE_BF16).at(0); };
+  const auto f16 = [](float x) { return round_to_dtype({x}, SC_DTYPE_F16).at(0); };
+  // bf16 keeps 8 significant bits: 1 + 2^-8 is a tie between 1 and 1 + 2^-7.
+  CHECK(bf16(1.0f + 0x1p-8f) == 1.0f);
+  CHECK(bf16(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);
+  CHECK(bf16(0.1f) == 0.10009765625f);
+  CHECK(bf16(std::numeric_limits<float>::max()) == INFINITY);
+  CHECK(bf16(1e-40f) == bf16_to_float(float_to_bf16(1e-40f)));  // float subnormals are bf16's too
+  CHECK(bf16(1e-40f) > 0.0f);
+  // f16: 65504 is the largest finite; from 65520 (the tie) up it is Inf.
+  CHECK(f16(65519.0f) == 65504.0f);
+  CHECK(f16(65520.0f) == INFINITY);
+  CHECK(f16(-65520.0f) == -INFINITY);
+  // f16 subnormals are multiples of 2^-24; half of the smallest is a tie to 0.
+  CHECK(f16(0x1p-25f) == 0.0f);
+  CHECK(f16(3 * 0x1p-26f) == 0x1p-24f);
+  CHECK(f16(0x1p-15f) == 0x1p-15f);             // subnormal in f16, exact
+  CHECK(f16(0x1p-14f - 0x1p-30f) == 0x1p-14f);  // rounds up into the smallest normal
+  CHECK(std::signbit(f16(-1e-40f)));            // a float subnormal is -0 in f16, sign kept
+  CHECK(f16(-1e-40f) == 0.0f);
+  CHECK(std::isnan(f16(nan)));
+  CHECK(std::isnan(bf16(nan)));
+  CHECK(f16(INFINITY) == INFINITY);
+  CHECK(bf16(-INFINITY) == -INFINITY);
+  // A signalling NaN whose payload lives only in the low bits stays a NaN, not Inf.
+  const float signalling = bits_to_float(0x7f800001u);
+  CHECK(std::isnan(f16(signalling)));
+  CHECK(std::isnan(bf16(signalling)));
+  // f32 is left alone; an unknown dtype is an error, not a silent copy.
+  CHECK(round_to_dtype({0.1f}, SC_DTYPE_F32).at(0) == 0.1f);
+  CHECK_THROWS_WITH(round_to_dtype({0.1f}, 9),
+                    "nearest_bits: unknown dtype 9 is not a 16-bit dtype");
+}
+
+TEST_CASE("exact_bits accepts exactly the representable values", "[harness][dtype]") {
+  CHECK(exact_bits(0.5f, SC_DTYPE_BF16) == uint16_t{0x3f00});
+  CHECK_FALSE(exact_bits(0.1f, SC_DTYPE_BF16));
+  CHECK_FALSE(exact_bits(65504.0f, SC_DTYPE_BF16));  // 11 significant bits
+  CHECK(exact_bits(65504.0f, SC_DTYPE_F16) == uint16_t{0x7bff});
+  CHECK_FALSE(exact_bits(65505.0f, SC_DTYPE_F16));
+  CHECK_FALSE(exact_bits(1e-40f, SC_DTYPE_F16));  // would flush to 0
+  CHECK(exact_bits(-0.0f, SC_DTYPE_F16) == uint16_t{0x8000});
+  CHECK(exact_bits(0x1p-24f, SC_DTYPE_F16) == uint16_t{0x0001});
+}
