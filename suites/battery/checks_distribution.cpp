@@ -166,11 +166,18 @@ check_outcome run_tail(const check_context& ctx) {
   double min_lossless = 1.0;
   for (size_t i = 0; i < rows.size(); ++i)
     min_lossless = std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
+  const double most = *std::max_element(tail_mass.begin(), tail_mass.end());
+  if (most == 0) {
+    out.nothing_to_test = fmt::format("no token of the tail rows is below {:g} at V = {} in {}",
+                                      stats::kDefaultTailThreshold, ctx.budget.vocab_size,
+                                      harness::dtype_name(ctx.subj.input_dtype));
+    return out;
+  }
   if (min_lossless > alpha_row / 2) {
     out.nothing_to_test = fmt::format(
         "at V = {} the tail rows carry at most {:.2g} of mass below {:g}: {} draws a row (the cap) could lose it all "
         "unseen",
-        ctx.budget.vocab_size, *std::max_element(tail_mass.begin(), tail_mass.end()), stats::kDefaultTailThreshold,
+        ctx.budget.vocab_size, most, stats::kDefaultTailThreshold,
         *std::max_element(draws.begin(), draws.end()));
     return out;
   }

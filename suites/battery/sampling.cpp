@@ -33,7 +33,11 @@ judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::sha
                     const fixtures::filter_setting& setting) {
   judged_row row;
   row.label = fmt::format("{} {}", fixtures::shape_name(shape), setting.label());
-  row.values = fixtures::make_probs(shape, options);
+  // The subnormal shape's tail must be subnormal in the dtype the subject is sent.
+  fixtures::shape_options stored = options;
+  if (s.input_dtype == SC_DTYPE_BF16) stored.mantissa_bits = 7;
+  if (s.input_dtype == SC_DTYPE_F16) stored.min_normal = 6.103515625e-05, stored.mantissa_bits = 10;
+  row.values = fixtures::make_probs(shape, stored);
   if (s.is_logits()) row.values = fixtures::probs_to_logits(row.values);
   // The subject sees the row in its dtype; the reference sees the same values decoded.
   row.values = harness::round_to_dtype(std::move(row.values), s.input_dtype);

@@ -51,12 +51,15 @@ TEST_CASE("every correct CPU sampler passes the quick battery on every declared 
       const battery_report report = run_battery(*s, options, catalog.lookup());
       std::fputs(format_report(report, false).c_str(), stdout);
       CHECK(report.passed());
-      // The exact checks and the statistical core must have run on every dtype, not been n/a.
+      // The exact checks and the statistical core must have run on every dtype, not been
+      // n/a; only a probs subject's tail may be n/a in fp16, whose tail rows hold no token
+      // below 1e-5 (the float32 tails underflow, the fp16 subnormal row's sit above it).
       for (const auto* check : {"support", "goodness_of_fit", "replay", "tail", "batch_reorder"})
         for (const auto& c : report.checks)
           if (c.check == check) {
             CAPTURE(c.check, c.dtype, c.detail);
-            CHECK(c.result == verdict::pass);
+            const bool f16_tail = c.check == "tail" && c.dtype == "f16";
+            CHECK((c.result == verdict::pass || (f16_tail && c.result == verdict::not_applicable)));
           }
       std::printf("%s: %llu samples in %.1f s\n", name, static_cast<unsigned long long>(report.samples),
                   report.seconds);

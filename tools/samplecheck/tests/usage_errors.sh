@@ -79,6 +79,21 @@ refused "--runs: '0'" calibrate --runs 0
 refused "--first-seed: '-1'" calibrate --first-seed -1
 refused "--fail-below: 'nan'" calibrate --fail-below nan
 refused "unknown command 'bogus'" bogus
+# What the battery cannot judge or write is refused before it starts.
+refused "--vocab-size: '16' is below 1024" "${q[@]}" --vocab-size 16
+refused "--checks: no check named 'bogus'" "${q[@]}" --checks support,bogus
+touch "$tmp/a_file"
+refused "--repro-dir $tmp/a_file: not a directory" "${q[@]}" --repro-dir "$tmp/a_file"
+refused "--repro-dir /proc/x" "${q[@]}" --repro-dir /proc/x
+refused "--repro-dir /dev/full" "${q[@]}" --repro-dir /dev/full
+refused "--m: '5-3'" qualify --subject cpu.segmented --m 5-3
+refused "--shape" qualify --subject cpu.segmented --shape 4096x0
+refused "no subject named 'no.such'" qualify --subject no.such
+refused "dlopen failed" qualify --plugin /nonexistent/libvendor.so
+refused "calibrate: cpu.segmented is a matmul" calibrate --subject cpu.segmented --runs 1
+refused "replay: cannot open" replay "$tmp/missing.json"
+echo '{"format": "samplecheck-repro", "version": 7}' >"$tmp/v7.json"
+refused "field 'version' is 7" replay "$tmp/v7.json"
 refused "no command given"
 accepted "subjects:" qualify --list
 accepted "subjects:" qualify --list --seed 0xffffffffffffffff --alpha 0.5 --timeout 0
