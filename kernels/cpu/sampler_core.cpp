@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "kernels/abi_error.h"
+#include "kernels/batch_rules.h"
 #include "reference/numeric.h"
 
 namespace samplecheck::cpu {
@@ -17,106 +18,7 @@ namespace {
 
 constexpr auto& fail = report_error;
 
-// Checks everything a call promises before anything is written, so a refused call
-// leaves the caller's buffers as they were.
-sc_status check_batch(const subject_spec& spec, const sc_sample_batch* b, char* error, size_t size) {
-  const char* name = spec.name;
-  if (b == nullptr) return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: batch is NULL", name);
-  if (b->abi_version.major != SC_ABI_VERSION_MAJOR)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                "%s: batch abi_version.major = %u, this subject implements %u", name,
-                b->abi_version.major, static_cast<unsigned>(SC_ABI_VERSION_MAJOR));
-  if (b->reserved0 != 0 || b->flags != 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: batch reserved0 and flags must be 0",
-                name);
-  if (b->vocab_size <= 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: vocab_size = %lld must be positive", name,
-                static_cast<long long>(b->vocab_size));
-  if (b->vocab_size > INT32_MAX)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                "%s: vocab_size = %lld does not fit the int32 token ids", name,
-                static_cast<long long>(b->vocab_size));
-  if (spec.max_vocab_size > 0 && b->vocab_size > spec.max_vocab_size)
-    return fail(SC_ERR_UNSUPPORTED, error, size,
-                "%s: vocab_size = %lld exceeds %lld, the bound its philox_outputs_per_call covers",
-                name, static_cast<long long>(b->vocab_size),
-                static_cast<long long>(spec.max_vocab_size));
-  if (b->num_input_rows < 0 || b->num_output_rows < 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                "%s: num_input_rows = %lld and num_output_rows = %lld must not be negative", name,
-                static_cast<long long>(b->num_input_rows),
-                static_cast<long long>(b->num_output_rows));
-  if (b->input_dtype != SC_DTYPE_F32 && b->input_dtype != SC_DTYPE_BF16 &&
-      b->input_dtype != SC_DTYPE_F16)
-    return fail(SC_ERR_UNSUPPORTED, error, size, "%s: input_dtype = %d is not f32, bf16 or f16", name,
-                b->input_dtype);
-  if (b->num_output_rows == 0) return SC_OK;
-  if (b->input == nullptr && b->num_input_rows > 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: input is NULL", name);
-  const struct {
-    const void* pointer;
-    const char* field;
-  } required[] = {{b->seed, "seed"}, {b->offset, "offset"}, {b->out_token, "out_token"},
-                  {b->out_valid, "out_valid"}};
-  for (const auto& r : required)
-    if (r.pointer == nullptr)
-      return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: %s is NULL", name, r.field);
-  if (b->row_index == nullptr && b->num_output_rows != b->num_input_rows)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                "%s: row_index is NULL but num_output_rows = %lld differs from num_input_rows = %lld",
-                name, static_cast<long long>(b->num_output_rows),
-                static_cast<long long>(b->num_input_rows));
-  if (b->row_index != nullptr)
-    for (int64_t r = 0; r < b->num_output_rows; ++r)
-      if (b->row_index[r] < 0 || b->row_index[r] >= b->num_input_rows)
-        return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                    "%s: output row %lld: row_index = %d is outside [0, %lld)", name,
-                    static_cast<long long>(r), b->row_index[r],
-                    static_cast<long long>(b->num_input_rows));
-
-  const bool logits = spec.input_kind == SC_INPUT_LOGITS;
-  for (int64_t i = 0; i < b->num_input_rows; ++i) {
-    const long long row = static_cast<long long>(i);
-    if (b->top_k != nullptr) {
-      if (b->top_k[i] < 0)
-        return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: input row %lld: top_k = %d is negative",
-                    name, row, b->top_k[i]);
-      if (b->top_k[i] > 0 && b->top_k[i] < b->vocab_size && !(spec.filters & SC_FILTER_TOP_K))
-        return fail(SC_ERR_UNSUPPORTED, error, size, "%s: input row %lld: top_k = %d, a filter it does not implement",
-                    name, row, b->top_k[i]);
-    }
-    if (b->top_p != nullptr) {
-      const float p = b->top_p[i];
-      if (!(p > 0.0f && p <= 1.0f))
-        return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                    "%s: input row %lld: top_p = %g is outside (0, 1]", name, row, p);
-      if (p < 1.0f && !(spec.filters & SC_FILTER_TOP_P))
-        return fail(SC_ERR_UNSUPPORTED, error, size,
-                    "%s: input row %lld: top_p = %g, a filter it does not implement", name, row, p);
-    }
-    if (b->min_p != nullptr) {
-      const float p = b->min_p[i];
-      if (!(p >= 0.0f && p <= 1.0f))
-        return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                    "%s: input row %lld: min_p = %g is outside [0, 1]", name, row, p);
-      if (p > 0.0f && !(spec.filters & SC_FILTER_MIN_P))
-        return fail(SC_ERR_UNSUPPORTED, error, size,
-                    "%s: input row %lld: min_p = %g, a filter it does not implement", name, row, p);
-    }
-    if (b->temperature != nullptr) {
-      const float t = b->temperature[i];
-      if (!(t >= 0.0f) || std::isinf(t))
-        return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                    "%s: input row %lld: temperature = %g must be finite and >= 0", name, row, t);
-      if (t != 1.0f && !(logits && (spec.filters & SC_FILTER_TEMPERATURE)))
-        return fail(SC_ERR_UNSUPPORTED, error, size,
-                    "%s: input row %lld: temperature = %g, a filter it does not implement", name, row,
-                    t);
-    }
-  }
-  return SC_OK;
-}
-
+// Input row i's parameters, a NULL array read as its "off" value.
 row_params params_of(const sc_sample_batch& b, int64_t i) {
   row_params p;
   if (b.top_k) p.top_k = b.top_k[i];
@@ -124,6 +26,26 @@ row_params params_of(const sc_sample_batch& b, int64_t i) {
   if (b.min_p) p.min_p = b.min_p[i];
   if (b.temperature) p.temperature = b.temperature[i];
   return p;
+}
+
+// Checks everything a call promises before anything is written, so a refused call
+// leaves the caller's buffers as they were. The rules are kernels/batch_rules.h's;
+// a host subject can read every array, so it applies the per-row ones here too.
+sc_status check_batch(const subject_spec& spec, const sc_sample_batch* b, char* error, size_t size) {
+  if (const sc_status status = rules::check_shape({spec.name, spec.max_vocab_size}, b, error, size);
+      status != SC_OK || b->num_output_rows == 0)
+    return status;
+  if (b->row_index != nullptr)
+    for (int64_t r = 0; r < b->num_output_rows; ++r)
+      if (!rules::row_index_valid(b->row_index[r], b->num_input_rows))
+        return rules::report_refusal(spec.name, rules::field::row_index, r, &b->row_index[r], b->num_input_rows,
+                                     error, size);
+  for (int64_t i = 0; i < b->num_input_rows; ++i) {
+    const rules::field bad = rules::row_refusal(params_of(*b, i), b->vocab_size, spec.input_kind, spec.filters);
+    if (bad != rules::field::none)
+      return rules::report_refusal(spec.name, bad, i, rules::source_of(*b, bad, i), b->num_input_rows, error, size);
+  }
+  return SC_OK;
 }
 
 // Decodes input row `i` and says whether it can be sampled at all.

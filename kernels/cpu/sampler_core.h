@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/batch_rules.h"
 #include "kernels/samplecheck_plugin.h"
 #include "reference/philox.h"
 
@@ -20,15 +21,13 @@ enum class defect : int {
   X01,  // beyond the catalog: proves the replay check can fail
 };
 
-// The filters of one input row, already checked; a value at its "off" setting means off.
-struct row_params {
-  int32_t top_k = 0;        // 0: off (also when >= vocab_size)
-  float top_p = 1.0f;       // 1: off
-  float min_p = 0.0f;       // 0: off
-  float temperature = 1.0f; // logits subjects; 0: greedy
-  bool top_k_on(int64_t vocab_size) const { return top_k > 0 && top_k < vocab_size; }
-  bool top_p_on() const { return top_p < 1.0f; }
-  bool min_p_on() const { return min_p > 0.0f; }
+// The filters of one input row, already checked; a value at its "off" setting means
+// off (kernels/batch_rules.h: top_k 0 or >= vocab_size, top_p 1, min_p 0,
+// temperature 1; temperature 0 is greedy, for logits subjects).
+struct row_params : rules::row_values {
+  bool top_k_on(int64_t vocab_size) const { return rules::top_k_on(top_k, vocab_size); }
+  bool top_p_on() const { return rules::top_p_on(top_p); }
+  bool min_p_on() const { return rules::min_p_on(min_p); }
 };
 
 struct draw_result {

@@ -1,8 +1,9 @@
 // What every CUDA sampler kernel shares: the batch as kernel arguments, per-row
-// parameter checks that report (row, field) back to the host, the choice of each
-// output row's Philox stream, and the planted-defect switch. The stream rule and
-// every mutant's deviation mirror kernels/cpu/sampler_core.cpp exactly, so a CPU
-// subject and its GPU twin draw from the same numbers.
+// parameter checks (kernels/batch_rules.h) that report (row, field) back to the
+// host, the choice of each output row's Philox stream, and the planted-defect
+// switch. The stream rule and every mutant's deviation mirror
+// kernels/cpu/sampler_core.cpp exactly, so a CPU subject and its GPU twin draw from
+// the same numbers.
 #pragma once
 
 #include <cfloat>
@@ -42,7 +43,8 @@ __device__ __forceinline__ void report(const device_batch& b, int64_t row, bad_f
 
 // Checks the input rows block `rank` of `blocks` is responsible for (a strided share,
 // so every input row is checked once per call, whether or not an output reads it),
-// and the row_index entry of output row `r`. Mirrors the CPU subjects' check_batch.
+// and the row_index entry of output row `r`, by kernels/batch_rules.h's rules, the
+// ones the CPU subjects apply on the host.
 __device__ inline void check_parameters(const device_batch& b, int64_t r, int64_t rank, int64_t blocks) {
   if (threadIdx.x != 0) return;
   // Every field is loaded before any is checked: the checks' atomics would
@@ -50,21 +52,15 @@ __device__ inline void check_parameters(const device_batch& b, int64_t r, int64_
   // block's first barrier.
   const int32_t index = b.row_index != nullptr ? b.row_index[r] : 0;
   for (int64_t i = rank; i < b.num_input_rows; i += blocks) {
-    const int32_t k = b.top_k != nullptr ? b.top_k[i] : 0;
-    const float top_p = b.top_p != nullptr ? b.top_p[i] : 1.0f;
-    const float min_p = b.min_p != nullptr ? b.min_p[i] : 0.0f;
-    const float t = b.temperature != nullptr ? b.temperature[i] : 1.0f;
-    if (k < 0) report(b, i, bad_field::top_k);
-    else if (k > 0 && k < b.vocab_size && !(b.filters & SC_FILTER_TOP_K)) report(b, i, bad_field::top_k_unsupported);
-    if (!(top_p > 0.0f && top_p <= 1.0f)) report(b, i, bad_field::top_p);
-    else if (top_p < 1.0f && !(b.filters & SC_FILTER_TOP_P)) report(b, i, bad_field::top_p_unsupported);
-    if (!(min_p >= 0.0f && min_p <= 1.0f)) report(b, i, bad_field::min_p);
-    else if (min_p > 0.0f && !(b.filters & SC_FILTER_MIN_P)) report(b, i, bad_field::min_p_unsupported);
-    if (!(t >= 0.0f) || isinf(t)) report(b, i, bad_field::temperature);
-    else if (t != 1.0f && !(b.input_kind == SC_INPUT_LOGITS && (b.filters & SC_FILTER_TEMPERATURE)))
-      report(b, i, bad_field::temperature_unsupported);
+    rules::row_values v;
+    if (b.top_k != nullptr) v.top_k = b.top_k[i];
+    if (b.top_p != nullptr) v.top_p = b.top_p[i];
+    if (b.min_p != nullptr) v.min_p = b.min_p[i];
+    if (b.temperature != nullptr) v.temperature = b.temperature[i];
+    const bad_field bad = rules::row_refusal(v, b.vocab_size, b.input_kind, b.filters);
+    if (bad != bad_field::none) report(b, i, bad);
   }
-  if (b.row_index != nullptr && (index < 0 || index >= b.num_input_rows)) report(b, r, bad_field::row_index);
+  if (b.row_index != nullptr && !rules::row_index_valid(index, b.num_input_rows)) report(b, r, bad_field::row_index);
 }
 
 // The filters of one row after the checks; off values as in the ABI.
@@ -74,9 +70,9 @@ struct row_filters {
   float min_p = 0.0f;
   float temperature = 1.0f;
   bool usable = true;  // false: a parameter of this row is invalid (already reported)
-  __device__ bool top_k_on(int64_t v) const { return top_k > 0 && top_k < v; }
-  __device__ bool top_p_on() const { return top_p < 1.0f; }
-  __device__ bool min_p_on() const { return min_p > 0.0f; }
+  __device__ bool top_k_on(int64_t v) const { return rules::top_k_on(top_k, v); }
+  __device__ bool top_p_on() const { return rules::top_p_on(top_p); }
+  __device__ bool min_p_on() const { return rules::min_p_on(min_p); }
 };
 
 // The input row output `r` samples from, or -1 when row_index[r] is out of range.
@@ -95,8 +91,7 @@ __device__ inline row_filters filters_of(const device_batch& b, int64_t r, int64
   if (b.top_p) f.top_p = b.top_p[i];
   if (b.min_p) f.min_p = b.min_p[i];
   if (b.temperature) f.temperature = b.temperature[i];
-  f.usable = f.top_k >= 0 && f.top_p > 0.0f && f.top_p <= 1.0f && f.min_p >= 0.0f && f.min_p <= 1.0f &&
-             f.temperature >= 0.0f && !isinf(f.temperature);
+  f.usable = rules::row_valid({f.top_k, f.top_p, f.min_p, f.temperature});
   return f;
 }
 

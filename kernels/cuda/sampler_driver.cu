@@ -1,12 +1,14 @@
 // The ABI entry of every CUDA subject: checks what the host can see (shapes,
-// pointers, versions), launches, then reads back the kernels' per-row parameter
-// check and turns it into SC_ERR_INVALID_ARGUMENT naming the row and the field.
+// pointers, versions: rules::check_shape), launches, then reads back the kernels'
+// per-row parameter check (rules::row_refusal) and words it as rules::report_refusal
+// does for the CPU subjects, naming the row, the field and its value.
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
 
 #include "kernels/abi_error.h"
+#include "kernels/batch_rules.h"
 #include "kernels/cuda/launch.h"
 
 namespace samplecheck::cuda {
@@ -58,92 +60,15 @@ namespace {
 
 constexpr auto& fail = report_error;
 
-const char* field_name(bad_field f) {
-  switch (f) {
-    case bad_field::row_index: return "row_index";
-    case bad_field::top_k: case bad_field::top_k_unsupported: return "top_k";
-    case bad_field::top_p: case bad_field::top_p_unsupported: return "top_p";
-    case bad_field::min_p: case bad_field::min_p_unsupported: return "min_p";
-    case bad_field::temperature: case bad_field::temperature_unsupported: return "temperature";
-    default: return "?";
-  }
-}
-
-const char* rule_of(bad_field f) {
-  switch (f) {
-    case bad_field::row_index: return "is outside [0, num_input_rows)";
-    case bad_field::top_k: return "is negative";
-    case bad_field::top_p: return "is outside (0, 1]";
-    case bad_field::min_p: return "is outside [0, 1]";
-    case bad_field::temperature: return "must be finite and >= 0";
-    default: return "asks for a filter this subject does not implement";
-  }
-}
-
-// Turns the kernels' (row, field) record into a message with the offending value.
+// Turns the kernels' (row, field) record into kernels/batch_rules.h's message, with
+// the offending value read back from the caller's device array.
 sc_status report_bad_parameter(const char* name, const sc_sample_batch& b, unsigned long long word, char* error,
                                size_t size) {
-  const auto field = static_cast<bad_field>(word & 0xffu);
-  const long long row = static_cast<long long>(word >> 8);
-  const void* source = nullptr;
-  switch (field) {
-    case bad_field::row_index: source = b.row_index + row; break;
-    case bad_field::top_k: case bad_field::top_k_unsupported: source = b.top_k + row; break;
-    case bad_field::top_p: case bad_field::top_p_unsupported: source = b.top_p + row; break;
-    case bad_field::min_p: case bad_field::min_p_unsupported: source = b.min_p + row; break;
-    default: source = b.temperature + row; break;
-  }
-  char value[32] = "?";
+  const auto field = static_cast<rules::field>(word & 0xffu);
+  const auto row = static_cast<int64_t>(word >> 8);
   uint32_t raw = 0;
-  if (gpuMemcpy(&raw, source, 4, gpuMemcpyDeviceToHost) == gpuSuccess) {
-    if (field == bad_field::row_index || field == bad_field::top_k || field == bad_field::top_k_unsupported)
-      std::snprintf(value, sizeof value, "%d", static_cast<int32_t>(raw));
-    else
-      std::snprintf(value, sizeof value, "%g", static_cast<double>(bits_to_float(raw)));
-  }
-  const bool unsupported = field >= bad_field::top_k_unsupported;
-  return fail(unsupported ? SC_ERR_UNSUPPORTED : SC_ERR_INVALID_ARGUMENT, error, size, "%s: %s row %lld: %s = %s %s",
-              name, field == bad_field::row_index ? "output" : "input", row, field_name(field), value,
-              rule_of(field));
-}
-
-// What the host can check without reading device memory (as cpu.* check it).
-sc_status check_shape(const sc_sampler& s, int64_t max_vocab, const sc_sample_batch* b, char* error, size_t size) {
-  const char* name = s.name;
-  if (b == nullptr) return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: batch is NULL", name);
-  if (b->abi_version.major != SC_ABI_VERSION_MAJOR)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: batch abi_version.major = %u, this subject implements %u",
-                name, b->abi_version.major, static_cast<unsigned>(SC_ABI_VERSION_MAJOR));
-  if (b->reserved0 != 0 || b->flags != 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: batch reserved0 and flags must be 0", name);
-  if (b->vocab_size <= 0 || b->vocab_size > INT32_MAX)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: vocab_size = %lld is outside [1, 2^31)", name,
-                static_cast<long long>(b->vocab_size));
-  if (max_vocab > 0 && b->vocab_size > max_vocab)
-    return fail(SC_ERR_UNSUPPORTED, error, size,
-                "%s: vocab_size = %lld exceeds %lld, the bound its philox_outputs_per_call covers", name,
-                static_cast<long long>(b->vocab_size), static_cast<long long>(max_vocab));
-  if (b->num_input_rows < 0 || b->num_output_rows < 0 || b->num_output_rows > INT32_MAX)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: num_input_rows = %lld, num_output_rows = %lld", name,
-                static_cast<long long>(b->num_input_rows), static_cast<long long>(b->num_output_rows));
-  if (b->input_dtype != SC_DTYPE_F32 && b->input_dtype != SC_DTYPE_BF16 && b->input_dtype != SC_DTYPE_F16)
-    return fail(SC_ERR_UNSUPPORTED, error, size, "%s: input_dtype = %d is not f32, bf16 or f16", name,
-                b->input_dtype);
-  if (b->num_output_rows == 0) return SC_OK;
-  if (b->num_input_rows == 0)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: output row 0: row_index points into an empty batch", name);
-  const struct {
-    const void* pointer;
-    const char* field;
-  } required[] = {{b->input, "input"}, {b->seed, "seed"}, {b->offset, "offset"}, {b->out_token, "out_token"},
-                  {b->out_valid, "out_valid"}};
-  for (const auto& r : required)
-    if (r.pointer == nullptr) return fail(SC_ERR_INVALID_ARGUMENT, error, size, "%s: %s is NULL", name, r.field);
-  if (b->row_index == nullptr && b->num_output_rows != b->num_input_rows)
-    return fail(SC_ERR_INVALID_ARGUMENT, error, size,
-                "%s: row_index is NULL but num_output_rows = %lld differs from num_input_rows = %lld", name,
-                static_cast<long long>(b->num_output_rows), static_cast<long long>(b->num_input_rows));
-  return SC_OK;
+  const bool read = gpuMemcpy(&raw, rules::source_of(b, field, row), sizeof raw, gpuMemcpyDeviceToHost) == gpuSuccess;
+  return rules::report_refusal(name, field, row, read ? &raw : nullptr, b.num_input_rows, error, size);
 }
 
 }  // namespace
@@ -154,7 +79,9 @@ sc_status run_subject(const sc_sampler& s, const subject_config& config, workspa
     const int64_t max_vocab = (config.kind == algorithm::gumbel_probs || config.kind == algorithm::gumbel_logits)
                                   ? kGumbelMaxVocab
                                   : 0;
-    if (sc_status st = check_shape(s, max_vocab, b, error, size); st != SC_OK || b->num_output_rows == 0) return st;
+    // One block (or cluster) per output row: a grid dimension holds at most 2^31 - 1.
+    const rules::subject_limits limits{s.name, max_vocab, INT32_MAX};
+    if (sc_status st = rules::check_shape(limits, b, error, size); st != SC_OK || b->num_output_rows == 0) return st;
     if (config.kind == algorithm::sort_filter && b->num_input_rows * b->vocab_size > INT32_MAX)
       return fail(SC_ERR_UNSUPPORTED, error, size, "%s: num_input_rows * vocab_size = %lld exceeds the sort's int32",
                   s.name, static_cast<long long>(b->num_input_rows * b->vocab_size));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/batch_rules.h"
 #include "kernels/samplecheck_plugin.h"
 
 namespace samplecheck::cuda {
@@ -13,18 +14,7 @@ namespace samplecheck::cuda {
 enum class defect : int32_t { none, S01, S02, S03, S04, S05, S08, S09, S10, S14 };
 
 // A parameter the kernels refused, reported as (row, field) to the host.
-enum class bad_field : uint32_t {
-  none = 0,
-  row_index,  // output row: row_index outside [0, num_input_rows)
-  top_k,      // input row: negative
-  top_p,      // input row: outside (0, 1]
-  min_p,      // input row: outside [0, 1]
-  temperature,  // input row: negative, NaN or infinite
-  top_k_unsupported,  // a filter the subject does not implement
-  top_p_unsupported,
-  min_p_unsupported,
-  temperature_unsupported,
-};
+using bad_field = rules::field;
 
 // Which algorithm a subject runs.
 enum class algorithm : int32_t {

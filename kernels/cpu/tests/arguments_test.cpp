@@ -3,6 +3,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kernels/batch_rules.h"
 #include "kernels/cpu/tests/batch_harness.h"
 
 using namespace samplecheck;
@@ -150,4 +151,121 @@ TEST_CASE("a NULL batch, a short error buffer and no error buffer are all safe")
   sc_sample_batch none = empty.view();
   none.num_output_rows = 0;
   REQUIRE(s.sample(s.context, &none, nullptr, 0) == SC_OK);
+}
+
+// The CPU subjects word every refusal through kernels/batch_rules.h, which the CUDA
+// driver uses too: each message must be exactly the one the rules format, so the
+// two families cannot drift apart.
+TEST_CASE("each refused field is worded exactly as batch_rules.h formats it") {
+  using rules::field;
+  struct spoiled {
+    field f;
+    int64_t row;  // output row for row_index, input row otherwise
+    std::function<void(call&)> spoil;
+    std::function<const void*(const call&)> value;
+  };
+  const std::vector<spoiled> cases{
+      {field::row_index, 2, [](call& c) { c.row_index[2] = 7; }, [](const call& c) { return &c.row_index[2]; }},
+      {field::top_k, 1, [](call& c) { c.top_k[1] = -4; }, [](const call& c) { return &c.top_k[1]; }},
+      {field::top_p, 0, [](call& c) { c.top_p[0] = 1.25f; }, [](const call& c) { return &c.top_p[0]; }},
+      {field::min_p, 1, [](call& c) { c.min_p[1] = -0.5f; }, [](const call& c) { return &c.min_p[1]; }},
+      {field::temperature, 0, [](call& c) { c.temperature[0] = INFINITY; },
+       [](const call& c) { return &c.temperature[0]; }},
+      {field::top_k_unsupported, 1, [](call& c) { c.top_k[1] = 2; }, [](const call& c) { return &c.top_k[1]; }},
+      {field::top_p_unsupported, 0, [](call& c) { c.top_p[0] = 0.5f; }, [](const call& c) { return &c.top_p[0]; }},
+      {field::min_p_unsupported, 1, [](call& c) { c.min_p[1] = 0.25f; }, [](const call& c) { return &c.min_p[1]; }},
+      {field::temperature_unsupported, 1, [](call& c) { c.temperature[1] = 0.5f; },
+       [](const call& c) { return &c.temperature[1]; }},
+  };
+  int unsupported_seen = 0;
+  for (const sc_sampler* s : correct_samplers()) {
+    for (const spoiled& x : cases) {
+      CAPTURE(s->name, rules::field_name(x.f), static_cast<int>(x.f));
+      if (rules::is_unsupported(x.f) && rules::declares(x.f, s->input_kind, s->filters)) continue;
+      unsupported_seen += rules::is_unsupported(x.f);
+      call c = two_rows(*s);
+      x.spoil(c);
+      const sc_status status = c.run(*s, c.view());
+      char expected[256];
+      const sc_status want = rules::report_refusal(s->name, x.f, x.row, x.value(c),
+                                                   static_cast<int64_t>(c.top_k.size()), expected, sizeof expected);
+      REQUIRE(status == want);
+      REQUIRE(want == rules::status_of(x.f));
+      REQUIRE(c.error == expected);
+      REQUIRE(c.error.find(rules::field_name(x.f)) != std::string::npos);
+      // row_index's bound is printed as a number.
+      if (x.f != field::row_index) REQUIRE(c.error.find(rules::rule_text(x.f)) != std::string::npos);
+    }
+  }
+  REQUIRE(unsupported_seen > 0);  // some subject lacks some filter, so those messages are pinned too
+}
+
+TEST_CASE("batch_rules.h: the messages, and a row's precedence: a forbidden value before a missing filter") {
+  using rules::field;
+  char text[256];
+  const int32_t k = -1, index = 9;
+  const float p = 1.5f, t = 0.5f;
+  REQUIRE(rules::report_refusal("x", field::top_k, 2, &k, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::string(text) == "x: input row 2: top_k = -1 is negative");
+  REQUIRE(rules::report_refusal("x", field::top_p, 1, &p, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::string(text) == "x: input row 1: top_p = 1.5 is outside (0, 1]");
+  REQUIRE(rules::report_refusal("x", field::row_index, 3, &index, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::string(text) == "x: output row 3: row_index = 9 is outside [0, 4)");
+  REQUIRE(rules::report_refusal("x", field::temperature_unsupported, 0, &t, 4, text, sizeof text) ==
+          SC_ERR_UNSUPPORTED);
+  REQUIRE(std::string(text) == "x: input row 0: temperature = 0.5 asks for a filter this subject does not implement");
+  REQUIRE(rules::report_refusal("x", field::min_p, 0, nullptr, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::string(text) == "x: input row 0: min_p = ? is outside [0, 1]");
+
+  // The CUDA kernels keep the lowest (row, field) word; row_refusal picks the same.
+  const rules::row_values both{.top_k = 2, .top_p = 0.0f};
+  REQUIRE(rules::row_refusal(both, 10, SC_INPUT_PROBS, 0) == field::top_p);
+  REQUIRE(rules::row_refusal({.top_k = 2}, 10, SC_INPUT_PROBS, 0) == field::top_k_unsupported);
+  REQUIRE(rules::row_refusal({.top_k = 10}, 10, SC_INPUT_PROBS, 0) == field::none);  // k >= V is off
+  REQUIRE(rules::row_refusal({.temperature = 0.5f}, 10, SC_INPUT_PROBS, SC_FILTER_TEMPERATURE) ==
+          field::temperature_unsupported);  // a logits filter only
+  REQUIRE(rules::row_refusal({.temperature = 0.0f}, 10, SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE) == field::none);
+  REQUIRE(rules::row_refusal({.temperature = -INFINITY}, 10, SC_INPUT_LOGITS, ~0u) == field::temperature);
+  REQUIRE(rules::row_refusal({.temperature = NAN}, 10, SC_INPUT_LOGITS, ~0u) == field::temperature);
+  REQUIRE(rules::row_refusal({.min_p = 1.0f}, 10, SC_INPUT_LOGITS, ~0u) == field::none);
+
+  // A CPU subject refuses that doubly bad row the same way.
+  for (const sc_sampler* s : correct_samplers()) {
+    if (s->filters & SC_FILTER_TOP_K) continue;
+    CAPTURE(s->name);
+    call c = two_rows(*s);
+    c.top_k[1] = 2;
+    c.top_p[1] = 0.0f;
+    REQUIRE(c.run(*s, c.view()) == SC_ERR_INVALID_ARGUMENT);
+    REQUIRE(c.error.find("top_p = 0 is outside (0, 1]") != std::string::npos);
+  }
+}
+
+TEST_CASE("the shape refusals are batch_rules.h's check_shape, word for word") {
+  const std::vector<std::function<void(sc_sample_batch&)>> spoils{
+      [](sc_sample_batch& b) { b.abi_version.major = SC_ABI_VERSION_MAJOR + 1; },
+      [](sc_sample_batch& b) { b.reserved0 = 1; },
+      [](sc_sample_batch& b) { b.vocab_size = 0; },
+      [](sc_sample_batch& b) { b.vocab_size = int64_t{1} << 31; },
+      [](sc_sample_batch& b) { b.num_input_rows = -1; },
+      [](sc_sample_batch& b) { b.input_dtype = 0; },
+      [](sc_sample_batch& b) { b.input = nullptr; },
+      [](sc_sample_batch& b) { b.out_valid = nullptr; },
+      [](sc_sample_batch& b) { b.row_index = nullptr; },
+      [](sc_sample_batch& b) { b.num_input_rows = 0; },
+  };
+  for (const sc_sampler* s : cpu_samplers()) {
+    for (size_t i = 0; i < spoils.size(); ++i) {
+      CAPTURE(s->name, i);
+      call c = two_rows(*s);
+      sc_sample_batch b = c.view();
+      spoils[i](b);
+      const sc_status status = c.run(*s, b);
+      char expected[256];
+      const sc_status want = rules::check_shape({s->name}, &b, expected, sizeof expected);
+      REQUIRE(want != SC_OK);
+      REQUIRE(status == want);
+      REQUIRE(c.error == expected);
+    }
+  }
 }
