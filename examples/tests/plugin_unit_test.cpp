@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,37 +18,10 @@
 #include "reference/numeric.h"
 #include "reference/philox.h"
 #include "suites/testing/fixtures.h"
+#include "suites/testing/philox_kat.h"
 
 namespace {
 
-struct kat_row {
-  vendor::philox_block counter;
-  uint32_t key[2];
-  vendor::philox_block expected;
-};
-
-// fixtures/philox4x32_10_kat.txt: name rounds ctr[4] key[2] expected[4], hex.
-std::vector<kat_row> read_kats() {
-  std::ifstream in(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
-  REQUIRE(in.good());
-  std::vector<kat_row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string name;
-    int rounds = 0;
-    fields >> name >> std::dec >> rounds >> std::hex;
-    if (name != "philox4x32" || rounds != 10) continue;
-    kat_row row{};
-    for (auto& w : row.counter) fields >> w;
-    fields >> row.key[0] >> row.key[1];
-    for (auto& w : row.expected) fields >> w;
-    REQUIRE(!fields.fail());
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 std::vector<int32_t> kept_ids(const std::vector<float>& row, int32_t top_k, double top_p) {
   const std::vector<double> probs(row.begin(), row.end());
@@ -64,14 +35,14 @@ bool contains(const std::vector<int32_t>& ids, int32_t id) {
 }  // namespace
 
 TEST_CASE("the vendor Philox4x32-10 matches Random123's known answers") {
-  const std::vector<kat_row> kats = read_kats();
+  const auto kats = samplecheck::testing::read_philox_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
   REQUIRE(kats.size() == 3);
-  for (const kat_row& kat : kats) {
+  for (const auto& kat : kats) {
     const vendor::philox_block got = vendor::philox4x32_10(kat.counter, kat.key[0], kat.key[1]);
     CHECK(got == kat.expected);
   }
   // Negative control: the comparison sees a one-bit change of the counter.
-  const kat_row& first = kats.front();
+  const auto& first = kats.front();
   vendor::philox_block other = first.counter;
   other[3] ^= 1u;
   CHECK(vendor::philox4x32_10(other, first.key[0], first.key[1]) != first.expected);

@@ -2,14 +2,13 @@
 // passes), cuRAND's offset/subsequence arithmetic, and the uniform conversions.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "reference/philox.h"
 #include "reference/uniform.h"
 #include "suites/testing/fixtures.h"
+#include "suites/testing/philox_kat.h"
 
 using samplecheck::philox4x32_10;
 using samplecheck::philox_block;
@@ -17,44 +16,18 @@ using samplecheck::philox_stream;
 
 namespace {
 
-struct kat_row {
-  philox_block ctr;
-  uint32_t key[2];
-  philox_block expected;
-};
-
-std::vector<kat_row> read_kats(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<kat_row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string name;
-    int rounds = 0;
-    fields >> name >> std::dec >> rounds >> std::hex;
-    if (name != "philox4x32" || rounds != 10) continue;
-    kat_row row{};
-    for (auto& w : row.ctr.w) fields >> w;
-    fields >> row.key[0] >> row.key[1];
-    for (auto& w : row.expected.w) fields >> w;
-    REQUIRE(!fields.fail());
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 }  // namespace
 
 TEST_CASE("Philox4x32-10 matches Random123's known-answer vectors", "[philox]") {
-  const auto kats = read_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
+  const auto kats = samplecheck::testing::read_philox_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
   REQUIRE(kats.size() == 3);
   for (const auto& kat : kats) {
     // Random123's rule: an all-zero expected value would be a harness error.
-    REQUIRE((kat.expected.w[0] | kat.expected.w[1] | kat.expected.w[2] | kat.expected.w[3]) != 0);
-    const philox_block got = philox4x32_10(kat.ctr, kat.key[0], kat.key[1]);
-    for (int i = 0; i < 4; ++i) CHECK(got.w[i] == kat.expected.w[i]);
+    REQUIRE((kat.expected[0] | kat.expected[1] | kat.expected[2] | kat.expected[3]) != 0);
+    const philox_block counter{{kat.counter[0], kat.counter[1], kat.counter[2], kat.counter[3]}};
+    const philox_block got = philox4x32_10(counter, kat.key[0], kat.key[1]);
+    for (int i = 0; i < 4; ++i) CHECK(got.w[i] == kat.expected[i]);
   }
 }
 
