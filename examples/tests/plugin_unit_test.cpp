@@ -35,7 +35,8 @@ bool contains(const std::vector<int32_t>& ids, int32_t id) {
 }  // namespace
 
 TEST_CASE("the vendor Philox4x32-10 matches Random123's known answers") {
-  const auto kats = samplecheck::testing::read_philox_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
+  using samplecheck::testing::fixture_path;
+  const auto kats = samplecheck::testing::read_philox_kats(fixture_path("philox4x32_10_kat.txt"));
   REQUIRE(kats.size() == 3);
   for (const auto& kat : kats) {
     const vendor::philox_block got = vendor::philox4x32_10(kat.counter, kat.key[0], kat.key[1]);

@@ -14,13 +14,9 @@ using samplecheck::philox4x32_10;
 using samplecheck::philox_block;
 using samplecheck::philox_stream;
 
-namespace {
-
-
-}  // namespace
-
 TEST_CASE("Philox4x32-10 matches Random123's known-answer vectors", "[philox]") {
-  const auto kats = samplecheck::testing::read_philox_kats(samplecheck::testing::fixture_path("philox4x32_10_kat.txt"));
+  using samplecheck::testing::fixture_path;
+  const auto kats = samplecheck::testing::read_philox_kats(fixture_path("philox4x32_10_kat.txt"));
   REQUIRE(kats.size() == 3);
   for (const auto& kat : kats) {
     // Random123's rule: an all-zero expected value would be a harness error.
