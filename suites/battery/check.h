@@ -12,11 +12,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "suites/battery/budget.h"
 #include "suites/battery/matmul_selection.h"
@@ -41,13 +40,14 @@ struct check_context {
 struct check_outcome {
   bool exact_failure = false;  // a violation that no correct subject can produce
   double p_value = std::numeric_limits<double>::quiet_NaN();  // statistical checks
-  std::string power;           // smallest deviation detected with probability 0.99
-  uint64_t samples = 0;        // draws (output rows), or matmul outputs compared
-  std::string detail;          // what was seen; names row, token, seed on a failure
-  nlohmann::json repro;        // what replays the failure: seed, offsets, row, parameters, shape, M
-  bool unavailable = false;    // the subject's device is absent: skipped, not passed
+  std::string power;         // smallest deviation detected with probability 0.99
+  uint64_t samples = 0;      // draws (output rows), or matmul outputs compared
+  std::string detail;        // what was seen; names row, token, seed on a failure
+  nlohmann::json repro;      // what replays the failure: seed, offsets, row, parameters, shape, M
+  bool unavailable = false;  // the subject's device is absent: skipped, not passed
   std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
-  std::string harness_error;   // the battery itself could not judge (a fixture the reference rejects)
+  std::string
+      harness_error;  // the battery itself could not judge (a fixture the reference rejects)
 };
 
 inline check_outcome harness_failure(std::string message) {

@@ -4,12 +4,12 @@
 // Default batch sizes: every M = 1..4096 on a device; on the host (CI) the fixture's
 // "cpu" list (every tile edge and split threshold of the in-tree launch table), the
 // subject's own declared thresholds and their neighbours, and M = 4095 and 4096.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <memory>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "kernels/registry/registry.h"
 #include "suites/battery/check_helpers.h"
@@ -31,8 +31,8 @@ constexpr int64_t kHostColumns = 16;
 bool on_host(const check_context& ctx) { return ctx.subj.memory_space() == SC_MEMORY_HOST; }
 
 const matmul_suite::matmul_fixture& fixture(const check_context& ctx) {
-  static const std::string path = ctx.matmul.fixture_path.empty() ? default_matmul_fixture_path()
-                                                                  : ctx.matmul.fixture_path;
+  static const std::string path =
+      ctx.matmul.fixture_path.empty() ? default_matmul_fixture_path() : ctx.matmul.fixture_path;
   static const matmul_suite::matmul_fixture f = matmul_suite::read_matmul_fixture(path);
   return f;
 }
@@ -90,7 +90,8 @@ int64_t columns_for(const check_context& ctx, const matmul_shape& s) {
 // Runs `body` on one testbed per (shape, bias) and folds the results into an outcome:
 // the first failure's summary and evidence, and how many cases failed.
 template <class Body>
-check_outcome over_testbeds(const check_context& ctx, std::string_view check, const std::vector<matmul_shape>& shapes,
+check_outcome over_testbeds(const check_context& ctx, std::string_view check,
+                            const std::vector<matmul_shape>& shapes,
                             const std::vector<bool>& biases, int64_t max_m, Body body) {
   check_outcome out;
   auto runner = matmul_suite::make_runner(*ctx.subj.matmul);
@@ -121,12 +122,16 @@ check_outcome over_testbeds(const check_context& ctx, std::string_view check, co
   out.exact_failure = failed > 0;
   out.power = "exact (bitwise)";
   if (failed > 1) out.detail += fmt::format(" (and {} more of {} cases)", failed - 1, cases);
-  if (failed == 0) out.detail = fmt::format("{} cases ({} shapes, with and without bias as listed), {} comparisons",
-                                            cases, shapes.size(), trials);
+  if (failed == 0)
+    out.detail =
+        fmt::format("{} cases ({} shapes, with and without bias as listed), {} comparisons", cases,
+                    shapes.size(), trials);
   return out;
 }
 
-int64_t largest(const std::vector<int64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
+int64_t largest(const std::vector<int64_t>& sizes) {
+  return *std::max_element(sizes.begin(), sizes.end());
+}
 
 }  // namespace
 
@@ -136,15 +141,16 @@ std::string default_matmul_fixture_path() {
 
 nlohmann::json selection_json(const matmul_selection& s) {
   nlohmann::json shapes = nlohmann::json::array();
-  for (const auto& sh : s.shapes) shapes.push_back({{"name", sh.name}, {"n", sh.n}, {"k", sh.k}, {"tag", sh.tag}});
+  for (const auto& sh : s.shapes)
+    shapes.push_back({{"name", sh.name}, {"n", sh.n}, {"k", sh.k}, {"tag", sh.tag}});
   return {{"shapes", shapes}, {"batch_sizes", s.batch_sizes}, {"columns", s.columns}};
 }
 
 matmul_selection selection_from_json(const nlohmann::json& j) {
   matmul_selection s;
   for (const auto& sh : j.at("shapes"))
-    s.shapes.push_back({sh.at("name").get<std::string>(), sh.at("n").get<int64_t>(), sh.at("k").get<int64_t>(),
-                        sh.at("tag").get<std::string>()});
+    s.shapes.push_back({sh.at("name").get<std::string>(), sh.at("n").get<int64_t>(),
+                        sh.at("k").get<int64_t>(), sh.at("tag").get<std::string>()});
   s.batch_sizes = j.at("batch_sizes").get<std::vector<int64_t>>();
   s.columns = j.at("columns").get<int64_t>();
   return s;
@@ -158,9 +164,11 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   int64_t rows = 0;
   for (const int64_t m : sizes) rows += m;
   const bool every_row = on_host(ctx) || rows <= (int64_t{1} << 16);
-  auto out = over_testbeds(ctx, "batch_invariance", shapes_for(ctx, false), {false, true}, largest(sizes),
-                           [&](matmul_testbed& bed) { return bed.batch_invariance(sizes, -1, every_row); });
-  out.power = fmt::format("exact (bitwise, {} batch sizes {}-{})", sizes.size(), sizes.front(), sizes.back());
+  auto out = over_testbeds(
+      ctx, "batch_invariance", shapes_for(ctx, false), {false, true}, largest(sizes),
+      [&](matmul_testbed& bed) { return bed.batch_invariance(sizes, -1, every_row); });
+  out.power = fmt::format("exact (bitwise, {} batch sizes {}-{})", sizes.size(), sizes.front(),
+                          sizes.back());
   out.repro["batch_sizes"] = sizes;
   return out;
 }
@@ -182,7 +190,8 @@ check_outcome run_matmul_run_to_run(const check_context& ctx) {
   const int repeats = on_host(ctx) ? 8 : 30;  // arrival-order races need repeats to show
   matmul_selection selection = ctx.matmul;
   if (on_host(ctx) && selection.columns == 0) selection.columns = kRaceColumns;
-  const check_context race_ctx{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share, ctx.lookup, selection};
+  const check_context race_ctx{ctx.subj,        ctx.budget, ctx.seed,
+                               ctx.alpha_share, ctx.lookup, selection};
   auto out = over_testbeds(race_ctx, "run_to_run", shapes_for(ctx, false), {false}, ms.back(),
                            [&](matmul_testbed& bed) {
                              check_result r;
@@ -195,7 +204,8 @@ check_outcome run_matmul_run_to_run(const check_context& ctx) {
 }
 
 std::string launch_configs_not_applicable(const subject& s, const subject_lookup&) {
-  return s.matmul->num_launch_configs > 0 ? "" : "the subject declares a single launch configuration";
+  return s.matmul->num_launch_configs > 0 ? ""
+                                          : "the subject declares a single launch configuration";
 }
 
 check_outcome run_matmul_launch_configs(const check_context& ctx) {
@@ -204,9 +214,11 @@ check_outcome run_matmul_launch_configs(const check_context& ctx) {
   std::vector<matmul_shape> shapes = shapes_for(ctx, false);
   if (ctx.matmul.shapes.empty())
     for (const auto& s : shapes_for(ctx, true)) shapes.push_back(s);
-  auto out = over_testbeds(ctx, "launch_config_independence", shapes, {true}, largest(sizes),
-                           [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
-  out.power = fmt::format("exact (bitwise, {} configs x {} sizes)", ctx.subj.matmul->num_launch_configs, sizes.size());
+  auto out =
+      over_testbeds(ctx, "launch_config_independence", shapes, {true}, largest(sizes),
+                    [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
+  out.power = fmt::format("exact (bitwise, {} configs x {} sizes)",
+                          ctx.subj.matmul->num_launch_configs, sizes.size());
   return out;
 }
 
@@ -230,13 +242,16 @@ check_outcome run_matmul_all_ones(const check_context& ctx) {
 check_outcome run_matmul_short_odd_k(const check_context& ctx) {
   const auto sizes = config_sizes(ctx);
   const auto shapes = shapes_for(ctx, true);
-  auto out = over_testbeds(ctx, "short_odd_k", shapes, {false, true}, largest(sizes), [&](matmul_testbed& bed) {
-    check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
-    if (r.passed) r = bed.accuracy(sizes.front());
-    if (r.passed && ctx.subj.matmul->num_launch_configs > 0) r = bed.launch_config_independence({sizes.front()});
-    return r;
-  });
-  out.power = fmt::format("exact (bitwise, {} shapes x {} sizes) + accuracy", shapes.size(), sizes.size());
+  auto out = over_testbeds(ctx, "short_odd_k", shapes, {false, true}, largest(sizes),
+                           [&](matmul_testbed& bed) {
+                             check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
+                             if (r.passed) r = bed.accuracy(sizes.front());
+                             if (r.passed && ctx.subj.matmul->num_launch_configs > 0)
+                               r = bed.launch_config_independence({sizes.front()});
+                             return r;
+                           });
+  out.power =
+      fmt::format("exact (bitwise, {} shapes x {} sizes) + accuracy", shapes.size(), sizes.size());
   return out;
 }
 

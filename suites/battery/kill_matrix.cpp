@@ -1,8 +1,8 @@
 #include "suites/battery/kill_matrix.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernels/mutant_catalog.h"
 
@@ -20,12 +20,14 @@ const check_report* mutant_result::named() const {
 
 namespace {
 bool any_failed(const battery_report& r) {
-  return std::any_of(r.checks.begin(), r.checks.end(), [](const check_report& c) { return c.failed(); });
+  return std::any_of(r.checks.begin(), r.checks.end(),
+                     [](const check_report& c) { return c.failed(); });
 }
 }  // namespace
 
-std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, const run_options& options,
-                                       const subject_lookup& lookup, bool named_only) {
+std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects,
+                                       const run_options& options, const subject_lookup& lookup,
+                                       bool named_only) {
   std::vector<mutant_result> results;
   for (const auto& s : subjects) {
     const std::string name = s.name();
@@ -33,7 +35,8 @@ std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, con
     if (colon == std::string::npos) continue;
     const mutant_entry* entry = find_mutant(std::string_view(name).substr(colon + 1));
     if (entry == nullptr) continue;
-    mutant_result m{name, std::string(entry->id), std::string(entry->killing_check), {}, false, false};
+    mutant_result m{name, std::string(entry->id), std::string(entry->killing_check), {}, false,
+                    false};
     run_options o = options;
     if (named_only) o.checks = {m.named_check};
     m.report = run_battery(s, o, lookup);
@@ -52,10 +55,12 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
   for (const auto& c : all_checks()) columns.emplace_back(c.name);
   // Header: check names vertically would be unreadable; number them instead.
   out += "checks: ";
-  for (size_t i = 0; i < columns.size(); ++i) out += fmt::format("{}={}{}", i + 1, columns[i], i + 1 < columns.size() ? ", " : "\n");
+  for (size_t i = 0; i < columns.size(); ++i)
+    out += fmt::format("{}={}{}", i + 1, columns[i], i + 1 < columns.size() ? ", " : "\n");
   out += fmt::format("{:<32}", "mutant");
   for (size_t i = 0; i < columns.size(); ++i) out += fmt::format("{:>3}", i + 1);
-  out += fmt::format("  {:<20} {:<8} {:>9} {:>9}\n", "named check", "verdict", "p-value", "samples");
+  out +=
+      fmt::format("  {:<20} {:<8} {:>9} {:>9}\n", "named check", "verdict", "p-value", "samples");
   for (const auto& m : results) {
     out += fmt::format("{:<32}", m.subject);
     for (const auto& col : columns) {
@@ -64,11 +69,21 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
         if (c.check == col && std::string_view(cell) != "K") {
           switch (c.result) {
             case verdict::fail:
-            case verdict::timeout: cell = "K"; break;
-            case verdict::pass: cell = "."; break;
-            case verdict::not_applicable: cell = "-"; break;
-            case verdict::unavailable: cell = "s"; break;
-            case verdict::error: cell = "E"; break;
+            case verdict::timeout:
+              cell = "K";
+              break;
+            case verdict::pass:
+              cell = ".";
+              break;
+            case verdict::not_applicable:
+              cell = "-";
+              break;
+            case verdict::unavailable:
+              cell = "s";
+              break;
+            case verdict::error:
+              cell = "E";
+              break;
           }
         }
       out += fmt::format("{:>3}", cell);
@@ -86,8 +101,8 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
     ++available;
     killed += m.killed_by_named ? 1 : 0;
   }
-  out += fmt::format("{} of {} mutants killed by their named check ({} skipped: no device)\n", killed, available,
-                     results.size() - available);
+  out += fmt::format("{} of {} mutants killed by their named check ({} skipped: no device)\n",
+                     killed, available, results.size() - available);
   for (const auto& m : results)
     if (!m.unavailable && !m.killed_by_named) {
       const check_report* n = m.named();

@@ -7,9 +7,8 @@
 // on the shape (and batch sizes) of its first divergence: the smallest failing case.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "suites/battery/runner.h"
 

@@ -1,5 +1,6 @@
 #include "suites/battery/runner.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/isolation.h"
@@ -23,7 +22,8 @@ constexpr int kHangsBeforeStopping = 2;
 const char* kind_name(subject_kind k) { return k == subject_kind::sampler ? "sampler" : "matmul"; }
 
 std::string file_safe(std::string name) {
-  std::replace_if(name.begin(), name.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
   return name;
 }
 
@@ -43,7 +43,8 @@ bool selected_by(const run_options& o, std::string_view name) {
   return o.checks.empty() || std::find(o.checks.begin(), o.checks.end(), name) != o.checks.end();
 }
 
-std::vector<planned_check> plan_checks(const subject& s, const run_options& o, const subject_lookup& lookup) {
+std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
+                                       const subject_lookup& lookup) {
   std::vector<planned_check> plan;
   std::vector<int32_t> dtypes = declared_dtypes(s);
   if (dtypes.empty()) dtypes.push_back(0);  // a matmul: one row per check, no dtype
@@ -61,7 +62,8 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o, c
 }
 
 std::string holm_name(const planned_check& p) {
-  return p.dtype.empty() ? std::string(p.check->name) : fmt::format("{}[{}]", p.check->name, p.dtype);
+  return p.dtype.empty() ? std::string(p.check->name)
+                         : fmt::format("{}[{}]", p.check->name, p.dtype);
 }
 
 // Applicable statistical checks share the budget, each dtype an equal part of its
@@ -83,28 +85,35 @@ double check_timeout(const run_options& o, const subject& s) {
   if (o.timeout_s > 0) return o.timeout_s;
   if (s.kind() == subject_kind::matmul) {
     const auto& m = o.matmul;
-    const double sizes = m.batch_sizes.empty() ? (s.memory_space() == SC_MEMORY_HOST ? 40.0 : 4096.0)
-                                               : static_cast<double>(m.batch_sizes.size());
+    const double sizes = m.batch_sizes.empty()
+                             ? (s.memory_space() == SC_MEMORY_HOST ? 40.0 : 4096.0)
+                             : static_cast<double>(m.batch_sizes.size());
     const double shapes = m.shapes.empty() ? 20.0 : static_cast<double>(m.shapes.size());
     return std::max(o.budget.check_timeout_s, 0.1 * sizes * shapes);
   }
   const auto named = budget_by_name(o.budget.name);
   const double base_v = static_cast<double>(named ? named->vocab_size : o.budget.vocab_size);
-  return o.budget.check_timeout_s * std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
+  return o.budget.check_timeout_s *
+         std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
 }
 
 void record_in_budget(const planned_check& p, stats::holm_budget& budget) {
   if (p.holm_id < 0) return;
   const auto& r = p.result;
-  if (!p.selected || !p.ran) budget.record(p.holm_id, 1.0);  // kept in the family, never rejected
-  else if (r.outcome.unavailable || !r.outcome.harness_error.empty() || !r.outcome.nothing_to_test.empty())
+  if (!p.selected || !p.ran)
+    budget.record(p.holm_id, 1.0);  // kept in the family, never rejected
+  else if (r.outcome.unavailable || !r.outcome.harness_error.empty() ||
+           !r.outcome.nothing_to_test.empty())
     budget.skip(p.holm_id, "did not run");
   // A crash, a hang or an exact violation is a failure whatever the statistics say.
-  else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value)) budget.record(p.holm_id, 0.0);
-  else budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
+  else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value))
+    budget.record(p.holm_id, 0.0);
+  else
+    budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
 }
 
-check_report report_row(const planned_check& p, const std::vector<stats::holm_budget::decision>& decisions,
+check_report report_row(const planned_check& p,
+                        const std::vector<stats::holm_budget::decision>& decisions,
                         const stats::holm_budget& budget, const run_options& o) {
   check_report c;
   c.check = std::string(p.check->name);
@@ -121,7 +130,8 @@ check_report report_row(const planned_check& p, const std::vector<stats::holm_bu
   c.detail = r.outcome.detail;
   if (!p.ran) {
     c.result = verdict::fail;
-    c.detail = fmt::format("not run: the subject hung in {} checks before this one", kHangsBeforeStopping);
+    c.detail =
+        fmt::format("not run: the subject hung in {} checks before this one", kHangsBeforeStopping);
     c.power = "-";
     return c;
   }
@@ -131,8 +141,9 @@ check_report report_row(const planned_check& p, const std::vector<stats::holm_bu
     c.alpha_share = d.alpha_share;
     if (!std::isnan(r.outcome.p_value)) c.p_value = r.outcome.p_value;
     const double level = o.decision_level >= 0 ? o.decision_level : d.alpha_share;
-    c.result = (o.decision_level >= 0 ? c.p_value >= 0 && c.p_value <= level : d.rejected) ? verdict::fail
-                                                                                         : verdict::pass;
+    c.result = (o.decision_level >= 0 ? c.p_value >= 0 && c.p_value <= level : d.rejected)
+                   ? verdict::fail
+                   : verdict::pass;
     if (o.decision_level >= 0) c.alpha_share = level;
   }
   if (r.outcome.exact_failure) c.result = verdict::fail;
@@ -153,8 +164,8 @@ check_report report_row(const planned_check& p, const std::vector<stats::holm_bu
   return c;
 }
 
-void run_planned(std::vector<planned_check>& plan, const run_options& o, const subject_lookup& lookup,
-                 stats::holm_budget& budget) {
+void run_planned(std::vector<planned_check>& plan, const run_options& o,
+                 const subject_lookup& lookup, stats::holm_budget& budget) {
   int hangs = 0;
   for (auto& p : plan) {
     if (!p.not_applicable.empty() || !p.selected) continue;
@@ -167,10 +178,11 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o, const s
   }
 }
 
-std::string write_repro_file(const run_options& o, const check_report& c, const nlohmann::json& record,
-                             const std::string& subject_name) {
+std::string write_repro_file(const run_options& o, const check_report& c,
+                             const nlohmann::json& record, const std::string& subject_name) {
   const std::string suffix = c.dtype.empty() ? "" : "." + c.dtype;
-  const std::string path = fmt::format("{}/{}.{}{}.json", o.repro_dir, file_safe(subject_name), c.check, suffix);
+  const std::string path =
+      fmt::format("{}/{}.{}{}.json", o.repro_dir, file_safe(subject_name), c.check, suffix);
   std::error_code ec;
   std::filesystem::create_directories(o.repro_dir, ec);
   std::ofstream f(path);
@@ -183,12 +195,18 @@ std::string write_repro_file(const run_options& o, const check_report& c, const 
 
 const char* to_string(verdict v) {
   switch (v) {
-    case verdict::pass: return "pass";
-    case verdict::fail: return "FAIL";
-    case verdict::timeout: return "TIMEOUT";
-    case verdict::not_applicable: return "n/a";
-    case verdict::unavailable: return "skipped";
-    case verdict::error: return "ERROR";
+    case verdict::pass:
+      return "pass";
+    case verdict::fail:
+      return "FAIL";
+    case verdict::timeout:
+      return "TIMEOUT";
+    case verdict::not_applicable:
+      return "n/a";
+    case verdict::unavailable:
+      return "skipped";
+    case verdict::error:
+      return "ERROR";
   }
   return "?";
 }
@@ -198,8 +216,10 @@ namespace {
 bool all_applicable_are(const std::vector<check_report>& checks, verdict v) {
   bool any = false;
   for (const auto& c : checks) {
-    if (c.result == v) any = true;
-    else if (c.result != verdict::not_applicable) return false;
+    if (c.result == v)
+      any = true;
+    else if (c.result != verdict::not_applicable)
+      return false;
   }
   return any;
 }
@@ -207,7 +227,9 @@ bool all_applicable_are(const std::vector<check_report>& checks, verdict v) {
 
 bool battery_report::passed() const { return all_applicable_are(checks, verdict::pass); }
 
-bool battery_report::unavailable() const { return all_applicable_are(checks, verdict::unavailable); }
+bool battery_report::unavailable() const {
+  return all_applicable_are(checks, verdict::unavailable);
+}
 
 std::string prepare_repro_dir(const std::string& dir) {
   std::error_code ec;
@@ -227,10 +249,11 @@ std::string prepare_repro_dir(const std::string& dir) {
 
 nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,
                             const nlohmann::json& evidence) {
-  nlohmann::json j{{"format", "samplecheck-repro"}, {"version", 1}, {"subject", s.name()},
-                   {"kind", kind_name(s.kind())}, {"check", c.check}, {"budget", o.budget.name},
-                   {"vocab_size", o.budget.vocab_size}, {"seed", o.seed}, {"alpha", o.alpha},
-                   {"verdict", to_string(c.result)}, {"detail", c.detail}, {"samples", c.samples}};
+  nlohmann::json j{
+      {"format", "samplecheck-repro"},     {"version", 1},       {"subject", s.name()},
+      {"kind", kind_name(s.kind())},       {"check", c.check},   {"budget", o.budget.name},
+      {"vocab_size", o.budget.vocab_size}, {"seed", o.seed},     {"alpha", o.alpha},
+      {"verdict", to_string(c.result)},    {"detail", c.detail}, {"samples", c.samples}};
   j["plugin"] = s.library ? nlohmann::json(s.plugin_path()) : nlohmann::json();
   if (!c.dtype.empty()) j["dtype"] = c.dtype;
   if (c.p_value >= 0) j["p_value"] = c.p_value;
@@ -265,7 +288,8 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
       if (p.result.crashed) evidence = {{"crash", p.result.why}};
-      if (!evidence.contains("check_seed")) evidence["check_seed"] = check_seed(o.seed, p.check->name);
+      if (!evidence.contains("check_seed"))
+        evidence["check_seed"] = check_seed(o.seed, p.check->name);
       c.repro = repro_record(p.run_as, o, c, evidence);
       if (!o.repro_dir.empty()) c.repro_path = write_repro_file(o, c, c.repro, s.name());
       if (!o.repro_dir.empty() && c.repro_path.empty())
@@ -279,11 +303,11 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
 }
 
 std::string format_report(const battery_report& r, bool verbose) {
-  std::string out = fmt::format("subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
-                                r.subject, r.plugin.empty() ? "" : " (plugin " + r.plugin + ")", r.budget, r.seed,
-                                r.alpha);
-  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", "check", "verdict", "p-value", "alpha",
-                     "power (0.99)", "samples", "time");
+  std::string out = fmt::format(
+      "subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
+      r.subject, r.plugin.empty() ? "" : " (plugin " + r.plugin + ")", r.budget, r.seed, r.alpha);
+  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", "check", "verdict", "p-value",
+                     "alpha", "power (0.99)", "samples", "time");
   for (const auto& c : r.checks) {
     const bool na = c.result == verdict::not_applicable;
     const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
@@ -291,8 +315,8 @@ std::string format_report(const battery_report& r, bool verbose) {
     const std::string a = c.alpha_share >= 0 ? fmt::format("{:.1e}", c.alpha_share) : "";
     const std::string t = na ? "" : fmt::format("{:.2f}s", c.seconds);
     const std::string n = na ? "" : fmt::format("{}", c.samples);
-    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", name, to_string(c.result), p, a,
-                       c.power.substr(0, 38), n, t);
+    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", name, to_string(c.result),
+                       p, a, c.power.substr(0, 38), n, t);
   }
   for (const auto& c : r.checks) {
     const bool show = verbose || (c.result != verdict::pass);
@@ -304,7 +328,8 @@ std::string format_report(const battery_report& r, bool verbose) {
   }
   const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
   out += fmt::format("{}: {} samples in {:.1f} s ({:.0f} samples/s)\n",
-                     r.passed() ? "PASS" : (r.unavailable() ? "SKIPPED" : "FAIL"), r.samples, r.seconds, rate);
+                     r.passed() ? "PASS" : (r.unavailable() ? "SKIPPED" : "FAIL"), r.samples,
+                     r.seconds, rate);
   return out;
 }
 

@@ -24,13 +24,13 @@ inline constexpr double kDefaultAlpha = 1e-6;
 struct run_options {
   budget_settings budget;
   uint64_t seed = kDefaultSeed;
-  double alpha = kDefaultAlpha;      // run-wide false-alarm budget (Holm)
-  std::vector<std::string> checks;   // empty: all
-  std::string dtype;                 // samplers: run only this dtype ("bf16"); empty: every declared
-  double timeout_s = 0;              // per check; 0: the budget's check_timeout_s, scaled by V
-  std::string repro_dir;             // empty: no reproduction files
-  bool isolate = true;               // fork per check (false: in-process, for debugging)
-  matmul_selection matmul;           // matmul subjects: shapes and batch sizes
+  double alpha = kDefaultAlpha;     // run-wide false-alarm budget (Holm)
+  std::vector<std::string> checks;  // empty: all
+  std::string dtype;                // samplers: run only this dtype ("bf16"); empty: every declared
+  double timeout_s = 0;             // per check; 0: the budget's check_timeout_s, scaled by V
+  std::string repro_dir;            // empty: no reproduction files
+  bool isolate = true;              // fork per check (false: in-process, for debugging)
+  matmul_selection matmul;          // matmul subjects: shapes and batch sizes
   // Replay: decide the one selected check against this Holm level (the level its
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
@@ -42,17 +42,17 @@ const char* to_string(verdict v);
 
 struct check_report {
   std::string check;
-  std::string dtype;        // samplers: the input dtype the check ran on ("f32", ...)
+  std::string dtype;  // samplers: the input dtype the check ran on ("f32", ...)
   verdict result = verdict::pass;
-  double p_value = -1;      // < 0: exact check (no p-value)
-  double alpha_share = -1;  // < 0: not in the Holm budget; else the level Holm compared with
+  double p_value = -1;         // < 0: exact check (no p-value)
+  double alpha_share = -1;     // < 0: not in the Holm budget; else the level Holm compared with
   double planning_share = -1;  // the first-step share the samples were planned for
   std::string power;
   uint64_t samples = 0;
   double seconds = 0;
-  std::string detail;       // failure reason, n/a reason, or what was seen
-  nlohmann::json repro;     // on failure: the reproduction record (also written to repro_dir)
-  std::string repro_path;   // written on failure when repro_dir is set
+  std::string detail;      // failure reason, n/a reason, or what was seen
+  nlohmann::json repro;    // on failure: the reproduction record (also written to repro_dir)
+  std::string repro_path;  // written on failure when repro_dir is set
   bool failed() const { return result == verdict::fail || result == verdict::timeout; }
 };
 
@@ -72,7 +72,8 @@ struct battery_report {
 // options.checks must name checks of all_checks() (the CLI refuses others with exit 2);
 // checks of the other subject kind are skipped silently, so one selection can serve a
 // sampler and a matmul of one plugin.
-battery_report run_battery(const subject& s, const run_options& options, const subject_lookup& lookup);
+battery_report run_battery(const subject& s, const run_options& options,
+                           const subject_lookup& lookup);
 
 // Empty when dir can hold reproduction files (created if missing); else why not.
 std::string prepare_repro_dir(const std::string& dir);

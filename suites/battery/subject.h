@@ -30,17 +30,27 @@ struct subject {
   // one copy of the subject per declared dtype).
   int32_t input_dtype = SC_DTYPE_F32;
 
-  subject_kind kind() const { return sampler != nullptr ? subject_kind::sampler : subject_kind::matmul; }
+  subject_kind kind() const {
+    return sampler != nullptr ? subject_kind::sampler : subject_kind::matmul;
+  }
   std::string name() const { return sampler != nullptr ? sampler->name : matmul->name; }
-  const char* description() const { return sampler != nullptr ? sampler->description : matmul->description; }
-  int32_t memory_space() const { return sampler != nullptr ? sampler->memory_space : matmul->memory_space; }
+  const char* description() const {
+    return sampler != nullptr ? sampler->description : matmul->description;
+  }
+  int32_t memory_space() const {
+    return sampler != nullptr ? sampler->memory_space : matmul->memory_space;
+  }
   bool is_logits() const { return sampler != nullptr && sampler->input_kind == SC_INPUT_LOGITS; }
-  bool declares(uint32_t filter) const { return sampler != nullptr && (sampler->filters & filter) != 0; }
+  bool declares(uint32_t filter) const {
+    return sampler != nullptr && (sampler->filters & filter) != 0;
+  }
   // The plugin's path, or empty for an in-tree subject (repro files record it).
   std::string plugin_path() const { return library ? library->path() : std::string(); }
 };
 
-inline call_status run_call(const subject& s, sample_call& call) { return harness::run_call(*s.sampler, call); }
+inline call_status run_call(const subject& s, sample_call& call) {
+  return harness::run_call(*s.sampler, call);
+}
 
 // The dtypes a sampler declares, in the order the battery judges them (f32, bf16, f16);
 // empty for a matmul.

@@ -36,7 +36,8 @@ inline std::vector<philox_kat> read_philox_kats(const std::string& path) {
     for (auto& w : row.counter) fields >> w;
     for (auto& w : row.key) fields >> w;
     for (auto& w : row.expected) fields >> w;
-    if (fields.fail()) throw std::runtime_error(path + ":" + std::to_string(number) + ": not a known-answer row");
+    if (fields.fail())
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": not a known-answer row");
     rows.push_back(row);
   }
   return rows;

@@ -1,9 +1,9 @@
 #include "tools/samplecheck/command_options.h"
 
-#include <climits>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <climits>
 
 namespace samplecheck::cli {
 namespace {
@@ -14,13 +14,16 @@ constexpr int64_t kMinVocab = 1024;
 constexpr int64_t kMaxBatch = 65536;
 
 void add_matmul_options(CLI::App* app, common_options& o) {
-  app->add_option("--m", o.m_text, "matmul batch sizes, e.g. 1-4096 or 1,7,4095 (default: every M on a "
-                                   "device, the CPU subset on the host)")
+  app->add_option("--m", o.m_text,
+                  "matmul batch sizes, e.g. 1-4096 or 1,7,4095 (default: every M on a "
+                  "device, the CPU subset on the host)")
       ->type_name("LIST");
-  app->add_option("--shape", o.shape_text, "matmul shapes NxK instead of the fixture's, e.g. 4096x4096,32x1001")
+  app->add_option("--shape", o.shape_text,
+                  "matmul shapes NxK instead of the fixture's, e.g. 4096x4096,32x1001")
       ->type_name("LIST");
-  app->add_option("--columns", o.columns_text, "matmul output columns computed (default: all on a device, 16 on "
-                                               "the host)")
+  app->add_option("--columns", o.columns_text,
+                  "matmul output columns computed (default: all on a device, 16 on "
+                  "the host)")
       ->type_name("INT");
   app->add_option("--fixtures", o.fixtures_text, "the fixtures folder (default: the source tree's)")
       ->type_name("DIR");
@@ -28,7 +31,8 @@ void add_matmul_options(CLI::App* app, common_options& o) {
 
 battery::matmul_selection convert_matmul(const common_options& o) {
   battery::matmul_selection s;
-  s.fixture_path = o.fixtures_text ? *o.fixtures_text + "/matmul/layer_shapes.txt" : battery::default_matmul_fixture_path();
+  s.fixture_path = o.fixtures_text ? *o.fixtures_text + "/matmul/layer_shapes.txt"
+                                   : battery::default_matmul_fixture_path();
   if (o.m_text) s.batch_sizes = parse_batch_sizes("--m", *o.m_text, 1, kMaxBatch);
   if (o.shape_text)
     for (const auto& sh : parse_shapes("--shape", *o.shape_text))
@@ -54,15 +58,16 @@ std::string names_of(const std::vector<const battery::subject*>& subjects) {
   return out;
 }
 
-std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& catalog, const subject_request& r) {
+std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& catalog,
+                                                     const subject_request& r) {
   auto loaded = registry::load_plugin(r.plugin);
   if (!loaded.ok()) throw usage_error(loaded.error);
   std::vector<const battery::subject*> all = catalog.add_plugin(loaded.library);
   if (r.subject.empty()) return all;
   for (const auto* s : all)
     if (s->name() == r.subject) return {s};
-  throw usage_error(fmt::format("the plugin {} has no subject named '{}' (its subjects: {})", r.plugin, r.subject,
-                                names_of(all)));
+  throw usage_error(fmt::format("the plugin {} has no subject named '{}' (its subjects: {})",
+                                r.plugin, r.subject, names_of(all)));
 }
 
 }  // namespace
@@ -70,20 +75,25 @@ std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& c
 void add_common(CLI::App* app, common_options& o, bool matmul) {
   app->add_option("--budget", o.budget, "sample budget: quick (CI) or standard")
       ->check(CLI::IsMember({"quick", "standard"}));
-  app->add_option("--seed", o.seed_text, "run seed (default fixed; pass a fresh one for fresh randomness)")
+  app->add_option("--seed", o.seed_text,
+                  "run seed (default fixed; pass a fresh one for fresh randomness)")
       ->type_name("UINT");
-  app->add_option("--alpha", o.alpha_text, "run-wide false-alarm budget, split by Holm")->type_name("FLOAT");
-  app->add_option("--checks", o.checks_text, "comma-separated checks to run (default: all)")->type_name("LIST");
+  app->add_option("--alpha", o.alpha_text, "run-wide false-alarm budget, split by Holm")
+      ->type_name("FLOAT");
+  app->add_option("--checks", o.checks_text, "comma-separated checks to run (default: all)")
+      ->type_name("LIST");
   app->add_option("--repro-dir", o.repro_dir, "write a reproduction JSON per failed check here");
-  app->add_option("--vocab-size", o.vocab_size_text, "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
+  app->add_option("--vocab-size", o.vocab_size_text,
+                  "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
       ->type_name("INT");
   add_run_control(app, o);
   if (matmul) add_matmul_options(app, o);
 }
 
 void add_run_control(CLI::App* app, common_options& o) {
-  app->add_option("--timeout", o.timeout_text, "per-check wall-clock limit in seconds (default: the budget's, "
-                                               "scaled with V); a check past it is a TIMEOUT")
+  app->add_option("--timeout", o.timeout_text,
+                  "per-check wall-clock limit in seconds (default: the budget's, "
+                  "scaled with V); a check past it is a TIMEOUT")
       ->type_name("FLOAT");
   app->add_flag("--no-fork", o.no_fork, "run checks in-process (debugging; a crash kills the run)");
   app->add_flag("-v,--verbose", o.verbose, "print every check's detail line");
@@ -93,10 +103,12 @@ common_options convert(common_options o) {
   if (o.seed_text) o.seed = parse_seed("--seed", *o.seed_text);
   if (o.alpha_text) o.alpha = parse_probability("--alpha", *o.alpha_text, 0, 0.5);
   if (o.timeout_text) o.timeout = parse_seconds("--timeout", *o.timeout_text);
-  if (o.vocab_size_text) o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, kMinVocab, int64_t{1} << 24);
+  if (o.vocab_size_text)
+    o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, kMinVocab, int64_t{1} << 24);
   if (o.checks_text) o.checks = parse_name_list("--checks", *o.checks_text, battery::check_names());
   if (!o.repro_dir.empty())
-    if (const std::string why = battery::prepare_repro_dir(o.repro_dir); !why.empty()) throw usage_error(why);
+    if (const std::string why = battery::prepare_repro_dir(o.repro_dir); !why.empty())
+      throw usage_error(why);
   o.matmul = convert_matmul(o);
   return o;
 }
@@ -116,20 +128,26 @@ battery::run_options to_run_options(const common_options& c) {
 }
 
 void add_subject_options(CLI::App* app, subject_request& r) {
-  app->add_option("--subject", r.subject, "subject name (see --list); with --plugin, one of the plugin's");
+  app->add_option("--subject", r.subject,
+                  "subject name (see --list); with --plugin, one of the plugin's");
   app->add_option("--plugin", r.plugin, "a vendor plugin (.so) exporting samplecheck_plugin");
-  app->add_option("--kind", r.kind, "only subjects of this kind")->check(CLI::IsMember({"sampler", "matmul"}));
-  app->add_flag("--list", r.list, "list the subjects (the plugin's, with --plugin) and the checks, then exit");
+  app->add_option("--kind", r.kind, "only subjects of this kind")
+      ->check(CLI::IsMember({"sampler", "matmul"}));
+  app->add_flag("--list", r.list,
+                "list the subjects (the plugin's, with --plugin) and the checks, then exit");
 }
 
-std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog, const subject_request& r) {
+std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
+                                                      const subject_request& r) {
   catalog.add_in_tree();
   std::vector<const battery::subject*> found;
   if (!r.plugin.empty()) {
     found = plugin_subjects(catalog, r);
   } else if (!r.subject.empty()) {
     const battery::subject* s = catalog.find(r.subject);
-    if (s == nullptr) throw usage_error(fmt::format("no subject named '{}' (see samplecheck qualify --list)", r.subject));
+    if (s == nullptr)
+      throw usage_error(
+          fmt::format("no subject named '{}' (see samplecheck qualify --list)", r.subject));
     found = {s};
   } else if (r.list) {
     for (const auto& s : catalog.all()) found.push_back(&s);
@@ -141,7 +159,8 @@ std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& 
       return (s->kind() == battery::subject_kind::sampler) != (r.kind == "sampler");
     });
     if (found.empty())
-      throw usage_error(fmt::format("{} has no {} subject", r.plugin.empty() ? "the selection" : r.plugin, r.kind));
+      throw usage_error(fmt::format("{} has no {} subject",
+                                    r.plugin.empty() ? "the selection" : r.plugin, r.kind));
   }
   if (r.list) return found;
   for (const auto* s : found)
@@ -155,7 +174,8 @@ void add_calibrate_options(CLI::App* app, calibrate_request& r) {
   app->add_option("--runs", r.runs_text, "runs per subject")->type_name("INT");
   app->add_option("--first-seed", r.first_seed_text, "seed of the first run; run i uses first + i")
       ->type_name("UINT");
-  app->add_option("--fail-below", r.fail_below_text, "exit 1 if a one-sided KS or failure-count p falls below this")
+  app->add_option("--fail-below", r.fail_below_text,
+                  "exit 1 if a one-sided KS or failure-count p falls below this")
       ->type_name("FLOAT");
 }
 

@@ -14,11 +14,11 @@
 // mutant survived); 2 bad usage or a plugin that cannot be loaded; 77 every check was
 // skipped because the subject's device is absent. A replay exits with its check's
 // verdict and prints REPRODUCED or NOT REPRODUCED.
-#include <cstdio>
-#include <fstream>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <cstdio>
+#include <fstream>
 
 #include "suites/battery/calibration.h"
 #include "suites/battery/kill_matrix.h"
@@ -33,13 +33,15 @@ namespace {
 void print_list(const std::vector<const sb::subject*>& subjects) {
   std::printf("subjects:\n");
   for (const sb::subject* s : subjects)
-    std::printf("  %-36s %-7s %s\n", s->name().c_str(), s->kind() == sb::subject_kind::sampler ? "sampler" : "matmul",
+    std::printf("  %-36s %-7s %s\n", s->name().c_str(),
+                s->kind() == sb::subject_kind::sampler ? "sampler" : "matmul",
                 s->description() ? s->description() : "");
   std::printf("checks:\n");
   for (const auto& c : sb::all_checks())
     std::printf("  %-27s %-7s %-11s %s\n", std::string(c.name).c_str(),
                 c.applies_to == sb::subject_kind::sampler ? "sampler" : "matmul",
-                c.kind == sb::check_kind::exact ? "exact" : "statistical", std::string(c.what).c_str());
+                c.kind == sb::check_kind::exact ? "exact" : "statistical",
+                std::string(c.what).c_str());
 }
 
 // 0 when every report passed, 77 when every one was skipped for a missing device, else 1.
@@ -91,7 +93,8 @@ int run_replay(const std::string& path, const cli::common_options& common) {
   plan.options.isolate = !common.no_fork;
   const auto report = sb::run_battery(*subjects.front(), plan.options, catalog.lookup());
   std::fputs(sb::format_report(report, true).c_str(), stdout);
-  if (report.checks.size() != 1) throw cli::usage_error("replay: the record's check did not run exactly once");
+  if (report.checks.size() != 1)
+    throw cli::usage_error("replay: the record's check did not run exactly once");
   const auto comparison = sb::compare_replay(record, report.checks.front());
   std::fputs(comparison.text.c_str(), stdout);
   // The check's own verdict, as qualify gives it, so a replay is a `git bisect run` script.
@@ -104,12 +107,15 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   std::vector<sb::subject> selected;
   for (const auto& s : catalog.all())
     if (s.name().rfind(prefix, 0) == 0) selected.push_back(s);
-  const auto results = sb::run_mutants(selected, cli::to_run_options(common), catalog.lookup(), named_only);
-  if (results.empty()) throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
+  const auto results =
+      sb::run_mutants(selected, cli::to_run_options(common), catalog.lookup(), named_only);
+  if (results.empty())
+    throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
   if (common.verbose)
     for (const auto& m : results) std::fputs(sb::format_report(m.report, false).c_str(), stdout);
   std::printf("kill matrix (budget %s, seed %llu%s)\n", common.budget.c_str(),
-              static_cast<unsigned long long>(common.seed), named_only ? ", named checks only" : "");
+              static_cast<unsigned long long>(common.seed),
+              named_only ? ", named checks only" : "");
   std::fputs(sb::format_kill_matrix(results).c_str(), stdout);
   bool all_unavailable = true;
   for (const auto& m : results) all_unavailable &= m.unavailable;
@@ -126,8 +132,8 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary = sb::calibrate(*s, cli::to_run_options(common), catalog.lookup(), request.runs,
-                                       request.first_seed);
+    const auto summary = sb::calibrate(*s, cli::to_run_options(common), catalog.lookup(),
+                                       request.runs, request.first_seed);
     std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.failure_p_value >= request.fail_below;
     for (const auto& [check, u] : summary.checks) ok &= u.ks_lower_p_bound >= request.fail_below;
@@ -138,12 +144,14 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
+  CLI::App app{
+      "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);
 
   cli::common_options q_common, r_common, m_common, c_common;
   cli::subject_request request;
-  auto* qualify = app.add_subcommand("qualify", "run the battery on a subject (sampler or matmul), print the table");
+  auto* qualify = app.add_subcommand(
+      "qualify", "run the battery on a subject (sampler or matmul), print the table");
   cli::add_subject_options(qualify, request);
   cli::add_common(qualify, q_common, /*matmul=*/true);
 
@@ -154,14 +162,19 @@ int main(int argc, char** argv) {
 
   bool named_only = false;
   std::string prefix;
-  auto* mutants = app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
-  mutants->add_flag("--named-only", named_only, "run only each mutant's catalog check (faster; the CI proof)");
-  mutants->add_option("--subjects-prefix", prefix, "only mutants whose name starts with this (e.g. cpu.)");
+  auto* mutants =
+      app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
+  mutants->add_flag("--named-only", named_only,
+                    "run only each mutant's catalog check (faster; the CI proof)");
+  mutants->add_option("--subjects-prefix", prefix,
+                      "only mutants whose name starts with this (e.g. cpu.)");
   cli::add_common(mutants, m_common, /*matmul=*/true);
 
   cli::calibrate_request calib;
-  auto* calibrate = app.add_subcommand("calibrate", "many runs with fresh seeds on correct samplers: failure "
-                                                    "count vs the budget, uniformity (KS) of each check's p-values");
+  auto* calibrate =
+      app.add_subcommand("calibrate",
+                         "many runs with fresh seeds on correct samplers: failure "
+                         "count vs the budget, uniformity (KS) of each check's p-values");
   cli::add_calibrate_options(calibrate, calib);
   cli::add_common(calibrate, c_common, /*matmul=*/false);
 

@@ -2,9 +2,8 @@
 // run-wide false-alarm budget of 1e-6 (so a correct subject fails with probability
 // <= 1e-6 per run; a failure here is a finding, not noise). One section a subject, so
 // ctest runs them side by side (`-c <subject>`).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 
@@ -15,12 +14,14 @@ using namespace samplecheck::battery;
 
 namespace {
 
-const char* const kCorrectCpuSamplers[] = {"cpu.multinomial",  "cpu.gumbel_probs", "cpu.gumbel_logits",
-                                           "cpu.sort_filter",  "cpu.dual_pivot",   "cpu.dual_pivot_topk_first"};
+const char* const kCorrectCpuSamplers[] = {"cpu.multinomial",   "cpu.gumbel_probs",
+                                           "cpu.gumbel_logits", "cpu.sort_filter",
+                                           "cpu.dual_pivot",    "cpu.dual_pivot_topk_first"};
 
 bool is_correct_cpu_sampler(const subject& s) {
   const std::string name = s.name();
-  return s.kind() == subject_kind::sampler && name.rfind("cpu.", 0) == 0 && name.find(':') == std::string::npos;
+  return s.kind() == subject_kind::sampler && name.rfind("cpu.", 0) == 0 &&
+         name.find(':') == std::string::npos;
 }
 
 }  // namespace
@@ -39,7 +40,8 @@ TEST_CASE("the table lists every correct CPU sampler of the registry", "[battery
   CHECK(correct == std::size(kCorrectCpuSamplers));
 }
 
-TEST_CASE("every correct CPU sampler passes the quick battery on every declared dtype", "[battery][cpu]") {
+TEST_CASE("every correct CPU sampler passes the quick battery on every declared dtype",
+          "[battery][cpu]") {
   subject_catalog catalog;
   catalog.add_in_tree();
   run_options options;
@@ -61,8 +63,8 @@ TEST_CASE("every correct CPU sampler passes the quick battery on every declared 
             const bool f16_tail = c.check == "tail" && c.dtype == "f16";
             CHECK((c.result == verdict::pass || (f16_tail && c.result == verdict::not_applicable)));
           }
-      std::printf("%s: %llu samples in %.1f s\n", name, static_cast<unsigned long long>(report.samples),
-                  report.seconds);
+      std::printf("%s: %llu samples in %.1f s\n", name,
+                  static_cast<unsigned long long>(report.samples), report.seconds);
     }
   }
 }

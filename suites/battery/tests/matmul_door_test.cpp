@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -54,7 +53,8 @@ struct problem_buffers {
   std::vector<uint16_t> a, w, out;
   sc_matmul_problem p{};
   problem_buffers(int64_t m, int64_t n, int64_t k)
-      : a(static_cast<size_t>(m * k), 0x3f80), w(static_cast<size_t>(n * k), 0x3f80),
+      : a(static_cast<size_t>(m * k), 0x3f80),
+        w(static_cast<size_t>(n * k), 0x3f80),
         out(static_cast<size_t>(m * n)) {
     p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
     p.m = m, p.n = n, p.k = k;
@@ -106,7 +106,8 @@ TEST_CASE("a crashing matmul fails its checks and the run goes on", "[battery][m
   }
 }
 
-TEST_CASE("a hanging matmul times out, and after two hangs the rest is not run", "[battery][matmul]") {
+TEST_CASE("a hanging matmul times out, and after two hangs the rest is not run",
+          "[battery][matmul]") {
   const sc_matmul m = fake("test.hang_matmul", hang_run);
   run_options o = small({"batch_invariance", "run_to_run", "accuracy"});
   o.timeout_s = 1;
