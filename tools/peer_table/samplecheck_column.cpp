@@ -32,7 +32,7 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
     o.samples = report.samples;
     o.seconds = report.seconds;
     for (const sb::check_report& c : report.checks) {
-      if (c.result != sb::verdict::fail && c.result != sb::verdict::error) continue;
+      if (!c.failed() && c.result != sb::verdict::error) continue;
       if (!o.failed_checks.empty()) o.failed_checks += ", ";
       o.failed_checks += fmt::format("{}{} ({} draws)", c.check, c.result == sb::verdict::error ? " [error]" : "",
                                      c.samples);
