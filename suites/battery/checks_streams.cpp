@@ -147,6 +147,8 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
       out.detail = fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}", seed + 1,
                                same.tokens[0], r, same.tokens[r]);
       out.repro = repro_base(ctx, "per_request_seeds", seed);
+      out.repro.update({{"row", row.label}, {"seed", seed + 1}, {"subsequence", 0}, {"offset", 0},
+                        {"outputs", {0, r}}, {"tokens", {same.tokens[0], same.tokens[r]}}});
       return out;
     }
   const std::span<const int32_t> t(distinct.tokens);
