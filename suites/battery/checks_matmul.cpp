@@ -20,13 +20,11 @@ namespace samplecheck::battery {
 namespace {
 
 using matmul_suite::check_result;
+using matmul_suite::kHostColumns;
 using matmul_suite::matmul_shape;
 using matmul_suite::matmul_testbed;
 
 constexpr int64_t kLargestM = 4096;
-// Host runs compute 16 output columns: every column has its own reduction whose order
-// does not depend on N, so a slice checks the same arithmetic at a fraction of the cost.
-constexpr int64_t kHostColumns = 16;
 
 bool on_host(const check_context& ctx) { return ctx.subj.memory_space() == SC_MEMORY_HOST; }
 

@@ -34,7 +34,7 @@ const cpu_case kInvarianceCases[] = {
 int64_t largest(const std::vector<int64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 
 testbed_config config_for(const matmul_shape& shape, bool bias, int64_t max_m) {
-  return {shape, std::min(kCpuColumns, shape.n), bias, 20261130, max_m};
+  return {shape, std::min(kHostColumns, shape.n), bias, 20261130, max_m};
 }
 
 }  // namespace

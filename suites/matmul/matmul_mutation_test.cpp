@@ -71,6 +71,6 @@ TEST_CASE("matmul_mutation every B mutant is killed by its catalog check", "[mut
 TEST_CASE("matmul_mutation B02 also fails the all-ones check", "[mutation]") {
   const matmul_shape& shape = shapes_fixture().shape("k2880");
   auto mutant = make_runner(find_subject(cpu_matmuls(), "cpu.segmented:B02"));
-  matmul_testbed testbed(*mutant, {shape, kCpuColumns, false, 7, 4});
+  matmul_testbed testbed(*mutant, {shape, kHostColumns, false, 7, 4});
   require_fail(testbed.all_ones(4));
 }

@@ -15,13 +15,6 @@
 
 namespace samplecheck::matmul_suite {
 
-// CPU runs compute the first 16 output columns of each layer. Every output
-// column has its own reduction, and the order inside it does not depend on N,
-// so a slice checks the same arithmetic at 1/256 to 1/1536 of the cost.
-// (What a slice cannot exercise: the launch table's N > 8192 branch; the GPU
-// tests run the full widths.)
-inline constexpr int64_t kCpuColumns = 16;
-
 inline const sc_matmul& find_subject(const std::vector<const sc_matmul*>& subjects, const std::string& name) {
   for (const sc_matmul* s : subjects)
     if (name == s->name) return *s;
