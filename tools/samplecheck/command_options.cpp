@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <climits>
+#include <filesystem>
 
 namespace samplecheck::cli {
 namespace {
@@ -60,7 +61,10 @@ std::string names_of(const std::vector<const battery::subject*>& subjects) {
 
 std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& catalog,
                                                      const subject_request& r) {
-  auto loaded = registry::load_plugin(r.plugin);
+  // An absolute path, so a reproduction record replays from any folder.
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(r.plugin, ec);
+  auto loaded = registry::load_plugin(ec ? r.plugin : absolute.lexically_normal().string());
   if (!loaded.ok()) throw usage_error(loaded.error);
   std::vector<const battery::subject*> all = catalog.add_plugin(loaded.library);
   if (r.subject.empty()) return all;

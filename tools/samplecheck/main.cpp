@@ -65,10 +65,16 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   const sb::run_options options = cli::to_run_options(common);
   std::vector<sb::battery_report> reports;
   for (const sb::subject* s : subjects) {
-    reports.push_back(sb::run_battery(*s, options, catalog.lookup()));
-    std::fputs(sb::format_report(reports.back(), common.verbose).c_str(), stdout);
+    sb::battery_report report = sb::run_battery(*s, options, catalog.lookup());
+    if (report.checks.empty()) {  // --checks named only checks of the other kind
+      std::printf("subject %s: none of the selected checks applies to it\n", s->name().c_str());
+      continue;
+    }
+    std::fputs(sb::format_report(report, common.verbose).c_str(), stdout);
     std::fflush(stdout);
+    reports.push_back(std::move(report));
   }
+  if (reports.empty()) throw cli::usage_error("none of the selected checks applies to the selected subjects");
   return exit_status(reports);
 }
 
