@@ -17,6 +17,7 @@
 #include "reference/numeric.h"
 #include "reference/philox.h"
 #include "reference/uniform.h"
+#include "suites/harness/matmul_call.h"
 
 namespace registry = samplecheck::registry;
 using Catch::Matchers::Contains;
@@ -80,17 +81,8 @@ std::vector<uint16_t> expected_bits(const problem_data& d, bool with_bias) {
 }
 
 sc_matmul_problem problem_of(const problem_data& d, bool with_bias, uint16_t* out) {
-  sc_matmul_problem p{};
-  p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  p.m = d.m;
-  p.n = d.n;
-  p.k = d.k;
-  p.a = d.a.data();
-  p.weight = d.weight.data();
-  p.bias = with_bias ? d.bias.data() : nullptr;
-  p.out = out;
-  p.launch_config = -1;
-  return p;
+  return samplecheck::harness::make_problem(
+      {d.m, d.n, d.k, d.a.data(), d.weight.data(), with_bias ? d.bias.data() : nullptr, out});
 }
 
 // ---- samplers -------------------------------------------------------------

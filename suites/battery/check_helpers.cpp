@@ -38,10 +38,7 @@ std::string reference_errors(const std::vector<judged_row>& rows) {
   return {};
 }
 
-nlohmann::json repro_base(const check_context& ctx, std::string_view check, uint64_t seed) {
-  return {{"subject", ctx.subj.name()}, {"check", std::string(check)}, {"budget", ctx.budget.name},
-          {"run_seed", ctx.seed}, {"check_seed", seed}, {"vocab_size", ctx.budget.vocab_size}};
-}
+nlohmann::json repro_base(uint64_t check_seed) { return {{"check_seed", check_seed}}; }
 
 std::string exact_power(uint64_t draws, std::string_view what) {
   if (draws == 0) return "-";

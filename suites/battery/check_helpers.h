@@ -25,7 +25,9 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
 // input): the message names the row and the reference's field and index.
 std::string reference_errors(const std::vector<judged_row>& rows);
 
-nlohmann::json repro_base(const check_context& ctx, std::string_view check, uint64_t seed);
+// The start of a check's evidence in its reproduction record: the check's derived seed
+// (the run's subject, budget, seed, V and dtype are the record's own fields).
+nlohmann::json repro_base(uint64_t check_seed);
 
 // "the smallest OUT-token rate seen with probability 0.99 at n draws" = 1 - 0.01^(1/n).
 std::string exact_power(uint64_t draws, std::string_view what);

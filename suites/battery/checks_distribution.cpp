@@ -24,7 +24,7 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
   if (!drawn.failure.empty()) {
     out.exact_failure = true;
     out.detail = drawn.failure;
-    out.repro = repro_base(ctx, check, seed);
+    out.repro = repro_base(seed);
     out.repro.update(drawn.repro);
     return false;
   }
@@ -32,7 +32,7 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
       out.exact_failure = true;
       out.detail = *bad;
-      out.repro = repro_base(ctx, check, seed);
+      out.repro = repro_base(seed);
       out.repro.update({{"row", rows[i].label}, {"params", setting_json(rows[i].setting)},
                         {"token", drawn.first_out[i].token}, {"subsequence", drawn.first_out[i].subsequence},
                         {"offset", drawn.first_out[i].offset}, {"draws_per_row", draws},
@@ -98,7 +98,7 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   out.p_value = std::min(1.0, worst_p * static_cast<double>(std::max<size_t>(testable, 1)));
   out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
   out.detail = fmt::format("{} rows ({} tested); worst {}", rows.size(), testable, worst_detail);
-  out.repro = repro_base(ctx, check, seed);
+  out.repro = repro_base(seed);
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
                     {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});
@@ -201,7 +201,7 @@ check_outcome run_tail(const check_context& ctx) {
   // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
   out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss",
                           capped ? " (draw cap)" : "");
-  out.repro = repro_base(ctx, "tail", seed);
+  out.repro = repro_base(seed);
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
                     {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});

@@ -80,7 +80,7 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   const call_status st = run_call(ctx.subj, with_bad);
   const call_status st_good = run_call(ctx.subj, only_good);
   out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
-  out.repro = repro_base(ctx, "degenerate_rows", seed);
+  out.repro = repro_base(seed);
   if (!st.ok() || !st_good.ok()) {
     // Say what the subject did: a refused batch, or a contract broken inside it.
     const call_status& bad_call = st.ok() ? st_good : st;
@@ -211,7 +211,7 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   for (size_t r = 0; r < map.size(); ++r) add_output(call, map[r], seed, r, 0);
   const call_status st = run_call(ctx.subj, call);
   out.samples = map.size();
-  out.repro = repro_base(ctx, "parameter_routing", seed);
+  out.repro = repro_base(seed);
   if (!st.ok()) {
     out.exact_failure = true;
     out.detail = fmt::format("on a valid batch: {}", st.describe());
@@ -297,7 +297,7 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
     out.exact_failure = true;
     out.detail += fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first, seed, first,
                               calls[0].tokens[first], calls[1].tokens[first]);
-    out.repro = repro_base(ctx, "spelling_agreement", seed);
+    out.repro = repro_base(seed);
     out.repro.update({{"partner", partner->name()}, {"subsequence", first}, {"offset", 0}});
   }
   out.power = "exact (every row compared)";

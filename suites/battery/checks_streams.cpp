@@ -93,7 +93,7 @@ check_outcome run_replay(const check_context& ctx) {
       out.detail = fmt::format("output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
                                rows[call.row_index[r]].label, call.seed[r], call.subsequence[r], call.offset[r],
                                call.tokens[r], again.tokens[r]);
-      out.repro = repro_base(ctx, "replay", seed);
+      out.repro = repro_base(seed);
       out.repro.update({{"row", rows[call.row_index[r]].label}, {"seed", call.seed[r]},
                         {"subsequence", call.subsequence[r]}, {"offset", call.offset[r]}});
       return out;
@@ -122,7 +122,7 @@ check_outcome run_offset_advancement(const check_context& ctx) {
     return out;
   const auto c = stats::collision_test(first.tokens, second.tokens, row.target.distribution().prob);
   collision_outcome(ctx, c, fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
-  out.repro = repro_base(ctx, "offset_advancement", seed);
+  out.repro = repro_base(seed);
   out.repro.update({{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});
   return out;
 }
@@ -146,7 +146,7 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
       out.exact_failure = true;
       out.detail = fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}", seed + 1,
                                same.tokens[0], r, same.tokens[r]);
-      out.repro = repro_base(ctx, "per_request_seeds", seed);
+      out.repro = repro_base(seed);
       out.repro.update({{"row", row.label}, {"seed", seed + 1}, {"subsequence", 0}, {"offset", 0},
                         {"outputs", {0, r}}, {"tokens", {same.tokens[0], same.tokens[r]}}});
       return out;
@@ -154,7 +154,7 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
   const std::span<const int32_t> t(distinct.tokens);
   const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
   collision_outcome(ctx, c, "seeds [a, b, ...], first half vs second half", out);
-  out.repro = repro_base(ctx, "per_request_seeds", seed);
+  out.repro = repro_base(seed);
   out.repro.update({{"seeds", fmt::format("{} + 1 + j", seed)}, {"offset", 0}, {"subsequence", 0}});
   return out;
 }
@@ -204,7 +204,7 @@ check_outcome run_batch_reorder(const check_context& ctx) {
                                "but {} at position {}",
                                req, rows[req].label, seeds[req], subs[req], offs[req], in_order.tokens[req], req,
                                permuted.tokens[pos], pos);
-      out.repro = repro_base(ctx, "batch_reorder", seed);
+      out.repro = repro_base(seed);
       out.repro.update({{"row", rows[req].label}, {"seed", seeds[req]}, {"subsequence", subs[req]},
                         {"offset", offs[req]}, {"positions", {req, pos}}, {"params", setting_json(rows[req].setting)}});
       return out;
@@ -232,7 +232,7 @@ check_outcome run_parallel_samples(const check_context& ctx) {
   const std::span<const int32_t> t(call.tokens);
   const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
   collision_outcome(ctx, c, "outputs sharing one input row, subsequence i vs i + 2^(16 + i % 48)", out);
-  out.repro = repro_base(ctx, "parallel_samples", seed);
+  out.repro = repro_base(seed);
   out.repro.update({{"seed", seed}, {"offset", 0}, {"row", row.label},
                     {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"}, {"pairs", pairs}});
   return out;

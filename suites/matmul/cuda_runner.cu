@@ -8,6 +8,7 @@
 
 #include "suites/harness/device_buffer.h"
 #include "suites/harness/guard.h"
+#include "suites/harness/matmul_call.h"
 #include "suites/matmul/matmul_runner.h"
 
 namespace samplecheck::matmul_suite {
@@ -59,16 +60,9 @@ class cuda_runner final : public matmul_runner {
     check(cudaMemset(out_.get(), 0xff, cells * sizeof(uint16_t)), "sentinel fill");
     const std::vector<uint16_t> canaries(harness::kGuardRows, harness::kGuardBf16);
     out_.upload(canaries.data(), canaries.size(), cells);
-    sc_matmul_problem p{};
-    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    p.m = m;
-    p.n = n_;
-    p.k = k_;
-    p.a = batch_.get();
-    p.weight = weight_.get();
-    p.bias = has_bias_ ? bias_.get() : nullptr;
-    p.out = out_.get();
-    p.launch_config = launch_config;
+    const sc_matmul_problem p = harness::make_problem({m, n_, k_, batch_.get(), weight_.get(),
+                                                       has_bias_ ? bias_.get() : nullptr, out_.get(),
+                                                       launch_config});
     char error[512] = {};
     const sc_status status = subject_.run(subject_.context, &p, error, sizeof error);
     error[sizeof error - 1] = '\0';

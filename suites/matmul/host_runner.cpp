@@ -3,6 +3,7 @@
 #include <string>
 
 #include "suites/harness/guard.h"
+#include "suites/harness/matmul_call.h"
 #include "suites/matmul/matmul_runner.h"
 
 namespace samplecheck::matmul_suite {
@@ -26,16 +27,9 @@ class host_runner final : public matmul_runner {
     }
     const auto cells = static_cast<size_t>(m * n);
     out_ = harness::guarded_buffer(cells, kUnwrittenOutput, harness::kGuardBf16);
-    sc_matmul_problem p{};
-    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a = batch_.data();
-    p.weight = operands_->weight.data();
-    p.bias = operands_->bias.empty() ? nullptr : operands_->bias.data();
-    p.out = out_.data();
-    p.launch_config = launch_config;
+    const sc_matmul_problem p = harness::make_problem(
+        {m, n, k, batch_.data(), operands_->weight.data(),
+         operands_->bias.empty() ? nullptr : operands_->bias.data(), out_.data(), launch_config});
     char error[512] = {};
     const sc_status status = subject_.run(subject_.context, &p, error, sizeof error);
     error[sizeof error - 1] = '\0';

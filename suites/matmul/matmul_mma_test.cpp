@@ -26,6 +26,7 @@
 #include "reference/matmul_reference.h"
 #include "reference/philox.h"
 #include "reference/uniform.h"
+#include "suites/harness/matmul_call.h"
 #include "suites/matmul/matmul_test_support.h"
 
 using namespace samplecheck::matmul_suite;
@@ -139,17 +140,8 @@ struct case_data {
   }
 
   sc_matmul_problem problem(int64_t m, int32_t config) const {
-    sc_matmul_problem p{};
-    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    p.m = m;
-    p.n = c.n;
-    p.k = c.k;
-    p.a = a_dev.get();
-    p.weight = weight_dev.get();
-    p.bias = c.bias ? bias_dev.get() : nullptr;
-    p.out = out_dev.get();
-    p.launch_config = config;
-    return p;
+    return samplecheck::harness::make_problem({m, c.n, c.k, a_dev.get(), weight_dev.get(),
+                                  c.bias ? bias_dev.get() : nullptr, out_dev.get(), config});
   }
 
   static void enqueue(const sc_matmul& subject, const sc_matmul_problem& p) {

@@ -17,6 +17,7 @@
 #include "kernels/samplecheck_plugin.h"
 #include "reference/numeric.h"
 #include "suites/harness/host_call.h"
+#include "suites/harness/matmul_call.h"
 
 namespace registry = samplecheck::registry;
 using Catch::Matchers::Contains;
@@ -80,16 +81,8 @@ std::vector<uint16_t> expected_bits(const matmul_case& c) {
 sc_status run(const sc_matmul& m, const matmul_case& c, int32_t launch_config,
               std::vector<uint16_t>& out, std::string& error) {
   out.assign(static_cast<size_t>(c.m * c.n), 0xDEAD);
-  sc_matmul_problem p{};
-  p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  p.m = c.m;
-  p.n = c.n;
-  p.k = c.k;
-  p.a = c.a.data();
-  p.weight = c.weight.data();
-  p.bias = c.bias.data();
-  p.out = out.data();
-  p.launch_config = launch_config;
+  const sc_matmul_problem p = samplecheck::harness::make_problem(
+      {c.m, c.n, c.k, c.a.data(), c.weight.data(), c.bias.data(), out.data(), launch_config});
   char message[256] = "";
   const sc_status status = m.run(m.context, &p, message, sizeof message);
   error = message;

@@ -11,6 +11,7 @@
 #include "kernels/registry/registry.h"
 #include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/harness/matmul_call.h"
 
 using namespace samplecheck::battery;
 
@@ -56,10 +57,7 @@ struct problem_buffers {
       : a(static_cast<size_t>(m * k), 0x3f80),
         w(static_cast<size_t>(n * k), 0x3f80),
         out(static_cast<size_t>(m * n)) {
-    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    p.m = m, p.n = n, p.k = k;
-    p.a = a.data(), p.weight = w.data(), p.out = out.data();
-    p.launch_config = -1;
+    p = samplecheck::harness::make_problem({m, n, k, a.data(), w.data(), nullptr, out.data()});
   }
 };
 
