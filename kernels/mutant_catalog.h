@@ -1,4 +1,4 @@
-// The planted-defect catalog (../shared/bug-catalog.md, plus X ids of our own) as data: each mutant id,
+// The planted-defect catalog (docs/bug-catalog.md, plus X ids of our own) as data: each mutant id,
 // what was planted, and the check that must kill it. Reports and the kill matrix
 // use these ids; kernels register mutant subjects as "<subject>:<id>".
 #pragma once
