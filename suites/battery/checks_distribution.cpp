@@ -7,6 +7,7 @@
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
 #include "suites/battery/distribution_tests.h"
+#include "suites/battery/report_evidence.h"
 #include "suites/stats/power.h"
 #include "suites/stats/tail_test.h"
 
@@ -102,6 +103,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
                     {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});
+  if (worst_p <= kFitEvidenceBelow)
+    out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row], alpha_row);
   return out;
 }
 
@@ -185,9 +188,11 @@ check_outcome run_tail(const check_context& ctx) {
   if (!draw_and_check_support(ctx, "tail", seed, rows, draws, drawn, out)) return out;
   double worst_p = 1.0, worst_shift = 0.0;
   size_t worst_row = 0;
+  nlohmann::json tail_rows = nlohmann::json::array();
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& d = rows[i].target.distribution();
     const auto t = stats::tail_test(drawn.counts[i], d.prob);
+    tail_rows.push_back(tail_evidence(rows[i], t, alpha_row));
     worst_shift = std::max(worst_shift, stats::detectable_mass_shift(t.n, t.expected_mass, alpha_row, ctx.budget.power));
     if (t.p_value <= worst_p) {
       worst_p = t.p_value;
@@ -205,6 +210,7 @@ check_outcome run_tail(const check_context& ctx) {
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
                     {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});
+  out.repro["tail_rows"] = tail_rows;
   return out;
 }
 

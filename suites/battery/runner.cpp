@@ -128,6 +128,7 @@ check_report report_row(const planned_check& p,
   c.samples = r.outcome.samples;
   c.seconds = r.seconds;
   c.detail = r.outcome.detail;
+  c.evidence = r.outcome.repro;
   if (!p.ran) {
     c.result = verdict::fail;
     c.detail =
@@ -166,15 +167,24 @@ check_report report_row(const planned_check& p,
 
 void run_planned(std::vector<planned_check>& plan, const run_options& o,
                  const subject_lookup& lookup, stats::holm_budget& budget) {
-  int hangs = 0;
+  int hangs = 0, index = 0, total = 0;
+  for (const auto& p : plan) total += p.not_applicable.empty() && p.selected ? 1 : 0;
   for (auto& p : plan) {
     if (!p.not_applicable.empty() || !p.selected) continue;
     if (hangs >= kHangsBeforeStopping) continue;
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
     const check_context ctx{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+    const std::string subject_name = p.run_as.name(), name = holm_name(p);
+    progress_event event{subject_name, name, ++index, total};
+    if (o.progress) o.progress(event);
     p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as), o.isolate);
     p.ran = true;
     hangs += p.result.timed_out ? 1 : 0;
+    event.finished = true;
+    event.samples = p.result.outcome.samples;
+    event.seconds = p.result.seconds;
+    event.failed = p.result.crashed || p.result.outcome.exact_failure;
+    if (o.progress) o.progress(event);
   }
 }
 
@@ -266,7 +276,8 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
-  battery_report report{s.name(), s.plugin_path(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
+  battery_report report{s.name(), kind_name(s.kind()), s.plugin_path(), o.budget.name, o.seed,
+                        o.alpha, {}, 0, 0};
   // The CLI refuses unknown names; a library caller gets an error row naming each.
   for (const auto& name : o.checks)
     if (find_check(name) == nullptr) {

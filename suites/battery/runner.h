@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,18 @@ namespace samplecheck::battery {
 
 inline constexpr uint64_t kDefaultSeed = 20261130;
 inline constexpr double kDefaultAlpha = 1e-6;
+
+// What a run reports while it goes, one event as each check starts and ends (the CLI
+// draws them on stderr). Read-only for the sink: no plan ever depends on it.
+struct progress_event {
+  std::string_view subject, check;  // check as the Holm family names it: "tail[bf16]"
+  int index = 0, total = 0;         // the index-th (1-based) of the total checks to run
+  bool finished = false;            // false: starting; true: ended
+  uint64_t samples = 0;             // finished: the check's samples
+  double seconds = 0;               // finished: the check's time
+  bool failed = false;              // finished: crashed, timed out or an exact violation
+};
+using progress_sink = std::function<void(const progress_event&)>;
 
 struct run_options {
   budget_settings budget;
@@ -34,6 +47,7 @@ struct run_options {
   // Replay: decide the one selected check against this Holm level (the level its
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
+  progress_sink progress;  // empty: silent
 };
 
 // timeout: the check's process was killed at its wall-clock limit (a failure).
@@ -51,6 +65,7 @@ struct check_report {
   uint64_t samples = 0;
   double seconds = 0;
   std::string detail;      // failure reason, n/a reason, or what was seen
+  nlohmann::json evidence;  // the check's evidence (check_outcome::repro), pass or fail: report.json
   nlohmann::json repro;    // on failure: the reproduction record (also written to repro_dir)
   std::string repro_path;  // written on failure when repro_dir is set
   bool failed() const { return result == verdict::fail || result == verdict::timeout; }
@@ -58,6 +73,7 @@ struct check_report {
 
 struct battery_report {
   std::string subject;
+  std::string kind;    // "sampler" or "matmul"
   std::string plugin;  // the plugin's path; empty for an in-tree subject
   std::string budget;
   uint64_t seed = 0;

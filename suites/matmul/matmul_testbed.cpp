@@ -50,6 +50,33 @@ std::string mismatch_text(int64_t column, uint16_t expected, uint16_t actual) {
                      bf16_ulp_distance(expected, actual));
 }
 
+// Where one batch size's outputs differ from M = 1, for the report: how many outputs and
+// rows, the first few batch rows, and the differing outputs per band of output columns.
+class divergence_map {
+ public:
+  static constexpr int64_t kColumnBands = 32, kRowsNamed = 8;
+  divergence_map(int64_t m, int64_t n)
+      : m_(m), n_(n), band_(std::max<int64_t>(1, (n + kColumnBands - 1) / kColumnBands)),
+        bands_(static_cast<size_t>((n + band_ - 1) / band_)) {}
+  void add_row(int64_t batch_row, const uint16_t* want, const uint16_t* got, int64_t first) {
+    ++rows_;
+    if (named_.size() < kRowsNamed) named_.push_back(batch_row);
+    for (int64_t j = first; j < n_; ++j)
+      if (want[j] != got[j]) ++outputs_, ++bands_[static_cast<size_t>(j / band_)];
+  }
+  nlohmann::json to_json() const {
+    nlohmann::json bands = nlohmann::json::array();
+    for (size_t b = 0; b < bands_.size(); ++b)
+      if (bands_[b] > 0) bands.push_back({static_cast<int64_t>(b) * band_, bands_[b]});
+    return {{"m", m_},          {"outputs", outputs_}, {"rows", rows_}, {"batch_rows", named_},
+            {"band_width", band_}, {"column_bands", bands}};
+  }
+
+ private:
+  int64_t m_, n_, band_, rows_ = 0, outputs_ = 0;
+  std::vector<int64_t> bands_, named_;
+};
+
 }  // namespace
 
 int64_t bf16_ulp_distance(uint16_t a, uint16_t b) {
@@ -146,6 +173,7 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
     const std::vector<uint16_t> out = runner_.run(rows, launch_config, keep);
     ++result.trials;
     bool differs = false;
+    divergence_map map(m, n);
     for (size_t i = 0; i < positions.size(); ++i) {
       const int32_t row = rows[positions[i]];
       const uint16_t* got = out.data() + i * n;
@@ -155,6 +183,7 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
       if (c < 0) continue;
       differs = true;
       for (int64_t j = c; j < n; ++j) differing_outputs += want[j] != got[j] ? 1 : 0;
+      map.add_row(positions[i], want, got, c);
       note_divergence(result, m, positions[i], c, want[c], got[c]);
       if (first.empty())
         first = fmt::format("first divergence at M = {}, batch row {} ({}), {}", m, positions[i],
@@ -163,6 +192,7 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
                             mismatch_text(c, want[c], got[c]));
     }
     result.failures += differs ? 1 : 0;
+    if (differs) result.evidence["divergence"].push_back(map.to_json());
   }
   result.summary =
       result.failures == 0

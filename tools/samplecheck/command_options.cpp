@@ -6,6 +6,8 @@
 #include <climits>
 #include <filesystem>
 
+#include "tools/samplecheck/report_dir.h"
+
 namespace samplecheck::cli {
 namespace {
 
@@ -87,6 +89,10 @@ void add_common(CLI::App* app, common_options& o, bool matmul) {
   app->add_option("--checks", o.checks_text, "comma-separated checks to run (default: all)")
       ->type_name("LIST");
   app->add_option("--repro-dir", o.repro_dir, "write a reproduction JSON per failed check here");
+  app->add_option("--report-dir", o.report_dir,
+                  "write report.json, junit.xml and report.html here (and the reproduction "
+                  "files to DIR/repro unless --repro-dir is given)");
+  app->add_flag("-q,--quiet", o.quiet, "no progress on stderr");
   app->add_option("--vocab-size", o.vocab_size_text,
                   "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
       ->type_name("INT");
@@ -110,6 +116,11 @@ common_options convert(common_options o) {
   if (o.vocab_size_text)
     o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, kMinVocab, int64_t{1} << 24);
   if (o.checks_text) o.checks = parse_name_list("--checks", *o.checks_text, battery::check_names());
+  if (!o.report_dir.empty()) {
+    if (const std::string why = prepare_report_dir(o.report_dir); !why.empty())
+      throw usage_error(why);
+    if (o.repro_dir.empty()) o.repro_dir = o.report_dir + "/repro";
+  }
   if (!o.repro_dir.empty())
     if (const std::string why = battery::prepare_repro_dir(o.repro_dir); !why.empty())
       throw usage_error(why);

@@ -24,6 +24,8 @@ struct common_options {
   std::vector<std::string> checks;
   double timeout = 0;
   std::string repro_dir;
+  std::string report_dir;  // report.json, junit.xml, report.html; repro files in DIR/repro
+  bool quiet = false;      // no progress on stderr
   bool no_fork = false;
   bool verbose = false;
   int64_t vocab_size = 0;

@@ -3,6 +3,7 @@
 //
 //   samplecheck qualify --subject cpu.dual_pivot [--budget quick|standard] [--seed N]
 //                       [--checks a,b] [--alpha A] [--timeout S] [--repro-dir DIR]
+//                       [--report-dir DIR] [--quiet]
 //   samplecheck qualify --subject cuda.segmented_mma [--m 1-4096] [--shape 4096x4096]
 //   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul]
 //   samplecheck qualify --list [--plugin libvendor.so]
@@ -23,12 +24,21 @@
 #include "suites/battery/calibration.h"
 #include "suites/battery/kill_matrix.h"
 #include "suites/battery/replay.h"
+#include "suites/battery/report_json.h"
 #include "tools/samplecheck/command_options.h"
+#include "tools/samplecheck/progress.h"
+#include "tools/samplecheck/report_dir.h"
 
 namespace sb = samplecheck::battery;
 namespace cli = samplecheck::cli;
 
 namespace {
+
+std::vector<std::string> command_line;  // argv, for report.json
+
+sb::report_header header(const char* command, int exit_status) {
+  return {command, command_line, exit_status};
+}
 
 void print_list(const std::vector<const sb::subject*>& subjects) {
   std::printf("subjects:\n");
@@ -62,7 +72,9 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
     print_list(subjects);
     return 0;
   }
-  const sb::run_options options = cli::to_run_options(common);
+  sb::run_options options = cli::to_run_options(common);
+  const auto progress = cli::make_progress(common.quiet);
+  if (progress) options.progress = progress->sink();
   std::vector<sb::battery_report> reports;
   for (const sb::subject* s : subjects) {
     sb::battery_report report = sb::run_battery(*s, options, catalog.lookup());
@@ -75,7 +87,10 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
     reports.push_back(std::move(report));
   }
   if (reports.empty()) throw cli::usage_error("none of the selected checks applies to the selected subjects");
-  return exit_status(reports);
+  const int status = exit_status(reports);
+  if (!common.report_dir.empty())
+    cli::write_report_dir(common.report_dir, sb::qualify_report(header("qualify", status), reports));
+  return status;
 }
 
 int run_replay(const std::string& path, const cli::common_options& common) {
@@ -113,8 +128,10 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   std::vector<sb::subject> selected;
   for (const auto& s : catalog.all())
     if (s.name().rfind(prefix, 0) == 0) selected.push_back(s);
-  const auto results =
-      sb::run_mutants(selected, cli::to_run_options(common), catalog.lookup(), named_only);
+  sb::run_options options = cli::to_run_options(common);
+  const auto progress = cli::make_progress(common.quiet, "mutant");
+  if (progress) options.progress = progress->sink();
+  const auto results = sb::run_mutants(selected, options, catalog.lookup(), named_only);
   if (results.empty())
     throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
   if (common.verbose)
@@ -125,31 +142,45 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   std::fputs(sb::format_kill_matrix(results).c_str(), stdout);
   bool all_unavailable = true;
   for (const auto& m : results) all_unavailable &= m.unavailable;
-  if (all_unavailable) return 77;  // nothing ran: skipped, never passed
-  return sb::all_killed(results) ? 0 : 1;
+  // Nothing ran: skipped, never passed.
+  const int status = all_unavailable ? 77 : (sb::all_killed(results) ? 0 : 1);
+  if (!common.report_dir.empty())
+    cli::write_report_dir(common.report_dir, sb::mutants_report(header("mutants", status), results));
+  return status;
 }
 
 int run_calibrate(const cli::calibrate_request& request, const cli::common_options& common) {
   sb::subject_catalog catalog;
   catalog.add_in_tree();
   bool ok = true;
+  std::vector<std::pair<std::string, sb::calibration_summary>> summaries;
+  const auto progress = cli::make_progress(
+      common.quiet, "run", request.runs * static_cast<int>(request.subjects.size()));
+  sb::run_options options = cli::to_run_options(common);
+  if (progress) options.progress = progress->sink();
   for (const auto& name : request.subjects) {
     const sb::subject* s = catalog.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary = sb::calibrate(*s, cli::to_run_options(common), catalog.lookup(),
-                                       request.runs, request.first_seed);
+    const auto summary =
+        sb::calibrate(*s, options, catalog.lookup(), request.runs, request.first_seed);
     std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.failure_p_value >= request.fail_below;
     for (const auto& [check, u] : summary.checks) ok &= u.ks_lower_p_bound >= request.fail_below;
+    summaries.emplace_back(name, summary);
   }
+  if (!common.report_dir.empty())
+    cli::write_report_dir(common.report_dir,
+                          sb::calibration_report(header("calibrate", ok ? 0 : 1), summaries,
+                                                 request.fail_below));
   return ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  command_line.assign(argv, argv + argc);
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);

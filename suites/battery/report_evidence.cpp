@@ -1,0 +1,73 @@
+#include "suites/battery/report_evidence.h"
+
+#include <algorithm>
+#include <boost/math/distributions/binomial.hpp>
+#include <numeric>
+
+#include "suites/stats/binomial_intervals.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using boost::math::binomial_distribution;
+
+// Two-sided Clopper-Pearson interval of the success probability at level `level`.
+std::pair<double, double> clopper_pearson(uint64_t k, uint64_t n, double level) {
+  if (n == 0) return {0.0, 1.0};
+  const double trials = static_cast<double>(n), successes = static_cast<double>(k);
+  const double half = std::clamp(level / 2, 1e-300, 0.5);
+  const double lo = k == 0 ? 0.0
+                           : binomial_distribution<>::find_lower_bound_on_p(
+                                 trials, successes, half, binomial_distribution<>::clopper_pearson_exact_interval);
+  const double hi = k == n ? 1.0
+                           : binomial_distribution<>::find_upper_bound_on_p(
+                                 trials, successes, half, binomial_distribution<>::clopper_pearson_exact_interval);
+  return {lo, hi};
+}
+
+}  // namespace
+
+nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& counts,
+                            double alpha) {
+  const in_conditional c = condition_on_in(row.target.distribution(), counts);
+  const size_t v = c.probs.size();
+  const double level = alpha / static_cast<double>(std::max<size_t>(v, 1));
+  std::vector<int64_t> shown(v);
+  std::iota(shown.begin(), shown.end(), 0);
+  std::stable_sort(shown.begin(), shown.end(),
+                   [&](int64_t a, int64_t b) { return c.probs[a] > c.probs[b]; });
+  shown.resize(std::min(shown.size(), kFitEvidenceTokens));
+  const auto bad = stats::deviating_tokens(c.counts, c.probs, alpha, 10);
+  for (const auto& t : bad)
+    if (std::find(shown.begin(), shown.end(), t.token) == shown.end()) shown.push_back(t.token);
+  const double n = static_cast<double>(c.in_count);
+  nlohmann::json tokens = nlohmann::json::array();
+  uint64_t shown_count = 0;
+  double shown_prob = 0;
+  for (const int64_t t : shown) {
+    const uint64_t k = c.counts[t];
+    const auto [lo, hi] = clopper_pearson(k, c.in_count, level);
+    const bool deviating = std::any_of(bad.begin(), bad.end(),
+                                       [&](const stats::token_deviation& d) { return d.token == t; });
+    tokens.push_back({{"token", t}, {"observed", k}, {"expected", n * c.probs[t]},
+                      {"lower", n * lo}, {"upper", n * hi}, {"deviating", deviating}});
+    shown_count += k;
+    shown_prob += c.probs[t];
+  }
+  return {{"row", row.label},
+          {"in_draws", c.in_count},
+          {"boundary_draws", c.boundary_count},
+          {"token_level", level},
+          {"tokens", tokens},
+          {"rest", {{"observed", c.in_count - shown_count}, {"expected", n * (1.0 - shown_prob)}}}};
+}
+
+nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t, double alpha) {
+  const auto [lo, hi] = clopper_pearson(t.count, t.n, alpha);
+  return {{"row", row.label},       {"tokens", t.tokens},   {"threshold", t.threshold},
+          {"draws", t.n},          {"count", t.count},     {"expected_mass", t.expected_mass},
+          {"seen_mass", t.observed_fraction}, {"seen_lower", lo}, {"seen_upper", hi},
+          {"p_value", t.p_value}};
+}
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,32 @@
+// The data behind the report's plots, as parts of a check's evidence (check_outcome's
+// `repro`: one JSON object that replays the check and that report.json carries). Each
+// piece is small and added only where a person needs it: a goodness-of-fit row only
+// when it is suspicious (docs/reports.md lists the keys).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "suites/battery/sampling.h"
+#include "suites/stats/tail_test.h"
+
+namespace samplecheck::battery {
+
+// A row's p-value at or below this carries its per-token counts ("fit").
+inline constexpr double kFitEvidenceBelow = 1e-2;
+// Tokens a "fit" shows: the most probable ones, then every deviating one.
+inline constexpr size_t kFitEvidenceTokens = 40;
+
+// Observed against expected IN-conditional counts of one row's most probable tokens and
+// of the tokens that deviate at level alpha / V, each with its Clopper-Pearson interval
+// (two-sided, level alpha / V, as stats::deviating_tokens names them), scaled to counts.
+nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& counts,
+                            double alpha);
+
+// One tail row: expected and seen mass below the threshold, with the seen fraction's
+// Clopper-Pearson interval at the row's level alpha.
+nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t, double alpha);
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,217 @@
+#include "suites/battery/report_json.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace samplecheck::battery {
+namespace {
+
+nlohmann::json or_null(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(); }
+
+nlohmann::json check_json(const check_report& c) {
+  return {{"check", c.check},
+          {"dtype", c.dtype.empty() ? nlohmann::json() : nlohmann::json(c.dtype)},
+          {"verdict", to_string(c.result)},
+          {"p_value", or_null(c.p_value)},
+          {"alpha_share", or_null(c.alpha_share)},
+          {"planning_share", or_null(c.planning_share)},
+          {"power", c.power},
+          {"samples", c.samples},
+          {"seconds", c.seconds},
+          {"detail", c.detail},
+          {"evidence", c.evidence.is_object() ? c.evidence : nlohmann::json::object()},
+          {"repro_path", c.repro_path.empty() ? nlohmann::json() : nlohmann::json(c.repro_path)}};
+}
+
+const char* run_verdict(const battery_report& r) {
+  return r.passed() ? "PASS" : (r.unavailable() ? "SKIPPED" : "FAIL");
+}
+
+nlohmann::json header_json(const report_header& h) {
+  return {{"format", "samplecheck-report"}, {"version", kReportVersion},
+          {"command", h.command},           {"command_line", h.command_line},
+          {"exit_status", h.exit_status}};
+}
+
+std::string xml_escaped(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and carriage return.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+          out += '?';
+        else
+          out += ch;
+    }
+  }
+  return out;
+}
+
+struct junit_case {
+  std::string name, outcome, message, text;  // outcome: "", "failure", "error", "skipped"
+  double seconds = 0;
+};
+
+std::string suite_xml(const std::string& name, const std::vector<junit_case>& cases) {
+  std::map<std::string, int> count;
+  double seconds = 0;
+  for (const auto& c : cases) ++count[c.outcome], seconds += c.seconds;
+  std::string out = fmt::format(
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+      "time=\"{:.3f}\">\n",
+      xml_escaped(name), cases.size(), count["failure"], count["error"], count["skipped"], seconds);
+  for (const auto& c : cases) {
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escaped(name),
+                       xml_escaped(c.name), c.seconds);
+    if (c.outcome.empty()) {
+      out += "/>\n";
+      continue;
+    }
+    out += fmt::format(">\n      <{} message=\"{}\"", c.outcome, xml_escaped(c.message));
+    out += c.text.empty() ? "/>\n"
+                          : fmt::format(">{}</{}>\n", xml_escaped(c.text), c.outcome);
+    out += "    </testcase>\n";
+  }
+  return out + "  </testsuite>\n";
+}
+
+junit_case check_case(const nlohmann::json& c) {
+  junit_case j;
+  j.name = c.at("check").get<std::string>();
+  if (!c.at("dtype").is_null()) j.name += " [" + c.at("dtype").get<std::string>() + "]";
+  j.seconds = c.at("seconds").get<double>();
+  const std::string v = c.at("verdict").get<std::string>(), detail = c.at("detail");
+  j.message = detail;
+  if (v == "FAIL" || v == "TIMEOUT") {
+    j.outcome = "failure";
+    j.message = v + ": " + detail;
+    j.text = detail;
+    if (!c.at("repro_path").is_null())
+      j.text += "\nreproduce: samplecheck replay " + c.at("repro_path").get<std::string>();
+  } else if (v == "ERROR") {
+    j.outcome = "error";
+  } else if (v == "n/a" || v == "skipped") {
+    j.outcome = "skipped";
+    j.message = v + ": " + detail;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json run_json(const battery_report& r) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : r.checks) checks.push_back(check_json(c));
+  return {{"subject", r.subject}, {"kind", r.kind},
+          {"plugin", r.plugin.empty() ? nlohmann::json() : nlohmann::json(r.plugin)},
+          {"budget", r.budget},   {"seed", r.seed},
+          {"alpha", r.alpha},     {"verdict", run_verdict(r)},
+          {"samples", r.samples}, {"seconds", r.seconds},
+          {"checks", checks}};
+}
+
+nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs) {
+  nlohmann::json j = header_json(h);
+  j["runs"] = nlohmann::json::array();
+  for (const auto& r : runs) j["runs"].push_back(run_json(r));
+  return j;
+}
+
+nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results) {
+  nlohmann::json j = header_json(h);
+  j["runs"] = nlohmann::json::array();
+  j["mutants"] = nlohmann::json::array();
+  for (const auto& m : results) {
+    j["runs"].push_back(run_json(m.report));
+    j["mutants"].push_back({{"subject", m.subject},
+                            {"id", m.id},
+                            {"named_check", m.named_check},
+                            {"killed", m.killed_by_named},
+                            {"unavailable", m.unavailable}});
+  }
+  return j;
+}
+
+nlohmann::json calibration_report(const report_header& h,
+                                  const std::vector<std::pair<std::string, calibration_summary>>& s,
+                                  double fail_below) {
+  nlohmann::json j = header_json(h);
+  j["calibration"] = nlohmann::json::array();
+  for (const auto& [subject, c] : s) {
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& [name, u] : c.checks)
+      checks.push_back({{"check", name},
+                        {"p_values", u.p_values},
+                        {"ks_distance", u.ks_distance},
+                        {"ks_p_bound", u.ks_p_bound},
+                        {"ks_lower_distance", u.ks_lower_distance},
+                        {"ks_lower_p_bound", u.ks_lower_p_bound}});
+    j["calibration"].push_back({{"subject", subject},
+                                {"runs", c.runs},
+                                {"failed_runs", c.failed_runs},
+                                {"alpha", c.alpha},
+                                {"failure_p_value", c.failure_p_value},
+                                {"fail_below", fail_below},
+                                {"checks", checks}});
+  }
+  return j;
+}
+
+std::string junit_xml(const nlohmann::json& report) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"samplecheck " +
+                    xml_escaped(report.at("command").get<std::string>()) + "\">\n";
+  if (report.contains("mutants")) {
+    std::vector<junit_case> cases;
+    for (const auto& m : report.at("mutants")) {
+      junit_case c{m.at("subject"), "", "", "", 0};
+      const std::string named = m.at("named_check");
+      if (m.at("unavailable").get<bool>())
+        c.outcome = "skipped", c.message = "no device";
+      else if (!m.at("killed").get<bool>())
+        c.outcome = "failure", c.message = "SURVIVED: " + named + " did not kill it";
+      cases.push_back(std::move(c));
+    }
+    for (const auto& r : report.at("runs"))
+      for (auto& c : cases)
+        if (c.name == r.at("subject")) c.seconds = r.at("seconds").get<double>();
+    out += suite_xml("mutants", cases);
+  } else if (report.contains("runs")) {
+    for (const auto& r : report.at("runs")) {
+      std::vector<junit_case> cases;
+      for (const auto& c : r.at("checks")) cases.push_back(check_case(c));
+      out += suite_xml(r.at("subject").get<std::string>(), cases);
+    }
+  }
+  if (report.contains("calibration"))
+    for (const auto& s : report.at("calibration")) {
+      std::vector<junit_case> cases;
+      const double below = s.at("fail_below").get<double>();
+      junit_case runs{"failed runs", "", "", "", 0};
+      if (s.at("failure_p_value").get<double>() < below)
+        runs.outcome = "failure",
+        runs.message = fmt::format("{} failed runs of {}: P = {:.3g} < {:g}",
+                                   s.at("failed_runs").get<int>(), s.at("runs").get<int>(),
+                                   s.at("failure_p_value").get<double>(), below);
+      cases.push_back(runs);
+      for (const auto& c : s.at("checks")) {
+        junit_case u{"uniformity " + c.at("check").get<std::string>(), "", "", "", 0};
+        if (c.at("ks_lower_p_bound").get<double>() < below)
+          u.outcome = "failure",
+          u.message = fmt::format("too many small p-values: D- {:.4f}, p <= {:.3g} < {:g}",
+                                  c.at("ks_lower_distance").get<double>(),
+                                  c.at("ks_lower_p_bound").get<double>(), below);
+        cases.push_back(u);
+      }
+      out += suite_xml("calibrate " + s.at("subject").get<std::string>(), cases);
+    }
+  return out + "</testsuites>\n";
+}
+
+}  // namespace samplecheck::battery

@@ -1,0 +1,38 @@
+// report.json and junit.xml: what a run's table shows and the evidence behind it, in the
+// versioned schema of docs/report-schema.json (docs/reports.md), and one JUnit testcase
+// per check for CI dashboards. report.html is rendered from report.json alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "suites/battery/calibration.h"
+#include "suites/battery/kill_matrix.h"
+#include "suites/battery/runner.h"
+
+namespace samplecheck::battery {
+
+inline constexpr int kReportVersion = 1;
+
+// The fields every report starts with; `runs`, `mutants` or `calibration` follow.
+struct report_header {
+  std::string command;                    // "qualify", "mutants" or "calibrate"
+  std::vector<std::string> command_line;  // argv as given
+  int exit_status = 0;
+};
+
+nlohmann::json run_json(const battery_report& r);
+nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs);
+nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results);
+nlohmann::json calibration_report(const report_header& h,
+                                  const std::vector<std::pair<std::string, calibration_summary>>& s,
+                                  double fail_below);
+
+// JUnit XML from a report.json document: a testsuite per run (a testcase per check;
+// n/a and skipped as <skipped/>, FAIL and TIMEOUT as <failure/>, ERROR as <error/>),
+// a testcase per mutant (survived: failure), or per calibrated check.
+std::string junit_xml(const nlohmann::json& report);
+
+}  // namespace samplecheck::battery

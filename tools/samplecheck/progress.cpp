@@ -1,0 +1,148 @@
+#include "tools/samplecheck/progress.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace samplecheck::cli {
+
+using clock_type = std::chrono::steady_clock;
+
+struct progress_printer::state {
+  bool terminal;
+  std::string unit;
+  int batteries;
+  clock_type::time_point start = clock_type::now(), check_start = start;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false, drawing = false;
+  std::string subject, check;
+  int index = 0, total = 0, batteries_done = 0, checks_done = 0;
+  uint64_t samples = 0;
+  double check_seconds = 0;  // finished checks' time
+  std::thread ticker;
+
+  double elapsed() const { return std::chrono::duration<double>(clock_type::now() - start).count(); }
+};
+
+namespace {
+
+// Writes with write(2): the forked check children share this stderr, and a line must
+// reach it whole, without stdio's buffer or lock.
+void put(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string clock_text(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+                   : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// "about 0:40 left": the mean time of the checks finished so far times the checks left
+// (this one included); with batteries, the mean battery time times the batteries left.
+std::string left_text(const progress_printer::state& s) {
+  const double elapsed = s.elapsed();
+  if (s.batteries > 0) {
+    if (s.batteries_done == 0) return "";
+    const double per = elapsed / s.batteries_done;
+    return fmt::format(", about {} left", clock_text(per * (s.batteries - s.batteries_done)));
+  }
+  if (s.checks_done == 0) return "";
+  const double per = s.check_seconds / s.checks_done;
+  const int left = s.total - s.index + (s.drawing ? 1 : 0);
+  return fmt::format(", about {} left", clock_text(per * std::max(left, 0)));
+}
+
+std::string battery_text(const progress_printer::state& s) {
+  if (s.unit.empty()) return "";
+  return s.batteries > 0 ? fmt::format("{} {}/{} ", s.unit, s.batteries_done + 1, s.batteries)
+                         : fmt::format("{} {} ", s.unit, s.batteries_done + 1);
+}
+
+std::string status_line(const progress_printer::state& s) {
+  const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
+  return fmt::format("\r\033[K{}[{}/{}] {} {} ({}), {} samples so far, elapsed {}{}",
+                     battery_text(s), s.index, s.total, s.subject, s.check, clock_text(in_check),
+                     s.samples, clock_text(s.elapsed()), left_text(s));
+}
+
+void on_event(progress_printer::state& s, const battery::progress_event& e) {
+  std::lock_guard lock(s.mutex);
+  s.subject = std::string(e.subject);
+  s.check = std::string(e.check);
+  s.index = e.index;
+  s.total = e.total;
+  if (!e.finished) {
+    s.check_start = clock_type::now();
+    s.drawing = true;
+    if (s.terminal) put(status_line(s));
+    return;
+  }
+  s.samples += e.samples;
+  s.check_seconds += e.seconds;
+  ++s.checks_done;
+  s.drawing = false;
+  const bool battery_ended = e.index == e.total;
+  if (s.terminal) {
+    put(battery_ended ? "\r\033[K" : status_line(s));
+  } else if (s.batteries == 0) {
+    put(fmt::format("samplecheck: {}[{}/{}] {} {}: {:.2f} s, {} samples{}; elapsed {}{}\n",
+                    battery_text(s), e.index, e.total, s.subject, s.check, e.seconds, e.samples,
+                    e.failed ? " (failed)" : "", clock_text(s.elapsed()), left_text(s)));
+  }
+  if (battery_ended) {
+    ++s.batteries_done;
+    if (!s.terminal && s.batteries > 0)
+      put(fmt::format("samplecheck: {} {}/{} done, {} samples, elapsed {}{}\n", s.unit,
+                      s.batteries_done, s.batteries, s.samples, clock_text(s.elapsed()),
+                      left_text(s)));
+  }
+}
+
+}  // namespace
+
+progress_printer::progress_printer(bool terminal, std::string unit, int batteries)
+    : state_(std::make_shared<state>()) {
+  state_->terminal = terminal;
+  state_->unit = std::move(unit);
+  state_->batteries = batteries;
+  if (!terminal) return;
+  // Redraws the elapsed time while a check runs; the check's own process never sees it.
+  state_->ticker = std::thread([s = state_] {
+    std::unique_lock lock(s->mutex);
+    while (!s->wake.wait_for(lock, std::chrono::milliseconds(500), [&] { return s->stop; }))
+      if (s->drawing) put(status_line(*s));
+  });
+}
+
+progress_printer::~progress_printer() {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->wake.notify_all();
+  if (state_->ticker.joinable()) state_->ticker.join();
+  if (state_->terminal && state_->drawing) put("\r\033[K");
+}
+
+battery::progress_sink progress_printer::sink() {
+  return [s = state_](const battery::progress_event& e) { on_event(*s, e); };
+}
+
+std::unique_ptr<progress_printer> make_progress(bool quiet, std::string unit, int batteries) {
+  if (quiet) return nullptr;
+  return std::make_unique<progress_printer>(::isatty(STDERR_FILENO) == 1, std::move(unit),
+                                            batteries);
+}
+
+}  // namespace samplecheck::cli

@@ -1,0 +1,91 @@
+#include "tools/samplecheck/report_dir.h"
+
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "suites/battery/report_json.h"
+
+extern char** environ;
+
+namespace samplecheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// python3 RENDERER report.json report.html; its exit status (127: not started).
+int run_renderer(const std::string& renderer, const fs::path& json, const fs::path& html) {
+  std::string python = "python3", script = renderer, in = json.string(), out = html.string();
+  char* argv[] = {python.data(), script.data(), in.data(), out.data(), nullptr};
+  pid_t pid = 0;
+  if (::posix_spawnp(&pid, "python3", nullptr, nullptr, argv, environ) != 0) return 127;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+std::string prepare_report_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec))
+    return fmt::format("--report-dir {}: not a directory{}", dir, ec ? ": " + ec.message() : "");
+  if (::access(dir.c_str(), W_OK) != 0)
+    return fmt::format("--report-dir {}: cannot write files there", dir);
+  return "";
+}
+
+std::string renderer_path() {
+  if (const char* env = std::getenv("SAMPLECHECK_REPORT_RENDERER"); env && *env) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share/samplecheck/render_report.py";
+    if (fs::exists(installed, ec)) return installed.string();
+  }
+#ifdef SAMPLECHECK_SOURCE_RENDERER
+  if (fs::exists(SAMPLECHECK_SOURCE_RENDERER, ec)) return SAMPLECHECK_SOURCE_RENDERER;
+#endif
+  return "";
+}
+
+bool write_report_dir(const std::string& dir, const nlohmann::json& report) {
+  const fs::path json = fs::path(dir) / "report.json", html = fs::path(dir) / "report.html";
+  const bool ok = write_file(json, report.dump(1) + "\n") &&
+                  write_file(fs::path(dir) / "junit.xml", battery::junit_xml(report));
+  if (!ok) {
+    std::fprintf(stderr, "samplecheck: could not write the report to %s\n", dir.c_str());
+    return false;
+  }
+  const std::string renderer = renderer_path();
+  if (renderer.empty()) {
+    std::fprintf(stderr, "samplecheck: no report renderer found (render_report.py); %s holds "
+                         "report.json and junit.xml only\n", dir.c_str());
+    return true;
+  }
+  std::fflush(stdout);
+  if (const int rc = run_renderer(renderer, json, html); rc != 0)
+    std::fprintf(stderr,
+                 "samplecheck: the renderer exited %d (%s: python3 with matplotlib?); %s holds "
+                 "report.json and junit.xml; render later with python3 %s %s %s\n",
+                 rc, rc == 127 ? "python3 not found" : "see above", dir.c_str(), renderer.c_str(),
+                 json.c_str(), html.c_str());
+  return true;
+}
+
+}  // namespace samplecheck::cli

@@ -1,0 +1,23 @@
+// --report-dir DIR: report.json (docs/report-schema.json), junit.xml and report.html,
+// which tools/report/render_report.py renders from report.json with matplotlib.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace samplecheck::cli {
+
+// Empty when dir can hold the report (created if missing); else why not.
+std::string prepare_report_dir(const std::string& dir);
+
+// The renderer: $SAMPLECHECK_REPORT_RENDERER, else <prefix>/share/samplecheck/ beside an
+// installed samplecheck, else the source tree's tools/report/; empty if none exists.
+std::string renderer_path();
+
+// Writes the three files; a renderer that is missing or fails leaves report.json and
+// junit.xml and says so on stderr (the run's exit status does not change). Returns
+// false when report.json or junit.xml could not be written.
+bool write_report_dir(const std::string& dir, const nlohmann::json& report);
+
+}  // namespace samplecheck::cli
