@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
-#include <numeric>
 
 #include "suites/stats/binomial_intervals.h"
 
@@ -32,8 +31,10 @@ nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& 
   const in_conditional c = condition_on_in(row.target.distribution(), counts);
   const size_t v = c.probs.size();
   const double level = alpha / static_cast<double>(std::max<size_t>(v, 1));
-  std::vector<int64_t> shown(v);
-  std::iota(shown.begin(), shown.end(), 0);
+  // Tokens the rule can draw or that were drawn; the rest are OUT and never drawn.
+  std::vector<int64_t> shown;
+  for (size_t t = 0; t < v; ++t)
+    if (c.probs[t] > 0 || c.counts[t] > 0) shown.push_back(static_cast<int64_t>(t));
   std::stable_sort(shown.begin(), shown.end(),
                    [&](int64_t a, int64_t b) { return c.probs[a] > c.probs[b]; });
   shown.resize(std::min(shown.size(), kFitEvidenceTokens));
