@@ -11,6 +11,7 @@ import html
 import io
 import json
 import math
+import re
 import sys
 
 import matplotlib
@@ -43,7 +44,8 @@ def svg(fig):
     fig.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(fig)
     text = buffer.getvalue()
-    return '<div class="plot">' + text[text.index("<svg"):] + "</div>"
+    text = re.sub(r"<metadata>.*?</metadata>", "", text[text.index("<svg"):], flags=re.S)
+    return '<div class="plot">' + text + "</div>"
 
 
 def figure(title, description, body):

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""--report-dir end to end (ctest samplecheck_report_dir, label cpu): samplecheck writes
+report.json valid against docs/report-schema.json, a junit.xml that parses with one
+testcase per check, and report.html with its plots, for qualify (a sampler mutant and
+a matmul mutant), mutants and calibrate. Progress on stderr changes no sample plan.
+
+    report_test.py SAMPLECHECK SCHEMA WORK_DIR
+"""
+import json
+import re
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import jsonschema
+
+SAMPLECHECK, SCHEMA, WORK = sys.argv[1:4]
+failures = []
+
+
+def expect(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAILED:", what, file=sys.stderr)
+
+
+def run(name, args, want_exit):
+    out = os.path.join(WORK, name)
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run([SAMPLECHECK] + args + ["--report-dir", out], capture_output=True,
+                       text=True, timeout=600)
+    expect(p.returncode == want_exit, f"{name}: exit {p.returncode}, expected {want_exit}\n"
+           f"{p.stdout}\n{p.stderr}")
+    return out, p
+
+
+def validated(out):
+    with open(os.path.join(SCHEMA), encoding="utf-8") as f:
+        schema = json.load(f)
+    with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+        report = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+    for e in errors[:5]:
+        print(f"{out}: {list(e.path)}: {e.message}", file=sys.stderr)
+    expect(not errors, f"{out}/report.json does not validate against the schema")
+    return report
+
+
+def junit(out):
+    return ET.parse(os.path.join(out, "junit.xml")).getroot()
+
+
+def html_with_plots(out, plots):
+    with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    expect(page.count("<svg") >= plots, f"{out}/report.html has {page.count('<svg')} plots, "
+           f"expected at least {plots}")
+    # Offline: nothing to fetch (XML namespaces are names, not fetches).
+    expect(not re.search(r'(src|href)="https?:|<script|<link|@import', page),
+           f"{out}: the page loads something from outside")
+
+
+def check_junit_matches(report, root):
+    cases = root.findall("./testsuite/testcase")
+    rows = [c for r in report["runs"] for c in r["checks"]]
+    expect(len(cases) == len(rows), f"junit: {len(cases)} testcases for {len(rows)} checks")
+    for case, row in zip(cases, rows):
+        failed = case.find("failure") is not None
+        skipped = case.find("skipped") is not None
+        expect(failed == (row["verdict"] in ("FAIL", "TIMEOUT")), f"junit {case.get('name')}: failure")
+        expect(skipped == (row["verdict"] in ("n/a", "skipped")), f"junit {case.get('name')}: skipped")
+        if failed:
+            expect(case.find("failure").get("message").endswith(row["detail"]),
+                   f"junit {case.get('name')}: the failure names the detail line")
+
+
+os.makedirs(WORK, exist_ok=True)
+
+# A sampler mutant that goodness_of_fit kills (S07: drops the top-p boundary token).
+sampler = ["qualify", "--subject", "cpu.sort_filter:S07", "--checks", "goodness_of_fit,tail"]
+out, quiet = run("sampler", sampler + ["--quiet"], 1)
+report = validated(out)
+check_junit_matches(report, junit(out))
+fits = [c for c in report["runs"][0]["checks"] if "fit" in c["evidence"]]
+expect(fits and all(c["verdict"] == "FAIL" for c in fits), "goodness_of_fit carries its counts")
+expect(any(t["deviating"] for c in fits for t in c["evidence"]["fit"]["tokens"]),
+       "the deviating tokens are named")
+expect(quiet.stderr == "" or "renderer" in quiet.stderr, "--quiet: no progress")
+html_with_plots(out, 3)
+
+# The same run with progress (stderr is not a terminal: a line per check) gives the same
+# numbers: progress only reads the runner's events.
+out2, loud = run("sampler_progress", sampler, 1)
+rows = len(report["runs"][0]["checks"])
+expect(loud.stderr.count("samplecheck: [") == rows and f"[{rows}/{rows}]" in loud.stderr,
+       f"a progress line per check:\n{loud.stderr}")
+again = validated(out2)
+key = lambda r: [(c["check"], c["dtype"], c["p_value"], c["samples"], c["evidence"].get("fit"))
+                 for c in r["runs"][0]["checks"]]
+expect(key(report) == key(again), "progress changed the sample plan or the numbers")
+
+# A matmul mutant: the divergence map names M and the columns.
+out, _ = run("matmul", ["qualify", "--subject", "cpu.segmented:B01", "--checks",
+                        "batch_invariance", "--m", "1,2,1024,1025", "--shape", "6144x4096", "-q"], 1)
+report = validated(out)
+check_junit_matches(report, junit(out))
+maps = report["runs"][0]["checks"][0]["evidence"]["divergence"]
+expect([d["m"] for d in maps] == [1025], f"divergence map: {[d['m'] for d in maps]}")
+html_with_plots(out, 1)
+
+# mutants: a testcase per mutant; calibrate: failed runs and each check's uniformity.
+out, _ = run("mutants", ["mutants", "--subjects-prefix", "cpu.dual_pivot:S0", "--named-only", "-q"], 0)
+report = validated(out)
+expect(len(junit(out).findall("./testsuite/testcase")) == len(report["mutants"]) >= 3,
+       "junit: a testcase per mutant")
+html_with_plots(out, 1)
+out, _ = run("calibrate", ["calibrate", "--subject", "cpu.multinomial", "--runs", "3",
+                           "--checks", "tail", "--no-fork", "-q"], 0)
+report = validated(out)
+expect(len(report["calibration"][0]["checks"][0]["p_values"]) == 3, "calibration p-values")
+html_with_plots(out, 1)
+
+# A report the schema must refuse: the schema is not vacuous.
+bad = dict(report, version=2)
+expect(not jsonschema.Draft202012Validator(json.load(open(SCHEMA))).is_valid(bad),
+       "the schema accepts version 2")
+
+print("report_test:", "FAILED" if failures else "passed", f"({len(failures)} failures)")
+sys.exit(1 if failures else 0)
