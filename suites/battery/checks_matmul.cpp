@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -134,6 +135,12 @@ int64_t largest(const std::vector<int64_t>& sizes) {
 }  // namespace
 
 std::string default_matmul_fixture_path() {
+  // An installed samplecheck reads <prefix>/share/samplecheck/fixtures; a build, the tree's.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed =
+      exe.parent_path().parent_path() / "share/samplecheck/fixtures/matmul/layer_shapes.txt";
+  if (!ec && std::filesystem::exists(installed, ec)) return installed.string();
   return std::string(SAMPLECHECK_FIXTURES_DIR) + "/matmul/layer_shapes.txt";
 }
 

@@ -26,6 +26,7 @@
 #include "suites/battery/replay.h"
 #include "suites/battery/report_json.h"
 #include "tools/samplecheck/command_options.h"
+#include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/report_dir.h"
 
@@ -181,6 +182,7 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
 
 int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
+  cli::use_ctest_gpus();  // before any child initialises CUDA
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);

@@ -1,0 +1,120 @@
+# samplecheck_add_qualification: a ctest test that qualifies a vendor's plugin.
+#
+#   find_package(samplecheck CONFIG REQUIRED)
+#   samplecheck_add_qualification(NAME <test> PLUGIN <shared library target>
+#     [SUBJECT <name>] [BUDGET quick|standard] [CHECKS <check>...] [LABELS <label>...]
+#     [GPUS <n>] [TIMEOUT <seconds>])
+#
+# The test runs `samplecheck qualify --plugin $<TARGET_FILE:plugin>` (one subject with
+# SUBJECT, else all the plugin's) and leaves report.json, junit.xml and report.html in
+# <build>/samplecheck/<test>/. Exit 0 passes, 1 fails, 77 (no device for the subject) is
+# reported as skipped (SKIP_RETURN_CODE), never as passed.
+#
+# GPUS <n>: the test takes n GPUs through ctest's resource allocation (RESOURCE_GROUPS
+# "<n>,gpus:1"), so GPU tests never share a device, and samplecheck runs on the GPUs
+# ctest allotted (CTEST_RESOURCE_GROUP_* -> CUDA_VISIBLE_DEVICES). RESOURCE_GROUPS has
+# no effect without a resource spec file; the function writes one,
+# <build>/samplecheck-resources.json, one slot per GPU that `nvidia-smi -L` lists (at
+# least n placeholders where it lists none: the tests then run and report skipped), and
+# points CTEST_RESOURCE_SPEC_FILE at it, which plain `ctest` reads when the project calls
+# include(CTest) after find_package(samplecheck). Otherwise pass it yourself:
+#   ctest --test-dir build --resource-spec-file build/samplecheck-resources.json
+# (or "execution": {"resourceSpecFile": ...} in a test preset).
+include_guard(GLOBAL)
+
+# A spec file the project names itself is the project's: it is read, never written.
+if(NOT DEFINED CTEST_RESOURCE_SPEC_FILE)
+  set(CTEST_RESOURCE_SPEC_FILE "${CMAKE_BINARY_DIR}/samplecheck-resources.json")
+  set_property(GLOBAL PROPERTY _SAMPLECHECK_WRITES_SPEC TRUE)
+endif()
+
+# Writes the resource spec: the GPUs nvidia-smi lists, else `at_least` placeholders.
+function(_samplecheck_write_resource_spec at_least)
+  get_property(writes GLOBAL PROPERTY _SAMPLECHECK_WRITES_SPEC)
+  if(NOT writes)
+    return()
+  endif()
+  get_property(detected GLOBAL PROPERTY _SAMPLECHECK_GPUS_DETECTED)
+  if(NOT DEFINED detected OR detected STREQUAL "")
+    set(detected 0)
+    find_program(_SAMPLECHECK_NVIDIA_SMI nvidia-smi)
+    if(_SAMPLECHECK_NVIDIA_SMI)
+      execute_process(COMMAND ${_SAMPLECHECK_NVIDIA_SMI} -L OUTPUT_VARIABLE listed
+                      RESULT_VARIABLE rc ERROR_QUIET TIMEOUT 20)
+      if(rc EQUAL 0)
+        string(REGEX MATCHALL "GPU [0-9]+:" gpus "${listed}")
+        list(LENGTH gpus detected)
+      endif()
+    endif()
+    set_property(GLOBAL PROPERTY _SAMPLECHECK_GPUS_DETECTED ${detected})
+  endif()
+  set(entries "")
+  if(detected GREATER 0)
+    math(EXPR last "${detected} - 1")
+    foreach(i RANGE ${last})
+      list(APPEND entries "{\"id\": \"${i}\", \"slots\": 1}")
+    endforeach()
+  elseif(at_least GREATER 0)
+    math(EXPR last "${at_least} - 1")
+    foreach(i RANGE ${last})
+      list(APPEND entries "{\"id\": \"absent${i}\", \"slots\": 1}")
+    endforeach()
+  endif()
+  list(JOIN entries ", " joined)
+  file(CONFIGURE OUTPUT "${CTEST_RESOURCE_SPEC_FILE}" CONTENT
+    "{\"version\": {\"major\": 1, \"minor\": 0}, \"local\": [{\"gpus\": [${joined}]}]}\n" @ONLY)
+endfunction()
+
+# ctest reads the spec whenever CTEST_RESOURCE_SPEC_FILE is set, so it exists from the start.
+_samplecheck_write_resource_spec(0)
+
+function(samplecheck_add_qualification)
+  cmake_parse_arguments(PARSE_ARGV 0 Q "" "NAME;PLUGIN;SUBJECT;BUDGET;GPUS;TIMEOUT"
+                        "CHECKS;LABELS")
+  if(Q_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "samplecheck_add_qualification: unknown arguments ${Q_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT Q_NAME OR NOT Q_PLUGIN)
+    message(FATAL_ERROR "samplecheck_add_qualification: NAME and PLUGIN are required")
+  endif()
+  if(NOT TARGET ${Q_PLUGIN})
+    message(FATAL_ERROR "samplecheck_add_qualification(${Q_NAME}): PLUGIN ${Q_PLUGIN} is not a target")
+  endif()
+  if(NOT TARGET samplecheck::samplecheck)
+    message(FATAL_ERROR "samplecheck_add_qualification: no samplecheck::samplecheck (find_package(samplecheck))")
+  endif()
+  if(NOT Q_BUDGET)
+    set(Q_BUDGET quick)
+  elseif(NOT Q_BUDGET MATCHES "^(quick|standard)$")
+    message(FATAL_ERROR "samplecheck_add_qualification(${Q_NAME}): BUDGET ${Q_BUDGET} is not quick or standard")
+  endif()
+  if(NOT DEFINED Q_GPUS)
+    set(Q_GPUS 0)
+  elseif(NOT Q_GPUS MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "samplecheck_add_qualification(${Q_NAME}): GPUS ${Q_GPUS} is not a count")
+  endif()
+  if(NOT Q_TIMEOUT)
+    set(Q_TIMEOUT 1800)
+  endif()
+  set(command $<TARGET_FILE:samplecheck::samplecheck> qualify --plugin $<TARGET_FILE:${Q_PLUGIN}>
+      --budget ${Q_BUDGET} --quiet --report-dir ${CMAKE_CURRENT_BINARY_DIR}/samplecheck/${Q_NAME})
+  if(Q_SUBJECT)
+    list(APPEND command --subject ${Q_SUBJECT})
+  endif()
+  if(Q_CHECKS)
+    list(JOIN Q_CHECKS "," checks)
+    list(APPEND command --checks ${checks})
+  endif()
+  add_test(NAME ${Q_NAME} COMMAND ${command})
+  set_tests_properties(${Q_NAME} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${Q_TIMEOUT}
+                       LABELS "samplecheck;${Q_LABELS}")
+  if(Q_GPUS GREATER 0)
+    set_tests_properties(${Q_NAME} PROPERTIES RESOURCE_GROUPS "${Q_GPUS},gpus:1")
+    get_property(most GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS)
+    if(NOT most OR Q_GPUS GREATER most)
+      set_property(GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS ${Q_GPUS})
+      set(most ${Q_GPUS})
+    endif()
+    _samplecheck_write_resource_spec(${most})
+  endif()
+endfunction()
