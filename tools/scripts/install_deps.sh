@@ -7,7 +7,10 @@ packages=(
   cmake ninja-build g++ python3
   catch2 libboost-math-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
+  python3-matplotlib python3-jsonschema  # report.html's plots; report.json's schema test
 )
+# The extended report test (samplecheck_report_screenshot) also wants chromium; it
+# reports skipped without it.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
