@@ -2,7 +2,8 @@
 #include "samplecheck_plugin.h"
 #include "vendor.h"
 
-#define VENDOR_ABI {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}
+#define VENDOR_ABI \
+  { SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR }
 
 static const int64_t thresholds[] = {VENDOR_ROWWISE_ROWS4_FROM_M};
 

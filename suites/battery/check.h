@@ -43,7 +43,10 @@ struct check_outcome {
   std::string power;         // smallest deviation detected with probability 0.99
   uint64_t samples = 0;      // draws (output rows), or matmul outputs compared
   std::string detail;        // what was seen; names row, token, seed on a failure
-  nlohmann::json repro;      // what replays the failure: seed, offsets, row, parameters, shape, M
+  // The check's evidence: what replays it (seed, offsets, row, parameters, shape, M) and
+  // the data behind report.html's plots ("fit", "tail_rows", "divergence": added only where
+  // needed, see suites/battery/report_evidence.h and docs/reports.md).
+  nlohmann::json repro;
   bool unavailable = false;  // the subject's device is absent: skipped, not passed
   std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
   std::string

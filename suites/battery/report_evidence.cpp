@@ -17,10 +17,12 @@ std::pair<double, double> clopper_pearson(uint64_t k, uint64_t n, double level) 
   const double half = std::clamp(level / 2, 1e-300, 0.5);
   const double lo = k == 0 ? 0.0
                            : binomial_distribution<>::find_lower_bound_on_p(
-                                 trials, successes, half, binomial_distribution<>::clopper_pearson_exact_interval);
+                                 trials, successes, half,
+                                 binomial_distribution<>::clopper_pearson_exact_interval);
   const double hi = k == n ? 1.0
                            : binomial_distribution<>::find_upper_bound_on_p(
-                                 trials, successes, half, binomial_distribution<>::clopper_pearson_exact_interval);
+                                 trials, successes, half,
+                                 binomial_distribution<>::clopper_pearson_exact_interval);
   return {lo, hi};
 }
 
@@ -48,10 +50,14 @@ nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& 
   for (const int64_t t : shown) {
     const uint64_t k = c.counts[t];
     const auto [lo, hi] = clopper_pearson(k, c.in_count, level);
-    const bool deviating = std::any_of(bad.begin(), bad.end(),
-                                       [&](const stats::token_deviation& d) { return d.token == t; });
-    tokens.push_back({{"token", t}, {"observed", k}, {"expected", n * c.probs[t]},
-                      {"lower", n * lo}, {"upper", n * hi}, {"deviating", deviating}});
+    const bool deviating = std::any_of(
+        bad.begin(), bad.end(), [&](const stats::token_deviation& d) { return d.token == t; });
+    tokens.push_back({{"token", t},
+                      {"observed", k},
+                      {"expected", n * c.probs[t]},
+                      {"lower", n * lo},
+                      {"upper", n * hi},
+                      {"deviating", deviating}});
     shown_count += k;
     shown_prob += c.probs[t];
   }
@@ -65,9 +71,15 @@ nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& 
 
 nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t, double alpha) {
   const auto [lo, hi] = clopper_pearson(t.count, t.n, alpha);
-  return {{"row", row.label},       {"tokens", t.tokens},   {"threshold", t.threshold},
-          {"draws", t.n},          {"count", t.count},     {"expected_mass", t.expected_mass},
-          {"seen_mass", t.observed_fraction}, {"seen_lower", lo}, {"seen_upper", hi},
+  return {{"row", row.label},
+          {"tokens", t.tokens},
+          {"threshold", t.threshold},
+          {"draws", t.n},
+          {"count", t.count},
+          {"expected_mass", t.expected_mass},
+          {"seen_mass", t.observed_fraction},
+          {"seen_lower", lo},
+          {"seen_upper", hi},
           {"p_value", t.p_value}};
 }
 

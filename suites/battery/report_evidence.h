@@ -5,9 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "suites/battery/sampling.h"
 #include "suites/stats/tail_test.h"

@@ -29,8 +29,10 @@ const char* run_verdict(const battery_report& r) {
 }
 
 nlohmann::json header_json(const report_header& h) {
-  return {{"format", "samplecheck-report"}, {"version", kReportVersion},
-          {"command", h.command},           {"command_line", h.command_line},
+  return {{"format", "samplecheck-report"},
+          {"version", kReportVersion},
+          {"command", h.command},
+          {"command_line", h.command_line},
           {"exit_status", h.exit_status}};
 }
 
@@ -38,11 +40,21 @@ std::string xml_escaped(std::string_view text) {
   std::string out;
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters but tab, newline and carriage return.
         if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
@@ -68,15 +80,14 @@ std::string suite_xml(const std::string& name, const std::vector<junit_case>& ca
       "time=\"{:.3f}\">\n",
       xml_escaped(name), cases.size(), count["failure"], count["error"], count["skipped"], seconds);
   for (const auto& c : cases) {
-    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escaped(name),
-                       xml_escaped(c.name), c.seconds);
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"",
+                       xml_escaped(name), xml_escaped(c.name), c.seconds);
     if (c.outcome.empty()) {
       out += "/>\n";
       continue;
     }
     out += fmt::format(">\n      <{} message=\"{}\"", c.outcome, xml_escaped(c.message));
-    out += c.text.empty() ? "/>\n"
-                          : fmt::format(">{}</{}>\n", xml_escaped(c.text), c.outcome);
+    out += c.text.empty() ? "/>\n" : fmt::format(">{}</{}>\n", xml_escaped(c.text), c.outcome);
     out += "    </testcase>\n";
   }
   return out + "  </testsuite>\n";
@@ -109,11 +120,15 @@ junit_case check_case(const nlohmann::json& c) {
 nlohmann::json run_json(const battery_report& r) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back(check_json(c));
-  return {{"subject", r.subject}, {"kind", r.kind},
+  return {{"subject", r.subject},
+          {"kind", r.kind},
           {"plugin", r.plugin.empty() ? nlohmann::json() : nlohmann::json(r.plugin)},
-          {"budget", r.budget},   {"seed", r.seed},
-          {"alpha", r.alpha},     {"verdict", run_verdict(r)},
-          {"samples", r.samples}, {"seconds", r.seconds},
+          {"budget", r.budget},
+          {"seed", r.seed},
+          {"alpha", r.alpha},
+          {"verdict", run_verdict(r)},
+          {"samples", r.samples},
+          {"seconds", r.seconds},
           {"checks", checks}};
 }
 
@@ -196,9 +211,9 @@ std::string junit_xml(const nlohmann::json& report) {
       junit_case runs{"failed runs", "", "", "", 0};
       if (s.at("failure_p_value").get<double>() < below)
         runs.outcome = "failure",
-        runs.message = fmt::format("{} failed runs of {}: P = {:.3g} < {:g}",
-                                   s.at("failed_runs").get<int>(), s.at("runs").get<int>(),
-                                   s.at("failure_p_value").get<double>(), below);
+        runs.message =
+            fmt::format("{} failed runs of {}: P = {:.3g} < {:g}", s.at("failed_runs").get<int>(),
+                        s.at("runs").get<int>(), s.at("failure_p_value").get<double>(), below);
       cases.push_back(runs);
       for (const auto& c : s.at("checks")) {
         junit_case u{"uniformity " + c.at("check").get<std::string>(), "", "", "", 0};

@@ -3,10 +3,9 @@
 // per check for CI dashboards. report.html is rendered from report.json alone.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "suites/battery/calibration.h"
 #include "suites/battery/kill_matrix.h"

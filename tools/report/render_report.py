@@ -201,7 +201,8 @@ def qq_plot(summary):
         if n == 0:
             continue
         q = [(i + 0.5) / n for i in range(n)]
-        ax.plot(q, p, ".", markersize=3, label=f"{c['check']} (n {n}, D- {c['ks_lower_distance']:.3f})")
+        label = f"{c['check']} (n {n}, D- {c['ks_lower_distance']:.3f})"
+        ax.plot(q, p, ".", markersize=3, label=label)
     n = max(len(c["p_values"]) for c in checks)
     if n > 0:  # Massart's DKW band at 0.99: |F_n - F| <= sqrt(log(2 / 0.01) / (2 n))
         eps = math.sqrt(math.log(2 / 0.01) / (2 * n))
@@ -319,8 +320,8 @@ def mutants_page(report):
     survivors = [m for m in report["mutants"] if not m["killed"] and not m["unavailable"]]
     parts = [kill_matrix_plot(report)]
     if survivors:
-        parts.append("<p class=\"fail\">Survivors: " + ", ".join(esc(m["subject"]) for m in survivors)
-                     + "</p>")
+        names = ", ".join(esc(m["subject"]) for m in survivors)
+        parts.append(f'<p class="fail">Survivors: {names}</p>')
     word = {m["subject"]: ("skipped (no device)" if m["unavailable"] else
                            f"{'KILLED' if m['killed'] else 'SURVIVED'} by {m['named_check']}")
             for m in report["mutants"]}
@@ -359,7 +360,9 @@ tr.fail td{color:#c62828;font-weight:600} tr.muted td{color:#9e9e9e}
 .badge-pass{background:#2e7d32} .badge-fail{background:#c62828} .badge-skipped{background:#9e9e9e}
 .muted{color:#757575;font-size:13px} .fail{color:#c62828}
 ul.details{font-size:13px} ul.details li{margin:4px 0}
-figure{margin:16px 0;border:1px solid #eee;border-radius:6px;padding:10px}
+.plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
+figure{margin:8px 0;border:1px solid #eee;border-radius:6px;padding:10px;flex:1 1 460px;
+max-width:100%;box-sizing:border-box}
 figcaption{font-size:13px;margin-bottom:6px} .plot svg{max-width:100%;height:auto}
 details{margin:6px 0} summary{cursor:pointer;font-size:14px}
 """

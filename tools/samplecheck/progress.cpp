@@ -1,6 +1,7 @@
 #include "tools/samplecheck/progress.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,7 +27,9 @@ struct progress_printer::state {
   double check_seconds = 0;  // finished checks' time
   std::thread ticker;
 
-  double elapsed() const { return std::chrono::duration<double>(clock_type::now() - start).count(); }
+  double elapsed() const {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+  }
 };
 
 namespace {
@@ -69,11 +72,17 @@ std::string battery_text(const progress_printer::state& s) {
                          : fmt::format("{} {} ", s.unit, s.batteries_done + 1);
 }
 
+// The redrawn line, cut to the terminal's width: a wrapped line could not be redrawn.
 std::string status_line(const progress_printer::state& s) {
   const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
-  return fmt::format("\r\033[K{}[{}/{}] {} {} ({}), {} samples so far, elapsed {}{}",
-                     battery_text(s), s.index, s.total, s.subject, s.check, clock_text(in_check),
-                     s.samples, clock_text(s.elapsed()), left_text(s));
+  std::string line = fmt::format(
+      "{}[{}/{}] {} {} ({}), {} samples so far, elapsed {}{}", battery_text(s), s.index, s.total,
+      s.subject, s.check, clock_text(in_check), s.samples, clock_text(s.elapsed()), left_text(s));
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
+      line.size() >= size.ws_col)
+    line.resize(size.ws_col - 1);
+  return "\r\033[K" + line;
 }
 
 void on_event(progress_printer::state& s, const battery::progress_event& e) {

@@ -55,7 +55,8 @@ std::string renderer_path() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share/samplecheck/render_report.py";
+    const fs::path installed =
+        exe.parent_path().parent_path() / "share/samplecheck/render_report.py";
     if (fs::exists(installed, ec)) return installed.string();
   }
 #ifdef SAMPLECHECK_SOURCE_RENDERER
@@ -74,8 +75,10 @@ bool write_report_dir(const std::string& dir, const nlohmann::json& report) {
   }
   const std::string renderer = renderer_path();
   if (renderer.empty()) {
-    std::fprintf(stderr, "samplecheck: no report renderer found (render_report.py); %s holds "
-                         "report.json and junit.xml only\n", dir.c_str());
+    std::fprintf(stderr,
+                 "samplecheck: no report renderer found (render_report.py); %s holds "
+                 "report.json and junit.xml only\n",
+                 dir.c_str());
     return true;
   }
   std::fflush(stdout);

@@ -2,9 +2,8 @@
 // which tools/report/render_report.py renders from report.json with matplotlib.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace samplecheck::cli {
 

@@ -70,8 +70,9 @@ def check_junit_matches(report, root):
     for case, row in zip(cases, rows):
         failed = case.find("failure") is not None
         skipped = case.find("skipped") is not None
-        expect(failed == (row["verdict"] in ("FAIL", "TIMEOUT")), f"junit {case.get('name')}: failure")
-        expect(skipped == (row["verdict"] in ("n/a", "skipped")), f"junit {case.get('name')}: skipped")
+        name = case.get("name")
+        expect(failed == (row["verdict"] in ("FAIL", "TIMEOUT")), f"junit {name}: failure")
+        expect(skipped == (row["verdict"] in ("n/a", "skipped")), f"junit {name}: skipped")
         if failed:
             expect(case.find("failure").get("message").endswith(row["detail"]),
                    f"junit {case.get('name')}: the failure names the detail line")
@@ -104,7 +105,8 @@ expect(key(report) == key(again), "progress changed the sample plan or the numbe
 
 # A matmul mutant: the divergence map names M and the columns.
 out, _ = run("matmul", ["qualify", "--subject", "cpu.segmented:B01", "--checks",
-                        "batch_invariance", "--m", "1,2,1024,1025", "--shape", "6144x4096", "-q"], 1)
+                        "batch_invariance", "--m", "1,2,1024,1025", "--shape", "6144x4096",
+                        "-q"], 1)
 report = validated(out)
 check_junit_matches(report, junit(out))
 maps = report["runs"][0]["checks"][0]["evidence"]["divergence"]
@@ -112,7 +114,8 @@ expect([d["m"] for d in maps] == [1025], f"divergence map: {[d['m'] for d in map
 html_with_plots(out, 1)
 
 # mutants: a testcase per mutant; calibrate: failed runs and each check's uniformity.
-out, _ = run("mutants", ["mutants", "--subjects-prefix", "cpu.dual_pivot:S0", "--named-only", "-q"], 0)
+out, _ = run("mutants", ["mutants", "--subjects-prefix", "cpu.dual_pivot:S0", "--named-only",
+                         "-q"], 0)
 report = validated(out)
 expect(len(junit(out).findall("./testsuite/testcase")) == len(report["mutants"]) >= 3,
        "junit: a testcase per mutant")
