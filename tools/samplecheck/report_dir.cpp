@@ -45,9 +45,11 @@ std::string prepare_report_dir(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir, ec))
     return fmt::format("--report-dir {}: not a directory{}", dir, ec ? ": " + ec.message() : "");
-  if (::access(dir.c_str(), W_OK) != 0)
-    return fmt::format("--report-dir {}: cannot write files there", dir);
-  return "";
+  // Writable means a file can be created and written there, not just that it exists.
+  const fs::path probe = fs::path(dir) / fmt::format(".samplecheck-probe-{}", ::getpid());
+  const bool ok = write_file(probe, "probe\n");
+  fs::remove(probe, ec);
+  return ok ? "" : fmt::format("--report-dir {}: cannot write files there", dir);
 }
 
 std::string renderer_path() {

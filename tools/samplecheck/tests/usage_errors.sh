@@ -86,6 +86,9 @@ touch "$tmp/a_file"
 refused "--repro-dir $tmp/a_file: not a directory" "${q[@]}" --repro-dir "$tmp/a_file"
 refused "--repro-dir /proc/x" "${q[@]}" --repro-dir /proc/x
 refused "--repro-dir /dev/full" "${q[@]}" --repro-dir /dev/full
+refused "--report-dir $tmp/a_file: not a directory" "${q[@]}" --report-dir "$tmp/a_file"
+refused "--report-dir /proc/x" "${q[@]}" --report-dir /proc/x
+refused "--report-dir /proc/x" mutants --subjects-prefix cpu. --report-dir /proc/x
 refused "--m: '5-3'" qualify --subject cpu.segmented --m 5-3
 refused "--shape" qualify --subject cpu.segmented --shape 4096x0
 refused "no subject named 'no.such'" qualify --subject no.such
