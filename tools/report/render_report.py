@@ -48,9 +48,9 @@ def svg(fig):
     return '<div class="plot">' + text + "</div>"
 
 
-def figure(title, description, body):
-    return (f'<figure><figcaption><b>{esc(title)}</b> {esc(description)}</figcaption>'
-            f"{body}</figure>")
+def figure(title, description, body, wide=False):
+    return (f'<figure class="{"wide" if wide else ""}"><figcaption><b>{esc(title)}</b> '
+            f"{esc(description)}</figcaption>{body}</figure>")
 
 
 def check_name(c):
@@ -90,7 +90,7 @@ def p_value_plot(run):
     ax.set_xlabel("p-value (dot) and the alpha share it was compared with (bar); "
                   "a dot left of its bar fails")
     return figure("p-values against their alpha shares",
-                  f"(Holm over the run's alpha {run['alpha']:g}).", svg(fig))
+                  f"(Holm over the run's alpha {run['alpha']:g}).", svg(fig), wide=True)
 
 
 def fit_plot(c):
@@ -181,12 +181,12 @@ def divergence_plot(c):
     bottom.set_xticks([1, 4, 16, 64, 256, 1024, 4096], ["1", "4", "16", "64", "256", "1024",
                                                           "4096"])
     bottom.set_xlabel("batch size M")
-    rows = "; ".join(f"M = {d['m']}: {d['outputs']} outputs in {d['rows']} rows "
+    rows = "; ".join(f"M = {d['m']}: {d['outputs']} output(s) in {d['rows']} row(s) "
                      f"(batch rows {', '.join(map(str, d['batch_rows']))})" for d in entries[:6])
     more = f"; and {len(entries) - 6} more" if len(entries) > 6 else ""
     return figure(f"{check_name(c)}: {e.get('shape', '')} (k {e.get('k', '?')}, "
                   f"{'bias' if e.get('bias') else 'no bias'})",
-                  f"where batch sizes differ from M = 1. {rows}{more}.", svg(fig))
+                  f"where batch sizes differ from M = 1. {rows}{more}.", svg(fig), wide=True)
 
 
 def qq_plot(summary):
@@ -362,7 +362,7 @@ tr.fail td{color:#c62828;font-weight:600} tr.muted td{color:#9e9e9e}
 ul.details{font-size:13px} ul.details li{margin:4px 0}
 .plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 figure{margin:8px 0;border:1px solid #eee;border-radius:6px;padding:10px;flex:1 1 460px;
-max-width:100%;box-sizing:border-box}
+max-width:100%;box-sizing:border-box} figure.wide{flex-basis:100%}
 figcaption{font-size:13px;margin-bottom:6px} .plot svg{max-width:100%;height:auto}
 details{margin:6px 0} summary{cursor:pointer;font-size:14px}
 """
