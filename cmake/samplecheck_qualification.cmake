@@ -16,8 +16,9 @@
 # no effect without a resource spec file; the function writes one,
 # <build>/samplecheck-resources.json, one slot per GPU that `nvidia-smi -L` lists (at
 # least n placeholders where it lists none: the tests then run and report skipped), and
-# points CTEST_RESOURCE_SPEC_FILE at it, which plain `ctest` reads when the project calls
-# include(CTest) after find_package(samplecheck). Otherwise pass it yourself:
+# points CTEST_RESOURCE_SPEC_FILE at it, which CMake writes into the top directory's
+# CTestTestfile.cmake, so plain `ctest` uses it when find_package(samplecheck) is called in
+# the top-level CMakeLists.txt. Otherwise pass it yourself:
 #   ctest --test-dir build --resource-spec-file build/samplecheck-resources.json
 # (or "execution": {"resourceSpecFile": ...} in a test preset).
 include_guard(GLOBAL)
