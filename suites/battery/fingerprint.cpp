@@ -274,6 +274,10 @@ nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
           {"plugin", plugin_json(s)},
           {"platform", platform_json(s)},
           {"plan", plan},
+          {"compares",
+           "two manifests compare when their plans are equal, entry by entry (XXH3-64 of the "
+           "output bits in order); the platform is recorded, not compared: a golden holds "
+           "for the platform class it was taken on"},
           {"hash", fmt::format("{:016x}", total)},
           {"entries", entries}};
 }
