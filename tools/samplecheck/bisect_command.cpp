@@ -69,7 +69,7 @@ std::string commit_of(const std::string& repo, const std::string& rev) {
 // Restores the repository whatever happens after git bisect start.
 struct bisect_guard {
   std::string repo;
-  ~bisect_guard() { shell(repo, "git bisect reset --quiet"); }
+  ~bisect_guard() { shell(repo, "git bisect reset"); }
 };
 
 std::string step_script(const bisect_request& r, const std::string& work) {
