@@ -32,7 +32,7 @@ inline constexpr std::array<mutant_entry, 24> mutant_catalog{{
     {"S14", "subsequence-wrap", "parallel_samples", "per-row subsequence computed in 32 bits, so streams repeat"},
     {"S15", "temperature-on-probs", "goodness_of_fit", "temperature applied to probabilities instead of logits"},
     {"S16", "renorm-atomic-sum", "run_to_run", "the top-k renorm total is a float sum whose additions arrive in a new order each call"},
-    // X ids are not in the bug catalog: negative controls for checks no catalog row targets.
+    // X ids: classes of our own (docs/bug-catalog.md, "Our own classes"), negative controls.
     {"X01", "hidden-rng-state", "replay", "draws from a hidden generator state that moves every call, not the caller's stream"},
     {"X02", "batch-chunked-scan", "batch_invariance", "the prefix sum's chunking follows the batch size, so a request's token depends on B"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
