@@ -35,7 +35,8 @@ bool same_slot(const sample_call& a, size_t i, const sample_call& b, size_t j) {
 nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch_size, size_t slot,
                           int32_t request, const std::string& expected, const std::string& actual) {
   nlohmann::json j = repro_base(seed);
-  j.update({{"batch_size", batch_size}, {"slot", slot}, {"expected", expected}, {"actual", actual}});
+  j.update(
+      {{"batch_size", batch_size}, {"slot", slot}, {"expected", expected}, {"actual", actual}});
   j.update(request_json(pool, request));
   return j;
 }
@@ -86,10 +87,11 @@ check_outcome run_sampler_batch_invariance(const check_context& ctx) {
   out.detail = fmt::format(
       "{} of {} batch sizes differ from B = 1 ({} of {} slots); first at batch size {}, slot {}: "
       "request {} (row '{}', seed {}, subsequence {}, offset {}) gave {} alone, {} in the batch",
-      differing_sizes, sizes.size(), differing_slots, slots_compared, r["batch_size"].get<int64_t>(),
-      r["slot"].get<size_t>(), r["request"].get<int>(), r["row"].get<std::string>(),
-      r["seed"].get<uint64_t>(), r["subsequence"].get<uint64_t>(), r["offset"].get<uint64_t>(),
-      r["expected"].get<std::string>(), r["actual"].get<std::string>());
+      differing_sizes, sizes.size(), differing_slots, slots_compared,
+      r["batch_size"].get<int64_t>(), r["slot"].get<size_t>(), r["request"].get<int>(),
+      r["row"].get<std::string>(), r["seed"].get<uint64_t>(), r["subsequence"].get<uint64_t>(),
+      r["offset"].get<uint64_t>(), r["expected"].get<std::string>(),
+      r["actual"].get<std::string>());
   out.repro["batch_sizes"] = sizes;
   return out;
 }
@@ -113,10 +115,12 @@ check_outcome run_sampler_run_to_run(const check_context& ctx) {
     for (size_t s = 0; s < slots.size(); ++s) {
       if (same_slot(first, s, again, s)) continue;
       if (differing++ == 0 && out.repro.is_null()) {
-        out.repro = divergence(seed, pool, B, s, slots[s], slot_text(first, s), slot_text(again, s));
+        out.repro =
+            divergence(seed, pool, B, s, slots[s], slot_text(first, s), slot_text(again, s));
         out.repro["repeat"] = repeat;
         out.detail = fmt::format(
-            "call {} differs from call 1 at slot {} of the batch of {}: request {} (row '{}', seed {}, "
+            "call {} differs from call 1 at slot {} of the batch of {}: request {} (row '{}', seed "
+            "{}, "
             "subsequence {}, offset {}) gave {}, then {}",
             repeat, s, B, slots[s], pool.rows[pool.requests[slots[s]].row].label,
             pool.requests[slots[s]].seed, pool.requests[slots[s]].subsequence,
@@ -130,8 +134,7 @@ check_outcome run_sampler_run_to_run(const check_context& ctx) {
   }
   out.power = fmt::format("exact (bitwise, {} calls of {} slots)", kRepeats, B);
   out.exact_failure = differing_calls > 0;
-  if (!out.exact_failure)
-    out.detail = fmt::format("{} identical calls of {} slots", kRepeats, B);
+  if (!out.exact_failure) out.detail = fmt::format("{} identical calls of {} slots", kRepeats, B);
   return out;
 }
 

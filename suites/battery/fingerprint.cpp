@@ -29,10 +29,14 @@ constexpr int64_t kLargestM = 4096;
 
 const char* memory_space_name(int32_t space) {
   switch (space) {
-    case SC_MEMORY_HOST: return "host";
-    case SC_MEMORY_CUDA: return "cuda";
-    case SC_MEMORY_HIP: return "hip";
-    default: return "unknown";
+    case SC_MEMORY_HOST:
+      return "host";
+    case SC_MEMORY_CUDA:
+      return "cuda";
+    case SC_MEMORY_HIP:
+      return "hip";
+    default:
+      return "unknown";
   }
 }
 
@@ -48,7 +52,8 @@ nlohmann::json platform_json(const subject& s) {
   if (s.memory_space() == SC_MEMORY_CUDA) {
     int device = 0, driver = 0, runtime = 0;
     cudaDeviceProp prop{};
-    if (cudaGetDevice(&device) == cudaSuccess && cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+    if (cudaGetDevice(&device) == cudaSuccess &&
+        cudaGetDeviceProperties(&prop, device) == cudaSuccess)
       p["gpu"] = prop.name;
     if (cudaDriverGetVersion(&driver) == cudaSuccess)
       p["driver_cuda_version"] = fmt::format("{}.{}", driver / 1000, (driver % 1000) / 10);
@@ -79,12 +84,14 @@ std::vector<std::string> filter_names(uint32_t filters) {
 nlohmann::json matmul_plan(const subject& s, const fingerprint_options& o) {
   const bool host = s.memory_space() == SC_MEMORY_HOST;
   matmul_selection sel = o.matmul;
-  const std::string path = sel.fixture_path.empty() ? default_matmul_fixture_path() : sel.fixture_path;
+  const std::string path =
+      sel.fixture_path.empty() ? default_matmul_fixture_path() : sel.fixture_path;
   if (sel.shapes.empty() || sel.batch_sizes.empty()) {
     const auto fixture = matmul_suite::read_matmul_fixture(path);
     if (sel.shapes.empty()) sel.shapes = fixture.shapes;
     if (sel.batch_sizes.empty()) {
-      if (host) sel.batch_sizes = fixture.sizes("cpu");
+      if (host)
+        sel.batch_sizes = fixture.sizes("cpu");
       else
         for (int64_t m = 1; m <= kLargestM; ++m) sel.batch_sizes.push_back(m);
     }
@@ -92,10 +99,10 @@ nlohmann::json matmul_plan(const subject& s, const fingerprint_options& o) {
   if (sel.columns == 0 && host) sel.columns = matmul_suite::kHostColumns;
   nlohmann::json shapes = nlohmann::json::array();
   for (const auto& sh : sel.shapes) shapes.push_back({{"name", sh.name}, {"n", sh.n}, {"k", sh.k}});
-  return {{"kind", "matmul"},     {"seed", o.seed},
-          {"shapes", shapes},     {"batch_sizes", sel.batch_sizes},
+  return {{"kind", "matmul"},       {"seed", o.seed},
+          {"shapes", shapes},       {"batch_sizes", sel.batch_sizes},
           {"columns", sel.columns},  // 0: every column
-          {"bias", {false, true}},   {"launch_configs", {-1}}};
+          {"bias", {false, true}},  {"launch_configs", {-1}}};
 }
 
 nlohmann::json sampler_plan(const subject& s, const fingerprint_options& o) {
@@ -155,8 +162,8 @@ matmul_entry_bed make_bed(const subject& s, const nlohmann::json& plan, size_t s
   matmul_entry_bed b;
   b.runner = matmul_suite::make_runner(*s.matmul);
   b.bed = std::make_unique<matmul_suite::matmul_testbed>(
-      *b.runner, matmul_suite::testbed_config{ms, columns > 0 ? std::min(columns, ms.n) : ms.n, bias,
-                                              plan.at("seed").get<uint64_t>(),
+      *b.runner, matmul_suite::testbed_config{ms, columns > 0 ? std::min(columns, ms.n) : ms.n,
+                                              bias, plan.at("seed").get<uint64_t>(),
                                               *std::max_element(sizes.begin(), sizes.end())});
   return b;
 }
@@ -246,7 +253,9 @@ nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
         const entry_key& k = keys[i];
         if (i == 0 || k.outer != keys[i - 1].outer || k.bias != keys[i - 1].bias)
           bed = make_bed(s, plan, k.outer, k.bias);
-        add({{"shape", plan.at("shapes").at(k.outer).at("name")}, {"m", k.size}, {"bias", k.bias},
+        add({{"shape", plan.at("shapes").at(k.outer).at("name")},
+             {"m", k.size},
+             {"bias", k.bias},
              {"launch_config", k.launch_config}},
             run_matmul(*bed, k));
       }
@@ -288,13 +297,15 @@ std::string manifest_error(const nlohmann::json& m) {
   if (!m.contains("version") || !m.at("version").is_number_integer() ||
       m.at("version").get<int>() != kManifestVersion)
     return fmt::format("field 'version' is {}; this samplecheck reads version {}",
-                       m.contains("version") ? m.at("version").dump() : "missing", kManifestVersion);
+                       m.contains("version") ? m.at("version").dump() : "missing",
+                       kManifestVersion);
   for (const char* f : {"subject", "plan", "entries"})
     if (!m.contains(f)) return fmt::format("the manifest has no field '{}'", f);
   try {
     const size_t n = entries_of(m.at("plan")).size();
     if (n != m.at("entries").size())
-      return fmt::format("the plan has {} entries but the manifest lists {}", n, m.at("entries").size());
+      return fmt::format("the plan has {} entries but the manifest lists {}", n,
+                         m.at("entries").size());
     for (const auto& e : m.at("entries")) e.at("hash").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("field 'plan' or 'entries': {}", e.what());
@@ -310,8 +321,9 @@ fingerprint_comparison compare_manifests(const nlohmann::json& a, const nlohmann
     c.comparable = false;
     for (const auto& [key, value] : pa.items())
       if (!pb.contains(key) || pb.at(key) != value) {
-        c.why_not = fmt::format("their plans differ in '{}': {} vs {}", key, value.dump().substr(0, 120),
-                                pb.contains(key) ? pb.at(key).dump().substr(0, 120) : "absent");
+        c.why_not =
+            fmt::format("their plans differ in '{}': {} vs {}", key, value.dump().substr(0, 120),
+                        pb.contains(key) ? pb.at(key).dump().substr(0, 120) : "absent");
         break;
       }
     if (c.why_not.empty()) c.why_not = "their plans differ";
@@ -319,7 +331,8 @@ fingerprint_comparison compare_manifests(const nlohmann::json& a, const nlohmann
   }
   c.entries = a.at("entries").size();
   for (size_t i = 0; i < c.entries; ++i)
-    if (a.at("entries").at(i).at("hash") != b.at("entries").at(i).at("hash")) c.differing.push_back(i);
+    if (a.at("entries").at(i).at("hash") != b.at("entries").at(i).at("hash"))
+      c.differing.push_back(i);
   return c;
 }
 
@@ -330,18 +343,19 @@ std::string first_difference(const nlohmann::json& plan, size_t entry, const ent
     if (a.values[i] == b.values[i]) continue;
     if (plan.at("kind") == "matmul") {
       const auto x = static_cast<uint16_t>(a.values[i]), y = static_cast<uint16_t>(b.values[i]);
-      return fmt::format("row {}, column {}: {} vs {} ({} ULP)", i / a.columns, i % a.columns, hex(x),
-                         hex(y), matmul_suite::bf16_ulp_distance(x, y));
+      return fmt::format("row {}, column {}: {} vs {} ({} ULP)", i / a.columns, i % a.columns,
+                         hex(x), hex(y), matmul_suite::bf16_ulp_distance(x, y));
     }
     const entry_key key = entries_of(plan).at(entry);
-    const int32_t q = batch_slots(sampler_pool{{}, std::vector<sampler_request>(
-                                                       plan.at("requests").get<size_t>())},
-                                  key.size)[i];
+    const int32_t q = batch_slots(
+        sampler_pool{{}, std::vector<sampler_request>(plan.at("requests").get<size_t>())},
+        key.size)[i];
     auto token = [](uint32_t v) {
       return static_cast<int32_t>(v) < 0 ? std::string("valid 0")
                                          : fmt::format("token {}", static_cast<int32_t>(v));
     };
-    return fmt::format("slot {} (request {}): {} vs {}", i, q, token(a.values[i]), token(b.values[i]));
+    return fmt::format("slot {} (request {}): {} vs {}", i, q, token(a.values[i]),
+                       token(b.values[i]));
   }
   if (a.values.size() != b.values.size())
     return fmt::format("{} vs {} outputs", a.values.size(), b.values.size());

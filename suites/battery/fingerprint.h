@@ -26,9 +26,9 @@ namespace samplecheck::battery {
 inline constexpr const char* kFingerprintFormat = "samplecheck-fingerprint";
 
 struct fingerprint_options {
-  uint64_t seed = 0;            // the operands' and the request grid's seed
-  int64_t vocab_size = 32000;   // samplers
-  matmul_selection matmul;      // matmuls: empty lists take the defaults of the memory space
+  uint64_t seed = 0;           // the operands' and the request grid's seed
+  int64_t vocab_size = 32000;  // samplers
+  matmul_selection matmul;     // matmuls: empty lists take the defaults of the memory space
 };
 
 // The plan for a subject: the options with every default made explicit.

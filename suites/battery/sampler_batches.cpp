@@ -35,12 +35,12 @@ std::vector<int64_t> sampler_batch_sizes() {
 sampler_pool make_sampler_pool(const subject& s, int64_t V, uint64_t seed, int requests) {
   sampler_pool pool;
   const auto grid = fixtures::parameter_grid(s.sampler->filters);
-  const shape shapes[] = {shape::flat,      shape::zipf,  shape::peaked, shape::tiny_tail,
-                          shape::ties_at_k, shape::flat,  shape::zipf,   shape::peaked};
+  const shape shapes[] = {shape::flat,      shape::zipf, shape::peaked, shape::tiny_tail,
+                          shape::ties_at_k, shape::flat, shape::zipf,   shape::peaked};
   uint64_t shape_seed = seed;
   for (size_t i = 0; i < std::size(shapes); ++i)
-    pool.rows.push_back(make_row(s, shapes[i], {.vocab_size = V, .seed = ++shape_seed},
-                                 grid[i % grid.size()]));
+    pool.rows.push_back(
+        make_row(s, shapes[i], {.vocab_size = V, .seed = ++shape_seed}, grid[i % grid.size()]));
   // A renormalisation over half the vocabulary: the kept mass is a long float sum.
   fixtures::filter_setting half{};
   if (s.declares(SC_FILTER_TOP_K)) half.top_k = static_cast<int32_t>(V / 2);
@@ -67,7 +67,8 @@ std::vector<int32_t> batch_slots(const sampler_pool& pool, int64_t B) {
   return slots;
 }
 
-sample_call batch_call(const subject& s, const sampler_pool& pool, const std::vector<int32_t>& slots) {
+sample_call batch_call(const subject& s, const sampler_pool& pool,
+                       const std::vector<int32_t>& slots) {
   std::vector<int32_t> input_of(pool.rows.size(), -1);
   std::vector<const judged_row*> rows;
   for (const int32_t q : slots) {
@@ -88,8 +89,11 @@ sample_call batch_call(const subject& s, const sampler_pool& pool, const std::ve
 nlohmann::json request_json(const sampler_pool& pool, int32_t q) {
   const sampler_request& req = pool.requests[q];
   const judged_row& row = pool.rows[req.row];
-  return {{"request", q},           {"row", row.label},   {"params", setting_json(row.setting)},
-          {"seed", req.seed},       {"subsequence", req.subsequence},
+  return {{"request", q},
+          {"row", row.label},
+          {"params", setting_json(row.setting)},
+          {"seed", req.seed},
+          {"subsequence", req.subsequence},
           {"offset", req.offset}};
 }
 

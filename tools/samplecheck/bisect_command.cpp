@@ -61,8 +61,10 @@ std::string trimmed(std::string s) {
 }
 
 std::string commit_of(const std::string& repo, const std::string& rev) {
-  const auto r = shell(repo, fmt::format("git rev-parse --verify --quiet {}", quoted(rev + "^{commit}")));
-  if (r.status != 0) throw usage_error(fmt::format("bisect: '{}' is not a commit of {}", rev, repo));
+  const auto r =
+      shell(repo, fmt::format("git rev-parse --verify --quiet {}", quoted(rev + "^{commit}")));
+  if (r.status != 0)
+    throw usage_error(fmt::format("bisect: '{}' is not a commit of {}", rev, repo));
   return trimmed(r.output);
 }
 
@@ -113,17 +115,19 @@ std::string failing_case(const std::string& dir) {
     const nlohmann::json& e = rec["evidence"];
     std::string where;
     if (e.contains("m") && e.contains("row") && e.contains("column"))
-      where = fmt::format("shape {} (n {}, k {}{}): smallest failing M = {}, row {}, column {}: {} alone vs {} in the batch",
-                          e.value("shape", "?"), e.value("n", 0), e.value("k", 0),
-                          e.value("bias", false) ? ", bias" : "", e["m"].get<int64_t>(),
-                          e["row"].get<int64_t>(), e["column"].get<int64_t>(),
-                          e.value("expected_bits", "?"), e.value("actual_bits", "?"));
+      where = fmt::format(
+          "shape {} (n {}, k {}{}): smallest failing M = {}, row {}, column {}: {} alone vs {} in "
+          "the batch",
+          e.value("shape", "?"), e.value("n", 0), e.value("k", 0),
+          e.value("bias", false) ? ", bias" : "", e["m"].get<int64_t>(), e["row"].get<int64_t>(),
+          e["column"].get<int64_t>(), e.value("expected_bits", "?"), e.value("actual_bits", "?"));
     else if (e.contains("batch_size") && e.contains("slot"))
-      where = fmt::format("first failing batch size {}, slot {}: request {} (row '{}', seed {}, subsequence {}, "
-                          "offset {}): {} alone vs {} in the batch",
-                          e["batch_size"].get<int64_t>(), e["slot"].get<int64_t>(), e.value("request", -1),
-                          e.value("row", "?"), e.value("seed", uint64_t{0}), e.value("subsequence", uint64_t{0}),
-                          e.value("offset", uint64_t{0}), e.value("expected", "?"), e.value("actual", "?"));
+      where = fmt::format(
+          "first failing batch size {}, slot {}: request {} (row '{}', seed {}, subsequence {}, "
+          "offset {}): {} alone vs {} in the batch",
+          e["batch_size"].get<int64_t>(), e["slot"].get<int64_t>(), e.value("request", -1),
+          e.value("row", "?"), e.value("seed", uint64_t{0}), e.value("subsequence", uint64_t{0}),
+          e.value("offset", uint64_t{0}), e.value("expected", "?"), e.value("actual", "?"));
     else
       where = rec.value("detail", "");
     out += fmt::format("  {}{} [{}]: {}\n    record: {}\n", rec.value("check", "?"),
@@ -138,11 +142,15 @@ std::string failing_case(const std::string& dir) {
 void add_bisect_options(CLI::App* app, bisect_request& r) {
   app->add_option("--good", r.good, "a revision where the check passes")->required();
   app->add_option("--bad", r.bad, "a revision where it fails")->required();
-  app->add_option("--build", r.build, "shell command building the commit (fails: skipped)")->required();
-  app->add_option("--check", r.check, "the check, e.g. \"samplecheck qualify --plugin ./lib.so --checks batch_invariance\"")
+  app->add_option("--build", r.build, "shell command building the commit (fails: skipped)")
+      ->required();
+  app->add_option(
+         "--check", r.check,
+         "the check, e.g. \"samplecheck qualify --plugin ./lib.so --checks batch_invariance\"")
       ->required();
   app->add_option("--repo", r.repo, "the git repository (default: the current folder)");
-  app->add_option("--work-dir", r.work_dir, "logs and reproduction records (default: a temporary folder)");
+  app->add_option("--work-dir", r.work_dir,
+                  "logs and reproduction records (default: a temporary folder)");
 }
 
 int run_bisect(const bisect_request& r) {
@@ -151,12 +159,14 @@ int run_bisect(const bisect_request& r) {
   if (shell(repo, "git rev-parse --is-inside-work-tree").status != 0)
     throw usage_error(fmt::format("bisect: {} is not a git work tree", repo));
   if (shell(repo, "git bisect log").status == 0)
-    throw usage_error(fmt::format("bisect: {} is already bisecting (git bisect reset first)", repo));
+    throw usage_error(
+        fmt::format("bisect: {} is already bisecting (git bisect reset first)", repo));
   if (!trimmed(shell(repo, "git status --porcelain --untracked-files=no").output).empty())
     throw usage_error(fmt::format("bisect: {} has uncommitted changes", repo));
   const std::string good = commit_of(repo, r.good), bad = commit_of(repo, r.bad);
   if (shell(repo, fmt::format("git merge-base --is-ancestor {} {}", good, bad)).status != 0)
-    throw usage_error(fmt::format("bisect: --good {} is not an ancestor of --bad {}", r.good, r.bad));
+    throw usage_error(
+        fmt::format("bisect: --good {} is not an ancestor of --bad {}", r.good, r.bad));
 
   std::string work = r.work_dir;
   if (work.empty()) {
@@ -175,7 +185,8 @@ int run_bisect(const bisect_request& r) {
               good.c_str(), bad.c_str(), work.c_str());
   std::fflush(stdout);
   bisect_guard guard{repo};
-  if (const auto start = shell(repo, fmt::format("git bisect start {} {}", bad, good)); start.status != 0)
+  if (const auto start = shell(repo, fmt::format("git bisect start {} {}", bad, good));
+      start.status != 0)
     throw usage_error(fmt::format("bisect: git bisect start failed: {}", trimmed(start.output)));
   const auto run = shell(repo, "git bisect run sh " + quoted(script), /*echo=*/true);
   if (interrupted) {
@@ -192,17 +203,20 @@ int run_bisect(const bisect_request& r) {
   if (!std::regex_search(run.output, first, first_bad)) {
     std::printf("no first bad commit: %s\n",
                 run.output.find("only 'skip'ped commits") != std::string::npos
-                    ? "only skipped commits are left between the last good and the first bad one (see above)"
+                    ? "only skipped commits are left between the last good and the first bad one "
+                      "(see above)"
                     : "git bisect run did not finish (see above)");
     return 1;
   }
   const std::string commit = first[1].str();
   const std::string title = trimmed(shell(repo, "git log -1 --format=%s " + commit).output);
   std::printf("\nfirst bad commit: %s %s\n", commit.c_str(), title.c_str());
-  for (const auto& s : skipped) std::printf("skipped (did not build or could not be judged): %s\n", s.c_str());
+  for (const auto& s : skipped)
+    std::printf("skipped (did not build or could not be judged): %s\n", s.c_str());
   const std::string cases = failing_case(work + "/repro/" + commit);
   if (cases.empty())
-    std::printf("no reproduction record at %.12s (the check is not a qualify, or wrote none)\n", commit.c_str());
+    std::printf("no reproduction record at %.12s (the check is not a qualify, or wrote none)\n",
+                commit.c_str());
   else
     std::printf("at %.12s, the smallest failing case:\n%s", commit.c_str(), cases.c_str());
   std::printf("the repository is restored (git bisect reset)\n");

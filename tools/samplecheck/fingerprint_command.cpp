@@ -24,7 +24,8 @@ nlohmann::json read_manifest(const std::string& path) {
     throw usage_error(fmt::format("fingerprint: '{}' is not JSON: {}", path, e.what()));
   }
   if (const std::string why = sb::manifest_error(j); !why.empty())
-    throw usage_error(fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", path, why));
+    throw usage_error(
+        fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", path, why));
   return j;
 }
 
@@ -54,10 +55,12 @@ int compare(const fingerprint_request& r) {
   if (!c.comparable)
     throw usage_error(fmt::format("fingerprint: {} and {} are incomparable: {}", r.compare[0],
                                   r.compare[1], c.why_not));
-  std::printf("A: %s (%s)\nB: %s (%s)\n", r.compare[0].c_str(), a.at("subject").get<std::string>().c_str(),
-              r.compare[1].c_str(), b.at("subject").get<std::string>().c_str());
+  std::printf("A: %s (%s)\nB: %s (%s)\n", r.compare[0].c_str(),
+              a.at("subject").get<std::string>().c_str(), r.compare[1].c_str(),
+              b.at("subject").get<std::string>().c_str());
   if (a.value("platform", nlohmann::json()) != b.value("platform", nlohmann::json()))
-    std::printf("note: taken on different platforms: %s vs %s\n", a.value("platform", nlohmann::json()).dump().c_str(),
+    std::printf("note: taken on different platforms: %s vs %s\n",
+                a.value("platform", nlohmann::json()).dump().c_str(),
                 b.value("platform", nlohmann::json()).dump().c_str());
   if (c.differing.empty()) {
     std::printf("identical: %zu entries, hash %s\n", c.entries, a.value("hash", "").c_str());
@@ -85,13 +88,14 @@ int compare(const fingerprint_request& r) {
 }
 
 int take(const fingerprint_request& r) {
-  if (r.output.empty()) throw usage_error("fingerprint: give -o FILE.json (or --compare A.json B.json)");
+  if (r.output.empty())
+    throw usage_error("fingerprint: give -o FILE.json (or --compare A.json B.json)");
   const common_options common = convert(r.common);
   sb::subject_catalog catalog;
   const auto subjects = resolve_subjects(catalog, r.subject);
   if (subjects.size() != 1)
-    throw usage_error(fmt::format("fingerprint: the plugin has {} subjects; name one with --subject",
-                                  subjects.size()));
+    throw usage_error(fmt::format(
+        "fingerprint: the plugin has {} subjects; name one with --subject", subjects.size()));
   const sb::subject& s = *subjects.front();
   if (std::string why; !sb::memory_space_available(s, &why)) {
     std::printf("fingerprint: %s: device absent: %s\n", s.name().c_str(), why.c_str());
@@ -99,7 +103,8 @@ int take(const fingerprint_request& r) {
   }
   sb::fingerprint_options o;
   o.seed = common.seed;
-  o.vocab_size = common.vocab_size > 0 ? common.vocab_size : sb::budget_by_name(common.budget)->vocab_size;
+  o.vocab_size =
+      common.vocab_size > 0 ? common.vocab_size : sb::budget_by_name(common.budget)->vocab_size;
   o.matmul = common.matmul;
   nlohmann::json manifest;
   try {
@@ -120,8 +125,10 @@ int take(const fingerprint_request& r) {
 }  // namespace
 
 void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
-  app->add_option("--subject", r.subject.subject, "subject name; with --plugin, one of the plugin's");
-  app->add_option("--plugin", r.subject.plugin, "a vendor plugin (.so) exporting samplecheck_plugin");
+  app->add_option("--subject", r.subject.subject,
+                  "subject name; with --plugin, one of the plugin's");
+  app->add_option("--plugin", r.subject.plugin,
+                  "a vendor plugin (.so) exporting samplecheck_plugin");
   app->add_option("-o,--output", r.output, "write the manifest here")->type_name("FILE.json");
   app->add_option("--compare", r.compare, "compare two manifests: exit 0 identical, 1 differ")
       ->expected(2)
