@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 22> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 24> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support", "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement", "the Philox offset is frozen: every call draws the same numbers"},
     {"S03", "seed-element-zero", "per_request_seeds", "seed and offset arrays read at element 0 for every request"},
@@ -31,8 +31,10 @@ inline constexpr std::array<mutant_entry, 22> mutant_catalog{{
     {"S13", "subnormal-flush", "tail", "subnormal probabilities flushed to zero"},
     {"S14", "subsequence-wrap", "parallel_samples", "per-row subsequence computed in 32 bits, so streams repeat"},
     {"S15", "temperature-on-probs", "goodness_of_fit", "temperature applied to probabilities instead of logits"},
-    // X ids are not in the bug catalog: negative controls for checks no catalog row targets.
+    {"S16", "renorm-atomic-sum", "run_to_run", "the top-k renorm total is a float sum whose additions arrive in a new order each call"},
+    // X ids: classes of our own (docs/bug-catalog.md, "Our own classes"), negative controls.
     {"X01", "hidden-rng-state", "replay", "draws from a hidden generator state that moves every call, not the caller's stream"},
+    {"X02", "batch-chunked-scan", "batch_invariance", "the prefix sum's chunking follows the batch size, so a request's token depends on B"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance", "reduction order depends on M only for power-of-two K"},

@@ -28,6 +28,7 @@
 // share it or how the batch is laid out.
 #include <algorithm>
 #include <cfloat>
+#include <numeric>
 
 #include "kernels/cpu/dual_pivot_scan.h"
 #include "kernels/cpu/pivot_index.h"
@@ -51,14 +52,22 @@ class dual_pivot final : public row_sampler {
 
   bool prepare(std::vector<float>& row, const row_params& params) override {
     params_ = params;
+    unit_total_ = false;
     const int64_t vocab = static_cast<int64_t>(row.size());
     top_k_on_ = params.top_k_on(vocab);
     // top_k_first = top_k_renorm_probs, then top-p / min-p sampling on the renormalised
     // row. S12 skips the renorm and keeps top-k in the joint rule it then applies.
     if (top_k_first_ && top_k_on_ && planted_ != defect::S12) {
-      renormalise_top_k(row, params.top_k);
+      unit_total_ = planted_ == defect::S16;
+      if (unit_total_)
+        renormalise_top_k_atomic(row, params.top_k, call_number);
+      else
+        renormalise_top_k(row, params.top_k);
       top_k_on_ = false;
     }
+    // X02: a small batch splits each row between blocks of kX02ChunkTiles tiles to
+    // fill the GPU; from kX02OneBlockBatch requests on, one block scans a row.
+    chunk_tiles_ = planted_ == defect::X02 && batch_size < kX02OneBlockBatch ? kX02ChunkTiles : 0;
     filtering_ = top_k_on_ || params.top_p_on() || params.min_p_on();
     probs_.swap(row);
     tiles_ = (probs_.size() + kScanTile - 1) / kScanTile;
@@ -70,7 +79,7 @@ class dual_pivot final : public row_sampler {
       total_ += probs_[t];
       if (probs_[t] > 0.0f) positive_.push_back(static_cast<int32_t>(t));
     }
-    measure_eligible_mass(probs_, positive_, tiles_, initial_);
+    measure_eligible_mass(probs_, positive_, tiles_, initial_, chunk_tiles_);
     if (filtering_) index_.build(probs_);
     return max_ > 0.0f && initial_.back() > 0.0f;
   }
@@ -80,7 +89,8 @@ class dual_pivot final : public row_sampler {
     const std::vector<float>* running = &initial_;
     const auto vocab = static_cast<int64_t>(probs_.size());
     for (int round = 0; round < kDualPivotRoundCap; ++round) {
-      float u = uniform_open_one(stream.next()) * running->back();
+      const float drawn_against = unit_total_ && round == 0 ? 1.0f : running->back();  // S16
+      float u = uniform_open_one(stream.next()) * drawn_against;
       if (planted_ == defect::S01) u *= kS01Overshoot;
       const int64_t j = crossing_search(probs_, low, *running, u, planted_ != defect::S01);
       if (j < 0 || j >= vocab) return {static_cast<int32_t>(j), true};  // S01's escape
@@ -103,7 +113,7 @@ class dual_pivot final : public row_sampler {
       } else {  // the first narrowing, or S01's ineligible pivot moved low down
         index_.tokens_above(low, eligible_);
       }
-      measure_eligible_mass(probs_, eligible_, tiles_, later_);
+      measure_eligible_mass(probs_, eligible_, tiles_, later_, chunk_tiles_);
       running = &later_;
     }
     return {-1, false};
@@ -130,8 +140,40 @@ class dual_pivot final : public row_sampler {
     for (float& p : row) p = p >= kth ? static_cast<float>(p / kept) : 0.0f;
   }
 
+  // S16 (FlashInfer #5034): a multi-CTA top_k_renorm_probs whose threads atomicAdd
+  // their kept probabilities into the row's float total, so the total's additions
+  // happen in arrival order, which changes from launch to launch. Here the blocks of
+  // kScanTile tokens arrive rotated by the call's number: the mechanism (the same float
+  // additions in another order) is the real one, made repeatable. The renormalised row
+  // then goes to a sampler that, like FlashInfer's sampling_from_probs, draws u against
+  // the total 1 a renormalised row is meant to have (draw() below): through that the
+  // total's few ulps reach the tokens. (The host draws against the scanned total, which
+  // a pure rescaling cannot move, so the sum alone would never show in a token.)
+  static void renormalise_top_k_atomic(std::vector<float>& row, int32_t k, uint64_t call) {
+    std::vector<float> values(row);
+    std::nth_element(values.begin(), values.begin() + (k - 1), values.end(), std::greater<float>());
+    const float kth = values[k - 1];
+    const size_t blocks = (row.size() + kScanTile - 1) / kScanTile;
+    // The arrival order of call c: the blocks shuffled by a generator seeded with c.
+    std::vector<size_t> arrival(blocks);
+    std::iota(arrival.begin(), arrival.end(), size_t{0});
+    samplecheck::philox_stream order(call, 0, 0);
+    for (size_t i = blocks; i > 1; --i) std::swap(arrival[i - 1], arrival[order.next() % i]);
+    float kept = 0.0f;
+    for (const size_t block : arrival) {
+      for (size_t t = block * kScanTile; t < std::min(row.size(), (block + 1) * kScanTile); ++t)
+        if (row[t] >= kth) kept += row[t];
+    }
+    for (float& p : row) p = p >= kth ? static_cast<float>(p / static_cast<double>(kept)) : 0.0f;
+  }
+
+  static constexpr size_t kX02ChunkTiles = 4;
+  static constexpr int64_t kX02OneBlockBatch = 16;
+
   defect planted_;
   bool top_k_first_;
+  size_t chunk_tiles_ = 0;
+  bool unit_total_ = false;
   row_params params_;
   bool top_k_on_ = false, filtering_ = false;
   std::vector<float> probs_;

@@ -15,8 +15,13 @@ inline constexpr size_t kScanTile = 1024;  // one block's slice of the row (Flas
 
 // running_after[t]: the float running sum of the eligible tokens' p up to the end of
 // tile t. `eligible` lists them in token order; `tiles` = ceil(V / kScanTile).
+// chunk_tiles = 0: one running sum across the row (the correct kernel). Otherwise the
+// row is split between blocks of chunk_tiles tiles, each block's running sum starts at
+// 0 and is offset by the running total of the blocks before it: the same mass in
+// another association, so other float bits (X02 chooses chunk_tiles from the batch).
 void measure_eligible_mass(const std::vector<float>& p, const std::vector<int32_t>& eligible,
-                           size_t tiles, std::vector<float>& running_after);
+                           size_t tiles, std::vector<float>& running_after,
+                           size_t chunk_tiles = 0);
 
 // The token whose scanned prefix first passes u among {p > low}. Guarded (the correct
 // kernel): only eligible tokens are returned, a tile the sum said holds the crossing but

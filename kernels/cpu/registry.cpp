@@ -64,6 +64,7 @@ const struct {
     {"cpu.sort_filter", "S11", defect::S11},         {"cpu.dual_pivot_topk_first", "S12", defect::S12},
     {"cpu.dual_pivot", "S13", defect::S13},          {"cpu.dual_pivot", "S14", defect::S14},
     {"cpu.gumbel_logits", "S15", defect::S15},       {"cpu.multinomial", "X01", defect::X01},
+    {"cpu.dual_pivot", "X02", defect::X02},          {"cpu.dual_pivot_topk_first", "S16", defect::S16},
 };
 
 sc_status sample_entry(void* context, const sc_sample_batch* batch, char* error, size_t error_size) {

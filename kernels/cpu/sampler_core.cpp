@@ -130,6 +130,9 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
   });
 
   auto sampler = subject.make(planted);
+  static std::atomic<uint64_t> calls{0};
+  sampler->batch_size = rows;
+  sampler->call_number = planted == defect::S16 ? calls.fetch_add(1) : 0;
   std::vector<float> row;
   for (size_t g = 0; g < order.size();) {
     const int64_t input_row = input_of[order[g]], param_row = params_of_row[order[g]];

@@ -19,6 +19,8 @@ enum class defect : int {
   none,
   S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15,
   X01,  // beyond the catalog: proves the replay check can fail
+  X02,  // batch-chunked-scan: the prefix-sum chunking follows the batch size
+  S16,  // renorm-atomic-sum: the renorm total's float additions arrive in a new order each call
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means
@@ -46,6 +48,13 @@ class row_sampler {
   // after filtering, so the row is degenerate.
   virtual bool prepare(std::vector<float>& row, const row_params& params) = 0;
   virtual draw_result draw(philox_stream& stream) = 0;
+
+  // Set by the driver before prepare(): the call's output rows (its batch size B) and
+  // how many calls this process made before it. A correct subject reads neither; the
+  // batch-variant (X02) and run-to-run-variant (S16) mutants do, as their kernels' grids
+  // and atomics arrival orders follow them.
+  int64_t batch_size = 0;
+  uint64_t call_number = 0;
 };
 
 // The fixed facts of one subject, shared by its sc_sampler and the driver.

@@ -71,7 +71,10 @@ dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, con
   };
   const bool s01 = b.planted == defect::S01;
   philox_stream stream = stream_of(b, r, in);
-  float low = 0.0f, high = stats.max, mass = stats.total;
+  // S16: the sampler draws u against the total 1 a renormalised row is meant to have
+  // (as FlashInfer's sampling_from_probs does), so the renorm total's ulps reach tokens.
+  const bool unit_total = prepared != nullptr && b.planted == defect::S16;
+  float low = 0.0f, high = stats.max, mass = unit_total ? 1.0f : stats.total;
   int32_t token = -1;
   bool accepted = false;
   for (int round = 0; round < kDualPivotRoundCap && !accepted; ++round) {
@@ -135,6 +138,22 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
         for (int j = 0; j < kItems; ++j) partial += x[j] >= threshold ? x[j] : 0.0f;
       }
       kept = float_block::sum(partial, sh.f);
+      if (b.planted == defect::S16) {
+        // S16 (FlashInfer #5034): the kept mass summed with float atomicAdd, each kept
+        // probability added as its thread gets to it, so the additions happen in the
+        // warps' arrival order, which changes from launch to launch.
+        __shared__ float atomic_kept;
+        if (threadIdx.x == 0) atomic_kept = 0.0f;
+        __syncthreads();
+        for (int64_t t = 0; t < tiles; ++t) {
+          float x[kItems];
+          load_items(row, b.dtype, v, tile_first(t), x, 0.0f);
+          for (int j = 0; j < kItems; ++j)
+            if (x[j] >= threshold && x[j] > 0.0f) atomicAdd(&atomic_kept, x[j]);
+        }
+        __syncthreads();
+        kept = atomic_kept;
+      }
     }
     scale = ok ? 1.0f / kept : 0.0f;
   } else {
@@ -190,7 +209,10 @@ gpuError_t launch_dual_pivot(launch_request& q) {
   const auto rows = static_cast<unsigned>(q.batch.num_output_rows);
   const bool deterministic = q.config->deterministic_scan;
   // The cluster kernel where it fits (it returns false for the other kinds).
-  if (gpuError_t status = gpuSuccess; launch_dual_pivot_cluster(q, &status)) return status;
+  // (Not S16: its atomic renorm is planted in the one-block-per-row preparation.)
+  if (gpuError_t status = gpuSuccess;
+      q.batch.planted != defect::S16 && launch_dual_pivot_cluster(q, &status))
+    return status;
   if (q.config->kind == algorithm::dual_pivot || q.config->kind == algorithm::dual_pivot_cluster) {
     dual_pivot_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, deterministic, nullptr, nullptr);
     return gpuGetLastError();

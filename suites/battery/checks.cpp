@@ -1,5 +1,7 @@
 #include "suites/battery/checks.h"
 
+#include <algorithm>
+
 namespace samplecheck::battery {
 
 const std::vector<check_definition>& all_checks() {
@@ -29,6 +31,13 @@ const std::vector<check_definition>& all_checks() {
        run_tail},
       {"spelling_agreement", S, check_kind::exact, 0, "two spellings of one rule pick the same token on the same numbers",
        spelling_not_applicable, run_spelling_agreement},
+      // The same names as the matmul checks below: one meaning (bitwise the same whatever
+      // the batch; the same call twice), one spelling in --checks for both kinds.
+      {"batch_invariance", S, check_kind::exact, 0,
+       "a request's token is the same at every batch size 1-4096, slot and batchmates as alone", {},
+       run_sampler_batch_invariance},
+      {"run_to_run", S, check_kind::exact, 0, "the same call repeated gives the same tokens and valid flags", {},
+       run_sampler_run_to_run},
       {"batch_invariance", M, check_kind::exact, 0,
        "every batch size gives each row the bits it has alone (probes first / middle / last, bias on and off)",
        {}, run_matmul_batch_invariance},
@@ -56,7 +65,8 @@ const check_definition* find_check(std::string_view name) {
 
 std::vector<std::string> check_names() {
   std::vector<std::string> names;
-  for (const auto& c : all_checks()) names.emplace_back(c.name);
+  for (const auto& c : all_checks())
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) names.emplace_back(c.name);
   return names;
 }
 

@@ -20,6 +20,8 @@ check_outcome run_batch_reorder(const check_context& ctx);
 check_outcome run_parallel_samples(const check_context& ctx);
 check_outcome run_parameter_routing(const check_context& ctx);
 check_outcome run_spelling_agreement(const check_context& ctx);
+check_outcome run_sampler_batch_invariance(const check_context& ctx);
+check_outcome run_sampler_run_to_run(const check_context& ctx);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);
 check_outcome run_matmul_run_to_run(const check_context& ctx);

@@ -78,6 +78,8 @@ std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& c
 
 }  // namespace
 
+void add_matmul_selection(CLI::App* app, common_options& o) { add_matmul_options(app, o); }
+
 void add_common(CLI::App* app, common_options& o, bool matmul) {
   app->add_option("--budget", o.budget, "sample budget: quick (CI) or standard")
       ->check(CLI::IsMember({"quick", "standard"}));

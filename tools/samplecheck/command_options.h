@@ -38,6 +38,8 @@ struct common_options {
 // Budget, seed, alpha, checks, timeout, repro dir, V, debugging flags; with matmul, also
 // --m, --shape, --columns and --fixtures.
 void add_common(CLI::App* app, common_options& o, bool matmul);
+// --m, --shape, --columns and --fixtures alone (fingerprint takes them without the rest).
+void add_matmul_selection(CLI::App* app, common_options& o);
 // Only what a replay may change: --timeout, --no-fork, --verbose.
 void add_run_control(CLI::App* app, common_options& o);
 // Converts the typed values; throws usage_error naming the option and value.

@@ -10,6 +10,9 @@
 //   samplecheck replay FILE.json
 //   samplecheck mutants [--budget quick|standard] [--named-only] [--subjects-prefix cpu.]
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
+//   samplecheck fingerprint --subject NAME | --plugin lib.so [--subject NAME] -o FILE.json
+//   samplecheck fingerprint --compare A.json B.json
+//   samplecheck bisect --good REV --bad REV --build "CMD" --check "samplecheck ..." [--repo DIR]
 //
 // Exit status: 0 every check passed (or every mutant killed); 1 a check failed (or a
 // mutant survived); 2 bad usage or a plugin that cannot be loaded; 77 every check was
@@ -29,6 +32,7 @@
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/determinism_commands.h"
 
 namespace sb = samplecheck::battery;
 namespace cli = samplecheck::cli;
@@ -217,11 +221,24 @@ int main(int argc, char** argv) {
   cli::add_calibrate_options(calibrate, calib);
   cli::add_common(calibrate, c_common, /*matmul=*/false);
 
+  cli::fingerprint_request fingerprint_args;
+  auto* fingerprint = app.add_subcommand(
+      "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
+  cli::add_fingerprint_options(fingerprint, fingerprint_args);
+
+  cli::bisect_request bisect_args;
+  auto* bisect = app.add_subcommand(
+      "bisect", "git bisect run with a build command and a samplecheck check; names the first "
+                "bad commit and its smallest failing case");
+  cli::add_bisect_options(bisect, bisect_args);
+
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
     if (replay->parsed()) return run_replay(replay_file, cli::convert(r_common));
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
+    if (fingerprint->parsed()) return cli::run_fingerprint(fingerprint_args);
+    if (bisect->parsed()) return cli::run_bisect(bisect_args);
     return run_calibrate(cli::convert(calib), cli::convert(c_common));
   } catch (const cli::usage_error& e) {
     return cli::usage_failure(app, e.what());

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   catch2 libboost-math-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libxxhash-dev git    # fingerprints (XXH3); samplecheck bisect and its test
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
   python3-matplotlib python3-jsonschema  # report.html's plots; report.json's schema test
 )

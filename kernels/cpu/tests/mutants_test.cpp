@@ -2,6 +2,7 @@
 // show it; the host, on the same input and seeds, does not. (Whether the battery kills
 // the mutant is the mutation tests' business; these prove each defect is planted.)
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -201,4 +202,48 @@ TEST_CASE("S15: temperature on probabilities leaves the temperature without effe
   const double host_share = histogram(run.host)[1] / 20000.0, mutant_share = histogram(run.mutant)[1] / 20000.0;
   REQUIRE(std::abs(host_share - 1.0 / (1.0 + std::exp(-4.0))) < 0.02);
   REQUIRE(std::abs(mutant_share - 1.0 / (1.0 + std::exp(-1.0))) < 0.02);
+}
+
+namespace {
+
+// A flat-ish row over 8,192 tokens (8 scan tiles), distinct values so float sums round.
+std::vector<float> jittered_row(size_t vocab) {
+  std::vector<float> row(vocab);
+  double sum = 0;
+  for (size_t i = 0; i < vocab; ++i) sum += row[i] = 1.0f + static_cast<float>(i % 97) / 97.0f;
+  for (float& p : row) p = static_cast<float>(p / sum);
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("X02: a request's token depends on the batch size (the scan's chunking follows B)") {
+  // The same 64 requests, each alone (B = 1: chunked scan) and in one batch of 4,096
+  // (one block a row): the host gives each request its token alone, the mutant does not.
+  const std::vector<float> row = jittered_row(8192);
+  pair_run big(draws_of(row, 4096), "cpu.dual_pivot", "X02");
+  int host_diff = 0, mutant_diff = 0;
+  for (int r = 0; r < 64; ++r) {
+    pair_run alone(draws_of(row, 1, 1 + r), "cpu.dual_pivot", "X02");
+    host_diff += alone.host.tokens[0] != big.host.tokens[r];
+    mutant_diff += alone.mutant.tokens[0] != big.mutant.tokens[r];
+  }
+  REQUIRE(host_diff == 0);
+  REQUIRE(mutant_diff > 0);
+}
+
+TEST_CASE("S16: the renorm total's float additions arrive in a new order each call") {
+  // Top-k keeping half the row: the same call twice; the host repeats its tokens, the
+  // mutant's total (and through the unit-total draw, some tokens) moves.
+  std::vector<float> row(8192);  // Zipf: addends of many magnitudes, so the order shows
+  double sum = 0;
+  for (size_t i = 0; i < row.size(); ++i) sum += row[i] = 1.0f / std::pow(1.0f + i, 1.1f);
+  for (float& p : row) p = static_cast<float>(p / sum);
+  call c = draws_of(row, 4096);
+  c.top_k.assign(1, 4096);
+  c.top_p.assign(1, 1.0f);
+  c.min_p.assign(1, 0.0f);
+  pair_run a(c, "cpu.dual_pivot_topk_first", "S16"), b(c, "cpu.dual_pivot_topk_first", "S16");
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) == 4096);
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) < 4096);
 }

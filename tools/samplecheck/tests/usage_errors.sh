@@ -98,6 +98,18 @@ refused "replay: cannot open" replay "$tmp/missing.json"
 echo '{"format": "samplecheck-repro", "version": 7}' >"$tmp/v7.json"
 refused "field 'version' is 7" replay "$tmp/v7.json"
 refused "no command given"
+# fingerprint and bisect: every refusal before anything runs.
+refused "give -o FILE.json" fingerprint --subject cpu.segmented
+refused "no subject named 'no.such'" fingerprint --subject no.such -o "$tmp/f.json"
+refused "fingerprint: cannot open" fingerprint --compare "$tmp/missing.json" "$tmp/missing2.json"
+refused "--compare" fingerprint --compare "$tmp/only_one.json"
+refused "--compare takes two manifests" fingerprint --compare "$tmp/a.json" "$tmp/b.json" -o "$tmp/c.json"
+refused "not a fingerprint manifest: field 'format'" fingerprint --compare "$tmp/v7.json" "$tmp/v7.json"
+refused "--m: '5-3'" fingerprint --subject cpu.segmented --m 5-3 -o "$tmp/f.json"
+refused "--good" bisect --bad HEAD --build true --check true
+refused "is not a git work tree" bisect --good a --bad b --build true --check true --repo /proc
+git init -q "$tmp/repo" && git -C "$tmp/repo" -c user.email=t@t.invalid -c user.name=t commit -q --allow-empty -m one
+refused "'nosuchrev' is not a commit" bisect --good nosuchrev --bad HEAD --build true --check true --repo "$tmp/repo"
 accepted "subjects:" qualify --list
 accepted "subjects:" qualify --list --seed 0xffffffffffffffff --alpha 0.5 --timeout 0
 

@@ -1,0 +1,35 @@
+// The two commands for determinism regressions: `fingerprint` (take a manifest of
+// order-aware hashes, or compare two) and `bisect` (drive git bisect run with a build
+// command and a samplecheck check, then name the first bad commit and its smallest
+// failing case). docs/bisect.md is their user's page.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/samplecheck/command_options.h"
+
+namespace samplecheck::cli {
+
+struct fingerprint_request {
+  subject_request subject;
+  common_options common;  // --seed, --budget, --vocab-size and the matmul selection
+  std::string output;
+  std::vector<std::string> compare;  // two manifests
+  bool no_rerun = false;
+};
+void add_fingerprint_options(CLI::App* app, fingerprint_request& r);
+// 0: written, or identical; 1: manifests differ (or the subject failed a call); 2: bad
+// usage, an unreadable manifest, or incomparable plans; 77: the subject's device is absent.
+int run_fingerprint(fingerprint_request r);
+
+struct bisect_request {
+  std::string good, bad, build, check, repo = ".";
+  std::string work_dir;  // logs and reproduction records; default a fresh temporary folder
+};
+void add_bisect_options(CLI::App* app, bisect_request& r);
+// 0: a first bad commit was found (and its failing case printed); 1: none could be named
+// (only skipped commits left, or the bad revision passes); 2: bad usage.
+int run_bisect(const bisect_request& r);
+
+}  // namespace samplecheck::cli

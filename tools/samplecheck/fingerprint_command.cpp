@@ -1,0 +1,156 @@
+// samplecheck fingerprint: a manifest of a subject's output hashes, or the comparison of two.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "suites/battery/fingerprint.h"
+#include "tools/samplecheck/determinism_commands.h"
+
+namespace sb = samplecheck::battery;
+
+namespace samplecheck::cli {
+namespace {
+
+nlohmann::json read_manifest(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw usage_error(fmt::format("fingerprint: cannot open '{}'", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(fmt::format("fingerprint: '{}' is not JSON: {}", path, e.what()));
+  }
+  if (const std::string why = sb::manifest_error(j); !why.empty())
+    throw usage_error(
+        fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", path, why));
+  return j;
+}
+
+std::string plugin_path(const nlohmann::json& m) {
+  return m.at("plugin").is_object() ? m.at("plugin").at("path").get<std::string>() : "";
+}
+
+// Entry `i` re-run on this machine for the subject a manifest names; false (and why)
+// when it cannot be (a plugin not here, a device absent, a call that fails).
+bool rerun(const nlohmann::json& m, size_t i, sb::entry_output& out, std::string& why) {
+  try {
+    sb::subject_catalog catalog;
+    const auto subjects =
+        resolve_subjects(catalog, {m.at("subject").get<std::string>(), plugin_path(m), "", false});
+    if (!sb::memory_space_available(*subjects.front(), &why)) return false;
+    out = sb::run_entry(*subjects.front(), m.at("plan"), i);
+    return true;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+int compare(const fingerprint_request& r) {
+  const nlohmann::json a = read_manifest(r.compare[0]), b = read_manifest(r.compare[1]);
+  const auto c = sb::compare_manifests(a, b);
+  if (!c.comparable)
+    throw usage_error(fmt::format("fingerprint: {} and {} are incomparable: {}", r.compare[0],
+                                  r.compare[1], c.why_not));
+  std::printf("A: %s (%s)\nB: %s (%s)\n", r.compare[0].c_str(),
+              a.at("subject").get<std::string>().c_str(), r.compare[1].c_str(),
+              b.at("subject").get<std::string>().c_str());
+  if (a.value("platform", nlohmann::json()) != b.value("platform", nlohmann::json()))
+    std::printf("note: taken on different platforms: %s vs %s\n",
+                a.value("platform", nlohmann::json()).dump().c_str(),
+                b.value("platform", nlohmann::json()).dump().c_str());
+  if (c.differing.empty()) {
+    std::printf("identical: %zu entries, hash %s\n", c.entries, a.value("hash", "").c_str());
+    return 0;
+  }
+  const size_t first = c.differing.front();
+  const auto& plan = a.at("plan");
+  std::printf("DIFFER: %zu of %zu entries differ\n", c.differing.size(), c.entries);
+  std::printf("first divergence: %s: %s (A) vs %s (B)\n", sb::entry_name(plan, first).c_str(),
+              a.at("entries").at(first).at("hash").get<std::string>().c_str(),
+              b.at("entries").at(first).at("hash").get<std::string>().c_str());
+  if (r.no_rerun) return 1;
+  sb::entry_output out_a, out_b;
+  std::string why;
+  if (!rerun(a, first, out_a, why) || !rerun(b, first, out_b, why)) {
+    std::printf("  detail unavailable (re-running the subjects here): %s\n", why.c_str());
+    return 1;
+  }
+  for (const auto& [side, m, out] : {std::tuple{"A", &a, &out_a}, std::tuple{"B", &b, &out_b}})
+    if (const std::string h = sb::hash_output(*out); h != m->at("entries").at(first).at("hash"))
+      std::printf("  note: here %s's subject gives this entry hash %s, not the manifest's\n", side,
+                  h.c_str());
+  std::printf("  %s\n", sb::first_difference(plan, first, out_a, out_b).c_str());
+  return 1;
+}
+
+int take(const fingerprint_request& r) {
+  if (r.output.empty())
+    throw usage_error("fingerprint: give -o FILE.json (or --compare A.json B.json)");
+  const common_options common = convert(r.common);
+  sb::subject_catalog catalog;
+  const auto subjects = resolve_subjects(catalog, r.subject);
+  if (subjects.size() != 1)
+    throw usage_error(fmt::format(
+        "fingerprint: the plugin has {} subjects; name one with --subject", subjects.size()));
+  const sb::subject& s = *subjects.front();
+  if (std::string why; !sb::memory_space_available(s, &why)) {
+    std::printf("fingerprint: %s: device absent: %s\n", s.name().c_str(), why.c_str());
+    return 77;
+  }
+  sb::fingerprint_options o;
+  o.seed = common.seed;
+  o.vocab_size =
+      common.vocab_size > 0 ? common.vocab_size : sb::budget_by_name(common.budget)->vocab_size;
+  o.matmul = common.matmul;
+  nlohmann::json manifest;
+  try {
+    manifest = sb::take_fingerprint(s, sb::fingerprint_plan(s, o));
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "fingerprint: the subject failed: %s\n", e.what());
+    return 1;
+  }
+  std::ofstream out(r.output);
+  out << manifest.dump(1) << "\n";
+  if (!out.flush()) throw usage_error(fmt::format("fingerprint: cannot write '{}'", r.output));
+  std::printf("fingerprint of %s: %zu entries, hash %s -> %s\n", s.name().c_str(),
+              manifest.at("entries").size(), manifest.at("hash").get<std::string>().c_str(),
+              r.output.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
+  app->add_option("--subject", r.subject.subject,
+                  "subject name; with --plugin, one of the plugin's");
+  app->add_option("--plugin", r.subject.plugin,
+                  "a vendor plugin (.so) exporting samplecheck_plugin");
+  app->add_option("-o,--output", r.output, "write the manifest here")->type_name("FILE.json");
+  app->add_option("--compare", r.compare, "compare two manifests: exit 0 identical, 1 differ")
+      ->expected(2)
+      ->type_name("A.json B.json");
+  app->add_flag("--no-rerun", r.no_rerun,
+                "compare: do not re-run the subjects for the first diverging element");
+  app->add_option("--seed", r.common.seed_text, "operand and request seed (default fixed)")
+      ->type_name("UINT");
+  app->add_option("--budget", r.common.budget, "samplers: the budget whose V the grid uses")
+      ->check(CLI::IsMember({"quick", "standard"}));
+  app->add_option("--vocab-size", r.common.vocab_size_text, "samplers: V of the request grid")
+      ->type_name("INT");
+  add_matmul_selection(app, r.common);
+}
+
+int run_fingerprint(fingerprint_request r) {
+  if (!r.compare.empty()) {
+    if (!r.output.empty() || !r.subject.subject.empty() || !r.subject.plugin.empty())
+      throw usage_error("fingerprint: --compare takes two manifests and no subject or -o");
+    return compare(r);
+  }
+  return take(r);
+}
+
+}  // namespace samplecheck::cli

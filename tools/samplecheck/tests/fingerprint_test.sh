@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Fingerprints: the same subject twice is identical; a planted batch-variant mutant
+# against its correct host is found, first divergence where the defect acts; a
+# manifest of another plan is refused as incomparable (exit 2).
+#   fingerprint_test.sh SAMPLECHECK WORKDIR
+set -u
+sc=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+bad() { echo "FAILED: $1"; failed=$((failed + 1)); }
+plan=(--shape 4096x4096 --m 1,2,63,64,65,66 --columns 1024)
+
+"$sc" fingerprint --subject cpu.segmented "${plan[@]}" -o "$work/a.json" >/dev/null &&
+  "$sc" fingerprint --subject cpu.segmented "${plan[@]}" -o "$work/b.json" >/dev/null ||
+  bad "fingerprint of cpu.segmented failed"
+out=$("$sc" fingerprint --compare "$work/a.json" "$work/b.json")
+[ $? -eq 0 ] && grep -q '^identical: ' <<<"$out" && ok "cpu.segmented twice: identical (exit 0)" ||
+  bad "cpu.segmented twice: $out"
+
+# B01 splits K in two above M = 64: every entry up to M = 64 is equal, the first
+# divergence is at M > 64 and names a row, a column and two different bit patterns.
+"$sc" fingerprint --subject cpu.segmented:B01 "${plan[@]}" -o "$work/b01.json" >/dev/null
+out=$("$sc" fingerprint --compare "$work/a.json" "$work/b01.json")
+rc=$?
+echo "$out"
+m=$(sed -n 's/^first divergence: .*M = \([0-9]*\),.*/\1/p' <<<"$out")
+bits=$(sed -n 's/^  row [0-9]*, column [0-9]*: \(0x[0-9a-f]*\) vs \(0x[0-9a-f]*\) .*/\1 \2/p' <<<"$out")
+if [ $rc -eq 1 ] && [ -n "$m" ] && [ "$m" -gt 64 ] && [ -n "$bits" ] && [ "${bits% *}" != "${bits#* }" ]; then
+  ok "B01 vs cpu.segmented: first divergence at M = $m > 64, bits $bits"
+else
+  bad "B01 vs cpu.segmented (exit $rc, M '$m', bits '$bits')"
+fi
+
+# X02 chunks its scan below B = 16 only: the first diverging batch is smaller than 16.
+"$sc" fingerprint --subject cpu.dual_pivot --vocab-size 16384 -o "$work/dp.json" >/dev/null
+"$sc" fingerprint --subject cpu.dual_pivot:X02 --vocab-size 16384 -o "$work/x02.json" >/dev/null
+out=$("$sc" fingerprint --compare "$work/dp.json" "$work/x02.json")
+rc=$?
+echo "$out"
+b=$(sed -n 's/^first divergence: dtype [a-z0-9]*, batch size \([0-9]*\):.*/\1/p' <<<"$out")
+if [ $rc -eq 1 ] && [ -n "$b" ] && [ "$b" -lt 16 ] && grep -q '^  slot [0-9]* (request [0-9]*): token [0-9]* vs token [0-9]*' <<<"$out"; then
+  ok "X02 vs cpu.dual_pivot: first divergence at batch size $b < 16, slot and tokens named"
+else
+  bad "X02 vs cpu.dual_pivot (exit $rc, batch size '$b')"
+fi
+
+# Another plan: incomparable, exit 2, the differing field named.
+"$sc" fingerprint --subject cpu.segmented --shape 4096x4096 --m 1,2 -o "$work/other.json" >/dev/null
+out=$("$sc" fingerprint --compare "$work/a.json" "$work/other.json" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "incomparable: their plans differ in 'batch_sizes'" <<<"$out" &&
+  ok "a manifest of another plan is refused as incomparable (exit 2)" || bad "other plan (exit $rc): $out"
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
