@@ -1,7 +1,5 @@
 #include "suites/battery/catalog.h"
 
-#include <fmt/format.h>
-
 #include "suites/harness/subject_server.h"
 
 namespace samplecheck::battery {
@@ -27,9 +25,6 @@ std::vector<const subject*> subject_catalog::add_process(
     const std::string& exec) {
   std::vector<const subject*> added;
   for (const auto& d : p->descriptors()) {
-    if (!exec.empty() && (registry::find_sampler(d->name) || registry::find_matmul(d->name)))
-      throw harness::subject_failure{
-          false, fmt::format("{}: hello: subject name '{}' is an in-tree subject's", p->label(), d->name)};
     subject s{.process = p, .plugin = plugin, .exec = exec};
     if (d->is_sampler)
       s.sampler = &d->sampler;
