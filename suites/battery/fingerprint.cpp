@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "suites/battery/check_helpers.h"
@@ -40,16 +44,16 @@ const char* memory_space_name(int32_t space) {
   }
 }
 
-// What produced the bits beside the plan: recorded, not compared (a golden names the
-// platform class it was taken on; docs/bisect.md).
-nlohmann::json platform_json(const subject& s) {
-  nlohmann::json p{{"memory_space", memory_space_name(s.memory_space())}};
-  utsname u{};
-  if (uname(&u) == 0) p["machine"] = u.machine;
-  p["compiler"] = __VERSION__;
 #ifdef SAMPLECHECK_HAVE_CUDA
-  p["cuda_toolkit"] = fmt::format("{}.{}", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
-  if (s.memory_space() == SC_MEMORY_CUDA) {
+// The GPU, driver and runtime, asked in a forked child: this process must not initialise
+// CUDA, because the subject processes it forks later would inherit a dead context.
+nlohmann::json device_identity() {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    close(fds[0]);
+    nlohmann::json p;
     int device = 0, driver = 0, runtime = 0;
     cudaDeviceProp prop{};
     if (cudaGetDevice(&device) == cudaSuccess &&
@@ -59,17 +63,42 @@ nlohmann::json platform_json(const subject& s) {
       p["driver_cuda_version"] = fmt::format("{}.{}", driver / 1000, (driver % 1000) / 10);
     if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
       p["cuda_runtime"] = fmt::format("{}.{}", runtime / 1000, (runtime % 1000) / 10);
+    const std::string text = p.dump();
+    const ssize_t written = write(fds[1], text.data(), text.size());
+    _exit(written == static_cast<ssize_t>(text.size()) ? 0 : 1);
   }
+  close(fds[1]);
+  std::string text;
+  char buffer[512];
+  for (ssize_t n; pid > 0 && (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+#endif
+
+// What produced the bits beside the plan: recorded, not compared (a golden names the
+// platform class it was taken on; docs/bisect.md).
+nlohmann::json platform_json(const subject& s) {
+  nlohmann::json p{{"memory_space", memory_space_name(s.memory_space())}};
+  utsname u{};
+  if (uname(&u) == 0) p["machine"] = u.machine;
+  p["compiler"] = __VERSION__;
+#ifdef SAMPLECHECK_HAVE_CUDA
+  p["cuda_toolkit"] = fmt::format("{}.{}", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
+  if (s.memory_space() == SC_MEMORY_CUDA) p.update(device_identity());
 #endif
   return p;
 }
 
+// The plugin's path and the hash of its file (which build it was), or the --exec command.
 nlohmann::json plugin_json(const subject& s) {
-  if (!s.library) return nullptr;
-  const sc_plugin& p = s.library->plugin();
-  return {{"path", s.plugin_path()},
-          {"name", p.name ? p.name : ""},
-          {"abi", fmt::format("{}.{}", p.abi_version.major, p.abi_version.minor)}};
+  if (!s.exec.empty()) return {{"exec", s.exec}};
+  if (s.plugin.empty()) return nullptr;
+  std::ifstream in(s.plugin, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {{"path", s.plugin},
+          {"file_xxh3", fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size()))}};
 }
 
 std::vector<std::string> filter_names(uint32_t filters) {
