@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Qualifies every Python adapter (python/samplecheck_subject/adapters) on a CUDA machine
+# through `samplecheck qualify --exec`, and probes the renorm functions' determinism.
+# For the H200 (torch 2.11, nvcc 13.0, Python 3.12, nothing installable): run from the
+# repository root with the trimmed FlashInfer tree (tools/scripts/trim_flashinfer.sh)
+# carried in.
+#
+#   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer torch matmul renorm
+#                                                       (default: all four, in that order)
+# Environment:
+#   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
+#                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
+#   SAMPLECHECK_BIN  default build/tools/samplecheck/samplecheck
+#   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
+#   BUDGET           default standard
+#   SUBJECTS         only these subjects (comma-separated), default every subject of each group
+#   QUALIFY_ARGS     extra samplecheck arguments (e.g. "--seed 7")
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+: "${OUT:?set OUT to the results folder}"
+samplecheck=${SAMPLECHECK_BIN:-build/tools/samplecheck/samplecheck}
+tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
+budget=${BUDGET:-standard}
+groups=("$@")
+((${#groups[@]})) || groups=(flashinfer torch matmul renorm)
+mkdir -p "$OUT/repro"
+[ -x "$samplecheck" ] || { echo "no samplecheck at $samplecheck (build it or set SAMPLECHECK_BIN)" >&2; exit 2; }
+
+# Python: the package from the checkout, FlashInfer from the trimmed tree, and from its
+# fallback/ only the modules this machine lacks (linked one by one, so nothing shadows).
+pythonpath="$repo/python"
+if [ -n "$tree" ]; then
+  pythonpath="$pythonpath:$tree"
+  if [ -d "$tree/fallback" ]; then
+    needed="$OUT/.fallback"
+    mkdir -p "$needed"
+    for module in pynvml requests urllib3 idna certifi charset_normalizer packaging; do
+      if ! python3 -c "import $module" 2>/dev/null; then
+        for path in "$tree/fallback/$module" "$tree/fallback/$module.py"; do
+          [ -e "$path" ] && ln -sfn "$path" "$needed/"
+        done
+        echo "using the carried $module"
+      fi
+    done
+    pythonpath="$pythonpath:$needed"
+    command -v ninja >/dev/null || export PATH="$(dirname "$(ls "$tree"/fallback/ninja-*.data/scripts/ninja)"):$PATH"
+  fi
+fi
+export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export FLASHINFER_CUDA_ARCH_LIST=${FLASHINFER_CUDA_ARCH_LIST:-9.0a}
+# The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
+export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashinfer-cache}
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+
+declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul)
+summary="$OUT/summary.md"
+[ -e "$summary" ] || printf '| subject | exit | seconds | verdicts |\n|---|---|---|---|\n' >"$summary"
+
+qualify_group() {
+  local module=samplecheck_subject.adapters.$1
+  local names
+  names=$(python3 -c "
+import sys
+from $module import DESCRIPTORS
+want = [s for s in '${SUBJECTS:-}'.split(',') if s]
+print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
+  for name in $names; do
+    local command="python3 -m samplecheck_subject.run $module:subjects --subject $name"
+    local start=$SECONDS
+    # shellcheck disable=SC2086
+    "$samplecheck" qualify --exec "$command" --budget "$budget" --repro-dir "$OUT/repro" \
+      ${QUALIFY_ARGS:-} >"$OUT/$name.txt" 2>&1
+    local status=$?
+    local verdicts
+    verdicts=$(awk '$2 ~ /^(pass|FAIL|TIMEOUT|n\/a|skipped)$/ {c[$2]++} END {for (v in c) printf "%s %d; ", v, c[v]}' \
+      "$OUT/$name.txt")
+    echo "| $name | $status | $((SECONDS - start)) | $verdicts |" | tee -a "$summary"
+  done
+}
+
+for group in "${groups[@]}"; do
+  case $group in
+    flashinfer | torch | matmul) qualify_group "${module_of[$group]}" ;;
+    renorm) python3 -m samplecheck_subject.adapters.renorm_determinism "$OUT" >"$OUT/renorm_determinism.txt" 2>&1
+            echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
+    *) echo "unknown group $group (flashinfer torch matmul renorm)" >&2; exit 2 ;;
+  esac
+done
+cat "$summary"
