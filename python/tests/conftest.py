@@ -4,6 +4,9 @@ import sys
 
 import pytest
 
+# Run only by test_pytest_plugin.py, in a pytest of their own that loads the plugin.
+collect_ignore = ["plugin_cases"]
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)
 sys.path[:0] = [p for p in (PACKAGE_ROOT, HERE) if p not in sys.path]

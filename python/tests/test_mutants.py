@@ -18,11 +18,6 @@ KILLED_BY = {  # kernels/mutant_catalog.h
 }
 
 
-def _verdicts(table, check):
-    return [line.split()[1] for line in table.splitlines() if line.split()[:1] and line.split()[0] == check
-            or line.startswith(check + " [")]
-
-
 @pytest.mark.parametrize("planted", sorted(KILLED_BY))
 def test_mutant_is_killed_by_its_check(run_qualify, planted):
     check = KILLED_BY[planted]
