@@ -34,6 +34,8 @@
  *   1.0  sc_plugin, sc_sampler, sc_sample_batch, sc_matmul, sc_matmul_problem.
  *   1.1  sc_matmul: num_batch_thresholds, reserved1, batch_thresholds.
  *        sc_plugin: sampler_size, matmul_size.
+ *   1.2  sc_sampler: rng_policy, parameter_indexing, degenerate_rows, reserved1: the
+ *        declared contracts (0 = today's contract, what a 1.0 / 1.1 sampler gets).
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -51,7 +53,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 1
+#define SC_ABI_VERSION_MINOR 2
 
 typedef struct {
   uint32_t major;
@@ -98,6 +100,22 @@ typedef int32_t sc_status;
 /* Which tokens tied with the k-th largest probability survive top-k (int32_t). */
 #define SC_TIE_KEEP_TIES 1    /* every token tied with the k-th is kept */
 #define SC_TIE_LOWEST_INDEX 2 /* exactly k tokens: ties broken towards the lower token id */
+
+/* Declared contracts (minor 2; int32_t each). 0 means the first value, today's
+ * contract, which is also what a sampler of minor 0 or 1 is read as. The battery checks
+ * the declared promise only: a check whose premise a declaration breaks reports n/a
+ * with the reason (docs/subject-protocol.md, section 6). */
+/* Whose random numbers output r draws. */
+#define SC_RNG_PER_REQUEST 1        /* curand_init(seed[r], subsequence[r], offset[r]), any slot */
+#define SC_RNG_BATCH_SLOT 2         /* keyed by the output row (FlashInfer: subsequence = row) */
+#define SC_RNG_SUBJECT_GENERATOR 3  /* the subject's own generator: same call, same tokens */
+/* Which row the top_k / top_p / min_p / temperature arrays are indexed by. */
+#define SC_PARAMS_BY_INPUT_ROW 1  /* [num_input_rows], as sc_sample_batch says */
+#define SC_PARAMS_BY_OUTPUT_ROW 2 /* [num_output_rows]: the caller repeats params[row_index[r]] */
+/* What a degenerate row (NaN, Inf, negative, all zero, nothing left) gets. */
+#define SC_DEGENERATE_VALID_FLAG 1 /* out_valid[r] = 0, the other rows undisturbed */
+#define SC_DEGENERATE_ERROR 2      /* the call fails with a non-zero status */
+#define SC_DEGENERATE_UNDEFINED 3  /* nothing is promised; the battery does not judge them */
 
 /*
  * One batched sampling call.
@@ -163,6 +181,13 @@ typedef struct {
   /* Samples a batch. Never NULL. Synchronous for host subjects; for device
    * subjects the results are ready when `stream` is synchronised. */
   sc_status (*sample)(void* context, const sc_sample_batch* batch, char* error, size_t error_size);
+  /* Added in minor 2: the declared contracts (SC_RNG_*, SC_PARAMS_*, SC_DEGENERATE_*;
+   * 0 = the first of each). With SC_PARAMS_BY_OUTPUT_ROW the batch's parameter
+   * arrays hold num_output_rows entries. */
+  int32_t rng_policy;
+  int32_t parameter_indexing;
+  int32_t degenerate_rows;
+  int32_t reserved1; /* 0 */
 } sc_sampler;
 
 /* ---------------------------------------------------------------------------

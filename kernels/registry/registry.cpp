@@ -109,7 +109,7 @@ bool known_memory_space(int32_t space) {
 }
 
 // The fields a descriptor of `minor` has, in bytes, as far as this host knows them.
-size_t sampler_bytes(uint32_t /*minor*/) { return sizeof(sc_sampler); }  // unchanged since 1.0
+size_t sampler_bytes(uint32_t minor) { return minor >= 2 ? sizeof(sc_sampler) : kSamplerSizeMinor1; }
 size_t matmul_bytes(uint32_t minor) { return minor >= 1 ? sizeof(sc_matmul) : kMatmulSizeMinor0; }
 
 std::string check_thresholds(const std::string& name, const sc_matmul& m) {
@@ -132,6 +132,22 @@ std::string check_thresholds(const std::string& name, const sc_matmul& m) {
           "(must ascend)",
           name, i, t, i - 1, m.batch_thresholds[i - 1]);
   }
+  return {};
+}
+
+// The declared contracts of minor 2: 0 (the default) or a known value each.
+std::string check_contracts(const std::string& name, const sc_sampler& s) {
+  const struct {
+    int32_t value, last;
+    const char* field;
+  } fields[] = {{s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
+                {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
+                {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"}};
+  for (const auto& f : fields)
+    if (f.value < 0 || f.value > f.last)
+      return fmt::format("sampler {}: field {} has unknown value {}", name, f.field, f.value);
+  if (s.reserved1 != 0)
+    return fmt::format("sampler {}: field reserved1 is {}, must be 0", name, s.reserved1);
   return {};
 }
 
@@ -158,6 +174,7 @@ std::string validate_sampler(const sc_sampler& s) {
     return fmt::format("sampler {}: field filter_order has unknown value {}", name, s.filter_order);
   if (s.flags != 0)
     return fmt::format("sampler {}: field flags is {:#x}, must be 0", name, s.flags);
+  if (s.abi_version.minor >= 2) return check_contracts(name, s);
   return {};
 }
 

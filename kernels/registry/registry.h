@@ -29,8 +29,10 @@ const sc_matmul* find_matmul(std::string_view name);
 bool cuda_device_present();
 
 // The descriptor sizes of ABI minor 0, the array strides of a minor-0 plugin: the
-// offset of the first field appended in minor 1 (sc_sampler has none yet).
-inline constexpr size_t kSamplerSizeMinor0 = sizeof(sc_sampler);
+// offset of the first field appended later (sc_sampler: minor 2, sc_matmul: minor 1).
+inline constexpr size_t kSamplerSizeMinor0 = offsetof(sc_sampler, rng_policy);
+// sc_sampler did not change in minor 1.
+inline constexpr size_t kSamplerSizeMinor1 = kSamplerSizeMinor0;
 inline constexpr size_t kMatmulSizeMinor0 = offsetof(sc_matmul, num_batch_thresholds);
 
 // A dlopen()ed plugin library. The handle stays open for the object's lifetime;
@@ -79,6 +81,22 @@ plugin_load_result load_plugin(const std::string& path);
 // the message names the subject and the field.
 std::string validate_sampler(const sc_sampler& sampler);
 std::string validate_matmul(const sc_matmul& matmul);
+
+// A sampler's declared contracts, each resolved to its SC_* value: 0 and a descriptor of
+// minor 0 or 1 read as the first value (today's contract).
+struct sampler_contracts {
+  int32_t rng_policy = SC_RNG_PER_REQUEST;
+  int32_t parameter_indexing = SC_PARAMS_BY_INPUT_ROW;
+  int32_t degenerate_rows = SC_DEGENERATE_VALID_FLAG;
+};
+inline sampler_contracts contracts_of(const sc_sampler& s) {
+  sampler_contracts c;
+  if (s.abi_version.minor < 2) return c;
+  if (s.rng_policy != 0) c.rng_policy = s.rng_policy;
+  if (s.parameter_indexing != 0) c.parameter_indexing = s.parameter_indexing;
+  if (s.degenerate_rows != 0) c.degenerate_rows = s.degenerate_rows;
+  return c;
+}
 
 // The matmul's batch_thresholds, or none when its abi_version.minor predates them
 // (minor 0) or it declares none. Assumes a descriptor validate_matmul accepts.

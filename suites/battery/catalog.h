@@ -1,5 +1,8 @@
-// The subjects one run can see: the in-tree registry plus any loaded plugins, so a
-// check that needs a second subject (spelling_agreement) can find it by name.
+// The subjects one run can see: the in-tree registry plus any plugins and --exec
+// processes, so a check that needs a second subject (spelling_agreement) can find it by
+// name. Every subject is served by a subject process (suites/harness/subject_process.h):
+// an in-tree subject by a forked copy of this program, a plugin by a forked process that
+// dlopen()s it (this process never loads a plugin), an --exec subject by its command.
 #pragma once
 
 #include <deque>
@@ -11,16 +14,27 @@
 
 namespace samplecheck::battery {
 
+// How long a subject process may take from its start to its hello (imports, JIT builds).
+inline constexpr double kDefaultHandshakeTimeout_s = 300;
+
 class subject_catalog {
  public:
+  // Each in-tree subject in a process of its own, started at its first call.
   void add_in_tree();
-  // Adds every sampler and matmul of a loaded plugin; returns them in the plugin's order.
-  std::vector<const subject*> add_plugin(const std::shared_ptr<registry::plugin_library>& library);
+  // Starts the subject process and adds the subjects of its hello, in its order. Throws
+  // harness::subject_failure when the process gives no usable hello (the plugin's
+  // refusal, a crash or hang of its samplecheck_plugin(), a descriptor the ABI refuses).
+  std::vector<const subject*> add_plugin(const std::string& absolute_path,
+                                         double handshake_timeout_s = kDefaultHandshakeTimeout_s);
+  std::vector<const subject*> add_exec(const std::string& command,
+                                       double handshake_timeout_s = kDefaultHandshakeTimeout_s);
   const subject* find(std::string_view name) const;
   subject_lookup lookup() const;
   const std::deque<subject>& all() const { return subjects_; }
 
  private:
+  std::vector<const subject*> add_process(const std::shared_ptr<harness::subject_process>& p,
+                                          const std::string& plugin, const std::string& exec);
   std::deque<subject> subjects_;  // stable addresses: lookups hand out pointers
 };
 

@@ -92,7 +92,7 @@ check_outcome over_testbeds(const check_context& ctx, std::string_view check,
                             const std::vector<matmul_shape>& shapes,
                             const std::vector<bool>& biases, int64_t max_m, Body body) {
   check_outcome out;
-  auto runner = matmul_suite::make_runner(*ctx.subj.matmul);
+  auto runner = make_matmul_runner(ctx.subj);
   const uint64_t seed = check_seed(ctx.seed, check);
   int64_t cases = 0, failed = 0, trials = 0;
   for (const auto& shape : shapes)

@@ -1,8 +1,9 @@
-// Runs one check in a forked child process, with a wall-clock timeout; the outcome
-// comes back through a pipe as JSON. Everything that can go wrong with a subject
-// (crash, hang, abort, exit, an exception) becomes an outcome, never a dead parent.
-// The check ends when the child does, even if a helper the subject started still holds
-// the pipe; the child's whole process group is killed then, and on a timeout.
+// Runs one check here, in samplecheck's process, against a subject in its own process
+// (suites/harness/subject_process.h): every statistic and verdict is computed here from
+// the outputs the subject returned, so a subject can fail a check but never forge one.
+// Each call must finish by the check's deadline (its budgeted time); a subject that
+// crashes, hangs, exits or replies garbage becomes the check's FAIL or TIMEOUT with what
+// happened and the tail of its stderr, and its process is restarted for the next check.
 #pragma once
 
 #include "suites/battery/check.h"
@@ -11,16 +12,13 @@ namespace samplecheck::battery {
 
 struct isolated_result {
   check_outcome outcome;
-  bool crashed = false;    // no result: a signal, an exit before the check finished, a timeout
-  bool timed_out = false;  // killed at the timeout: the subject hangs, later checks may too
-  std::string why;         // what happened to the child when crashed or timed out
+  bool crashed = false;    // no result: the subject process died, hung or broke the protocol
+  bool timed_out = false;  // no reply by the deadline: the subject hangs, later checks may too
+  std::string why;         // what happened to the subject process when crashed or timed out
   double seconds = 0;
 };
 
-// isolate = false runs in-process (still catching exceptions): for debuggers only.
-isolated_result run_check(const check_definition& check, const check_context& ctx, double timeout_s, bool isolate);
-
-nlohmann::json outcome_to_json(const check_outcome& o);
-check_outcome outcome_from_json(const nlohmann::json& j);
+// A check's exceptions become harness errors; a subject process's failure, `crashed`.
+isolated_result run_check(const check_definition& check, const check_context& ctx, double timeout_s);
 
 }  // namespace samplecheck::battery

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "suites/battery/check_helpers.h"
+#include "suites/battery/contracts.h"
 #include "suites/battery/isolation.h"
 #include "suites/stats/holm_budget.h"
 
@@ -54,7 +55,10 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
       planned_check p{&c, s, dtype != 0 ? dtype_name(dtype) : "", {}, selected_by(o, c.name)};
       p.selected &= o.dtype.empty() || o.dtype == p.dtype;
       if (dtype != 0) p.run_as.input_dtype = dtype;
-      p.not_applicable = c.not_applicable ? c.not_applicable(p.run_as, lookup) : std::string{};
+      if (!o.isolate && p.run_as.in_tree()) p.run_as.process = nullptr;  // --no-fork
+      p.not_applicable = contract_not_applicable(c.name, p.run_as);
+      if (p.not_applicable.empty() && c.not_applicable)
+        p.not_applicable = c.not_applicable(p.run_as, lookup);
       plan.push_back(std::move(p));
     }
   }
@@ -172,7 +176,7 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
     if (hangs >= kHangsBeforeStopping) continue;
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
     const check_context ctx{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
-    p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as), o.isolate);
+    p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as));
     p.ran = true;
     hangs += p.result.timed_out ? 1 : 0;
   }
@@ -254,7 +258,8 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
       {"kind", kind_name(s.kind())},       {"check", c.check},   {"budget", o.budget.name},
       {"vocab_size", o.budget.vocab_size}, {"seed", o.seed},     {"alpha", o.alpha},
       {"verdict", to_string(c.result)},    {"detail", c.detail}, {"samples", c.samples}};
-  j["plugin"] = s.library ? nlohmann::json(s.plugin_path()) : nlohmann::json();
+  j["plugin"] = s.plugin.empty() ? nlohmann::json() : nlohmann::json(s.plugin);
+  if (!s.exec.empty()) j["exec"] = s.exec;
   if (!c.dtype.empty()) j["dtype"] = c.dtype;
   if (c.p_value >= 0) j["p_value"] = c.p_value;
   if (c.planning_share >= 0) j["planning_share"] = c.planning_share;
@@ -280,6 +285,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   stats::holm_budget budget(o.alpha);
   declare_in_budget(plan, budget);
   run_planned(plan, o, lookup, budget);
+  if (s.process) s.process->stop();  // restarted by the next run that calls it
   for (const auto& p : plan) record_in_budget(p, budget);
   const auto decisions = budget.decide();
   for (const auto& p : plan) {

@@ -29,7 +29,7 @@ struct run_options {
   std::string dtype;                // samplers: run only this dtype ("bf16"); empty: every declared
   double timeout_s = 0;             // per check; 0: the budget's check_timeout_s, scaled by V
   std::string repro_dir;            // empty: no reproduction files
-  bool isolate = true;              // fork per check (false: in-process, for debugging)
+  bool isolate = true;  // subjects in their processes (false: in-tree ones called here, debugging)
   matmul_selection matmul;          // matmul subjects: shapes and batch sizes
   // Replay: decide the one selected check against this Holm level (the level its
   // original run compared it with) instead of its first-step share. < 0: off.

@@ -1,5 +1,10 @@
 #include "suites/battery/subject.h"
 
+#include <atomic>
+#include <stdexcept>
+
+#include "suites/harness/guard.h"
+
 namespace samplecheck::battery {
 
 std::vector<int32_t> declared_dtypes(const subject& s) {
@@ -8,6 +13,65 @@ std::vector<int32_t> declared_dtypes(const subject& s) {
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
     if (s.sampler->input_dtypes & SC_DTYPE_BIT(d)) dtypes.push_back(d);
   return dtypes;
+}
+
+namespace {
+
+// A matmul in its subject process: the batch assembled here from the pool, the outputs
+// (and the guard rows after them) judged here, as the host runner judges its own.
+class process_runner final : public matmul_suite::matmul_runner {
+ public:
+  explicit process_runner(const battery::subject& s) : subject_(*s.matmul), process_(s.process), name_(s.name()) {}
+  const sc_matmul& subject() const override { return subject_; }
+  void load(const matmul_suite::matmul_operands& operands) override {
+    static std::atomic<uint64_t> generations{0};
+    operands_ = &operands;
+    generation_ = ++generations;
+  }
+
+  std::vector<uint16_t> run(const std::vector<int32_t>& rows, int32_t launch_config,
+                            const std::vector<int64_t>& keep) override {
+    if (operands_ == nullptr) throw std::logic_error("process runner: run() before load()");
+    const auto& ops = *operands_;
+    const int64_t m = static_cast<int64_t>(rows.size()), n = ops.n, k = ops.k;
+    batch_.resize(static_cast<size_t>(m * k));
+    for (int64_t r = 0; r < m; ++r) {
+      if (rows[r] < 0 || rows[r] >= ops.pool_rows)
+        throw std::out_of_range("process runner: pool row " + std::to_string(rows[r]) +
+                                " out of range");
+      std::copy_n(ops.pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
+    }
+    harness::subject_process::matmul_reply reply = process_->matmul(
+        name_, {m, n, k, batch_.data(), ops.weight.data(), ops.bias.empty() ? nullptr : ops.bias.data(),
+                launch_config, generation_});
+    const auto cells = static_cast<size_t>(m * n);
+    if (reply.out.size() != cells + harness::kGuardRows) throw std::runtime_error(name_ + " failed: " + reply.message);
+    const std::string touched = harness::touched_guard(reply.out, cells, harness::kGuardBf16, "out");
+    if (!touched.empty()) throw std::runtime_error(name_ + ": " + touched);
+    if (reply.status != SC_OK) throw std::runtime_error(name_ + " failed: " + reply.message);
+    reply.out.resize(cells);
+    if (keep.empty()) return std::move(reply.out);
+    std::vector<uint16_t> kept;
+    kept.reserve(keep.size() * static_cast<size_t>(n));
+    for (const int64_t r : keep)
+      kept.insert(kept.end(), reply.out.begin() + r * n, reply.out.begin() + (r + 1) * n);
+    return kept;
+  }
+
+ private:
+  const sc_matmul& subject_;
+  std::shared_ptr<harness::subject_process> process_;
+  std::string name_;
+  const matmul_suite::matmul_operands* operands_ = nullptr;
+  uint64_t generation_ = 0;
+  std::vector<uint16_t> batch_;
+};
+
+}  // namespace
+
+std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s) {
+  if (s.process) return std::make_unique<process_runner>(s);
+  return matmul_suite::make_runner(*s.matmul);
 }
 
 }  // namespace samplecheck::battery

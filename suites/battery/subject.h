@@ -1,6 +1,8 @@
-// The one subject model: a sampler or a matmul, in-tree or from a plugin, as the
-// registry resolves it. Checks say which kind they apply to; the harnesses
-// (suites/harness/sampler_call.h, suites/matmul/matmul_runner.h) make the calls.
+// The one subject model: a sampler or a matmul, in-tree, from a plugin or a process
+// (--exec). Checks say which kind they apply to and make every call through run_call /
+// make_matmul_runner, which go through the subject's process (subject_process.h): the
+// subject returns outputs only, and this process judges them. In-tree subjects can also
+// be called in-process (--no-fork, and the harness's own tests).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
 #include "suites/harness/sampler_call.h"
+#include "suites/harness/subject_process.h"
+#include "suites/matmul/matmul_runner.h"
 
 namespace samplecheck::battery {
 
@@ -24,8 +28,11 @@ enum class subject_kind { sampler, matmul };
 struct subject {
   const sc_sampler* sampler = nullptr;  // exactly one of sampler and matmul is set
   const sc_matmul* matmul = nullptr;
-  // Keeps a plugin's library loaded while its subject is in use; null for in-tree.
-  std::shared_ptr<registry::plugin_library> library;
+  // The process that serves it, where every call goes; null: called in this process
+  // (an in-tree subject only: sampler / matmul are then its own descriptors).
+  std::shared_ptr<harness::subject_process> process;
+  std::string plugin;  // the plugin's absolute path, or empty
+  std::string exec;    // the --exec command, or empty
   // Samplers: the dtype the battery sends (one the subject declares; the runner makes
   // one copy of the subject per declared dtype).
   int32_t input_dtype = SC_DTYPE_F32;
@@ -45,20 +52,33 @@ struct subject {
     return sampler != nullptr && (sampler->filters & filter) != 0;
   }
   // The plugin's path, or empty for an in-tree subject (repro files record it).
-  std::string plugin_path() const { return library ? library->path() : std::string(); }
+  std::string plugin_path() const { return plugin; }
+  // Its descriptors are this process's own, so it can be called here (--no-fork).
+  bool in_tree() const { return plugin.empty() && exec.empty(); }
 };
 
+// One sampling call through the subject's process (or in-process without one). A dead,
+// hung or lying process throws harness::subject_failure, which run_check reports.
 inline call_status run_call(const subject& s, sample_call& call) {
+  if (s.process) return s.process->sample(s.name(), call);
   return harness::run_call(*s.sampler, call);
 }
+
+// The matmul runner for the subject: through its process, or in-process without one.
+std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s);
 
 // The dtypes a sampler declares, in the order the battery judges them (f32, bf16, f16);
 // empty for a matmul.
 std::vector<int32_t> declared_dtypes(const subject& s);
 using harness::dtype_name;
 
+// A process subject's availability is what its hello said (its process initialises the
+// device, never this one); an in-process subject's is asked here.
 inline bool memory_space_available(const subject& s, std::string* why) {
-  return harness::memory_space_available(s.memory_space(), why);
+  if (!s.process) return harness::memory_space_available(s.memory_space(), why);
+  const std::string reason = s.process->unavailable(s.name());
+  if (why != nullptr) *why = reason;
+  return reason.empty();
 }
 
 }  // namespace samplecheck::battery

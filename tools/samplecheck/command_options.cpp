@@ -59,19 +59,30 @@ std::string names_of(const std::vector<const battery::subject*>& subjects) {
   return out;
 }
 
-std::vector<const battery::subject*> plugin_subjects(battery::subject_catalog& catalog,
-                                                     const subject_request& r) {
-  // An absolute path, so a reproduction record replays from any folder.
-  std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(r.plugin, ec);
-  auto loaded = registry::load_plugin(ec ? r.plugin : absolute.lexically_normal().string());
-  if (!loaded.ok()) throw usage_error(loaded.error);
-  std::vector<const battery::subject*> all = catalog.add_plugin(loaded.library);
+// The subjects of a plugin or an --exec command, from its subject process's hello. The
+// plugin is loaded in that process, never here: its crash or hang is this error.
+std::vector<const battery::subject*> process_subjects(battery::subject_catalog& catalog,
+                                                      const subject_request& r) {
+  std::vector<const battery::subject*> all;
+  try {
+    if (!r.exec.empty()) {
+      all = catalog.add_exec(r.exec, r.handshake_timeout);
+    } else {
+      // An absolute path, so a reproduction record replays from any folder.
+      std::error_code ec;
+      const std::filesystem::path absolute = std::filesystem::absolute(r.plugin, ec);
+      all = catalog.add_plugin(ec ? r.plugin : absolute.lexically_normal().string(),
+                               r.handshake_timeout);
+    }
+  } catch (const harness::subject_failure& f) {
+    throw usage_error(f.why);
+  }
   if (r.subject.empty()) return all;
   for (const auto* s : all)
     if (s->name() == r.subject) return {s};
-  throw usage_error(fmt::format("the plugin {} has no subject named '{}' (its subjects: {})",
-                                r.plugin, r.subject, names_of(all)));
+  throw usage_error(fmt::format("{} has no subject named '{}' (its subjects: {})",
+                                r.exec.empty() ? "the plugin " + r.plugin : "--exec '" + r.exec + "'",
+                                r.subject, names_of(all)));
 }
 
 }  // namespace
@@ -99,7 +110,9 @@ void add_run_control(CLI::App* app, common_options& o) {
                   "per-check wall-clock limit in seconds (default: the budget's, "
                   "scaled with V); a check past it is a TIMEOUT")
       ->type_name("FLOAT");
-  app->add_flag("--no-fork", o.no_fork, "run checks in-process (debugging; a crash kills the run)");
+  app->add_flag("--no-fork", o.no_fork,
+                "call in-tree subjects in this process, not in their subject process "
+                "(debugging; a crash kills the run)");
   app->add_flag("-v,--verbose", o.verbose, "print every check's detail line");
 }
 
@@ -131,22 +144,37 @@ battery::run_options to_run_options(const common_options& c) {
   return o;
 }
 
+void add_process_options(CLI::App* app, subject_request& r) {
+  auto* plugin =
+      app->add_option("--plugin", r.plugin, "a vendor plugin (.so) exporting samplecheck_plugin");
+  app->add_option("--exec", r.exec,
+                  "a subject process: \"CMD ARGS\", run by /bin/sh, speaking "
+                  "docs/subject-protocol.md")
+      ->excludes(plugin);
+  app->add_option("--handshake-timeout", r.handshake_timeout_text,
+                  "seconds a subject process may take to say hello (default 300)")
+      ->type_name("FLOAT");
+}
+
 void add_subject_options(CLI::App* app, subject_request& r) {
   app->add_option("--subject", r.subject,
-                  "subject name (see --list); with --plugin, one of the plugin's");
-  app->add_option("--plugin", r.plugin, "a vendor plugin (.so) exporting samplecheck_plugin");
+                  "subject name (see --list); with --plugin or --exec, one of its own");
+  add_process_options(app, r);
   app->add_option("--kind", r.kind, "only subjects of this kind")
       ->check(CLI::IsMember({"sampler", "matmul"}));
   app->add_flag("--list", r.list,
-                "list the subjects (the plugin's, with --plugin) and the checks, then exit");
+                "list the subjects (the plugin's or process's, with --plugin or --exec) and "
+                "the checks, then exit");
 }
 
 std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
-                                                      const subject_request& r) {
+                                                      subject_request r) {
+  if (r.handshake_timeout_text)
+    r.handshake_timeout = parse_seconds("--handshake-timeout", *r.handshake_timeout_text);
   catalog.add_in_tree();
   std::vector<const battery::subject*> found;
-  if (!r.plugin.empty()) {
-    found = plugin_subjects(catalog, r);
+  if (!r.plugin.empty() || !r.exec.empty()) {
+    found = process_subjects(catalog, r);
   } else if (!r.subject.empty()) {
     const battery::subject* s = catalog.find(r.subject);
     if (s == nullptr)
@@ -156,7 +184,8 @@ std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& 
   } else if (r.list) {
     for (const auto& s : catalog.all()) found.push_back(&s);
   } else {
-    throw usage_error("give --subject NAME or --plugin lib.so (see samplecheck qualify --list)");
+    throw usage_error(
+        "give --subject NAME, --plugin lib.so or --exec \"CMD\" (see samplecheck qualify --list)");
   }
   if (!r.kind.empty()) {
     std::erase_if(found, [&](const battery::subject* s) {
@@ -164,7 +193,10 @@ std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& 
     });
     if (found.empty())
       throw usage_error(fmt::format("{} has no {} subject",
-                                    r.plugin.empty() ? "the selection" : r.plugin, r.kind));
+                                    !r.plugin.empty() ? r.plugin
+                                    : !r.exec.empty() ? "--exec '" + r.exec + "'"
+                                                      : "the selection",
+                                    r.kind));
   }
   if (r.list) return found;
   for (const auto* s : found)

@@ -43,18 +43,27 @@ common_options convert(common_options o);
 battery::run_options to_run_options(const common_options& c);
 
 struct subject_request {
-  std::string subject;  // a name; with plugin, one of the plugin's subjects
+  std::string subject;  // a name; with plugin or exec, one of its subjects
   std::string plugin;   // a .so exporting samplecheck_plugin
   std::string kind;     // "", "sampler" or "matmul"
   bool list = false;
+  std::string exec;     // a command speaking docs/subject-protocol.md
+  double handshake_timeout = battery::kDefaultHandshakeTimeout_s;
+  std::optional<std::string> handshake_timeout_text;
 };
+// --subject, --plugin, --exec, --kind, --list, --handshake-timeout: every command that
+// takes a subject adds these.
 void add_subject_options(CLI::App* app, subject_request& r);
+// Only where a subject process comes from (--exec, --plugin, --handshake-timeout): for a
+// command that reads the subject's name elsewhere (replay reads it from its record).
+void add_process_options(CLI::App* app, subject_request& r);
 
-// Loads the in-tree subjects (and the plugin) into the catalog and returns the subjects
-// the request names, each runnable by this build. Throws usage_error when the request
-// names none, an unknown one, or one whose memory space this build cannot reach.
+// Adds the in-tree subjects (and the plugin's or the --exec command's, whose process it
+// starts) to the catalog and returns the subjects the request names, each runnable by
+// this build. Throws usage_error when the request names none, an unknown one, one whose
+// memory space this build cannot reach, or a subject process without a usable hello.
 std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
-                                                      const subject_request& r);
+                                                      subject_request r);
 
 struct calibrate_request {
   std::vector<std::string> subjects{"cpu.multinomial"};

@@ -5,13 +5,16 @@
 //                       [--checks a,b] [--alpha A] [--timeout S] [--repro-dir DIR]
 //   samplecheck qualify --subject cuda.segmented_mma [--m 1-4096] [--shape 4096x4096]
 //   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul]
+//   samplecheck qualify --exec "python3 my_subject.py" [--subject NAME] [--handshake-timeout S]
 //   samplecheck qualify --list [--plugin libvendor.so]
-//   samplecheck replay FILE.json
+//   samplecheck replay FILE.json [--exec "CMD" | --plugin lib.so]  (default: the record's)
 //   samplecheck mutants [--budget quick|standard] [--named-only] [--subjects-prefix cpu.]
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
 //
-// Exit status: 0 every check passed (or every mutant killed); 1 a check failed (or a
-// mutant survived); 2 bad usage or a plugin that cannot be loaded; 77 every check was
+// Every subject runs in a subject process (docs/subject-protocol.md); the checks and
+// verdicts run here. Exit status: 0 every check passed (or every mutant killed); 1 a
+// check failed (or a mutant survived); 2 bad usage, or a plugin or --exec process with
+// no usable hello (refused, crashed or hung before it, a descriptor the ABI refuses); 77 every check was
 // skipped because the subject's device is absent. A replay exits with its check's
 // verdict and prints REPRODUCED or NOT REPRODUCED.
 #include <fmt/format.h>
@@ -78,7 +81,8 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   return exit_status(reports);
 }
 
-int run_replay(const std::string& path, const cli::common_options& common) {
+int run_replay(const std::string& path, const cli::subject_request& source,
+               const cli::common_options& common) {
   std::ifstream in(path);
   if (!in) throw cli::usage_error(fmt::format("replay: cannot open '{}'", path));
   nlohmann::json record;
@@ -94,7 +98,10 @@ int run_replay(const std::string& path, const cli::common_options& common) {
     throw cli::usage_error(fmt::format("replay: '{}': {}", path, e.what()));
   }
   sb::subject_catalog catalog;
-  const auto subjects = cli::resolve_subjects(catalog, {plan.subject, plan.plugin, "", false});
+  cli::subject_request request = source;  // --exec / --plugin given here replace the record's
+  request.subject = plan.subject;
+  if (request.exec.empty() && request.plugin.empty()) request.plugin = plan.plugin, request.exec = plan.exec;
+  const auto subjects = cli::resolve_subjects(catalog, request);
   plan.options.timeout_s = common.timeout;
   plan.options.isolate = !common.no_fork;
   const auto report = sb::run_battery(*subjects.front(), plan.options, catalog.lookup());
@@ -165,6 +172,8 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "re-run a failed check from its reproduction file");
   replay->add_option("file", replay_file, "a .json file written by --repro-dir")->required();
   cli::add_run_control(replay, r_common);
+  cli::subject_request replay_source;
+  cli::add_process_options(replay, replay_source);
 
   bool named_only = false;
   std::string prefix;
@@ -187,7 +196,7 @@ int main(int argc, char** argv) {
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
-    if (replay->parsed()) return run_replay(replay_file, cli::convert(r_common));
+    if (replay->parsed()) return run_replay(replay_file, replay_source, cli::convert(r_common));
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
     return run_calibrate(cli::convert(calib), cli::convert(c_common));
   } catch (const cli::usage_error& e) {

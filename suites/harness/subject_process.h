@@ -1,0 +1,121 @@
+// samplecheck's side of the subject-process protocol (docs/subject-protocol.md): a
+// subject in a child process, started by exec (--exec CMD) or by fork (an in-tree
+// subject or a plugin, served by subject_server.h in the child), reached through one
+// control socket and one shared region. Every call a check makes on a process subject
+// goes through sample() or matmul(); the child returns outputs only and every judgement
+// is made here.
+//
+// Whatever goes wrong with the child (crash, hang, exit, a malformed reply) throws
+// subject_failure, which is deliberately not a std::exception: a check's own error
+// handling cannot swallow it, and run_check (isolation.h) makes it the check's FAIL or
+// TIMEOUT. The process is then killed, and the next call starts a fresh one.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "suites/harness/call.h"
+#include "suites/harness/protocol.h"
+
+namespace samplecheck::harness {
+
+struct subject_failure {
+  bool timed_out = false;
+  std::string why;  // what happened, the exit status or signal, and the stderr tail
+};
+
+// The deadline every call of the running check must meet (protocol::now_seconds()
+// scale); kNoDeadline outside a check. Set by run_check for the check's duration.
+class call_deadline {
+ public:
+  explicit call_deadline(double deadline) : previous_(current_) { current_ = deadline; }
+  ~call_deadline() { current_ = previous_; }
+  call_deadline(const call_deadline&) = delete;
+  call_deadline& operator=(const call_deadline&) = delete;
+  static double current() { return current_; }
+
+ private:
+  double previous_;
+  static inline double current_ = protocol::kNoDeadline;
+};
+
+class subject_process {
+ public:
+  // The child's body in fork mode: serves the protocol on the two descriptors and returns
+  // the exit status.
+  using server = std::function<int(int control_fd, int shm_fd)>;
+
+  // `label` names the subject in messages ("--exec 'python x.py'", "plugin lib.so").
+  static std::shared_ptr<subject_process> exec(std::string command, double handshake_timeout_s);
+  static std::shared_ptr<subject_process> fork(server body, std::string label,
+                                               double handshake_timeout_s);
+  ~subject_process();
+  subject_process(const subject_process&) = delete;
+  subject_process& operator=(const subject_process&) = delete;
+
+  const std::string& label() const { return label_; }
+  const std::string& command() const { return command_; }  // the --exec command, or empty
+
+  // Starts the child if it is not running and returns its hello's descriptors. Throws
+  // subject_failure (no hello, a bad one, or one unlike the first process's) and
+  // std::invalid_argument for a descriptor the ABI's rules refuse.
+  const std::vector<std::unique_ptr<protocol::descriptor>>& descriptors();
+  // The hello's "unavailable" reason for a subject (the process's or its entry's).
+  std::string unavailable(const std::string& name);
+
+  // One sampling call, as run_call makes it in-process: the dtype refusal, the encoded
+  // input, sentinels and guard rows, then the outputs judged here (finish_call).
+  call_status sample(const std::string& name, sample_call& call);
+
+  struct matmul_request {
+    int64_t m = 0, n = 0, k = 0;
+    const uint16_t *a = nullptr, *weight = nullptr, *bias = nullptr;
+    int32_t launch_config = -1;
+    uint64_t operands_generation = 0;  // changes whenever weight or bias does
+  };
+  struct matmul_reply {
+    sc_status status = SC_OK;
+    std::string message;
+    std::vector<uint16_t> out;  // m * n outputs, then kGuardRows canaries
+  };
+  matmul_reply matmul(const std::string& name, const matmul_request& request);
+
+  // Sends shutdown and reaps the child (killing it after 5 s); the next call restarts it.
+  void stop();
+
+ private:
+  subject_process(std::string label, std::string command, server body, double handshake_s);
+  void start();
+  void read_hello();
+  const protocol::descriptor& find(const std::string& name);
+  // Kills the process group, and throws subject_failure with `what` and the stderr tail.
+  [[noreturn]] void fail(bool timed_out, const std::string& what);
+  // A frame from the child by `deadline`, stderr drained meanwhile; eof once it ended.
+  protocol::frame_status wait_message(double deadline, nlohmann::json& message, std::string& why);
+  nlohmann::json request(nlohmann::json message);  // send, then the reply of the same id
+  void drain_stderr();
+  std::string stderr_tail() const;
+  // How the child ended (reaping it), for a message that goes on with `when`.
+  std::string what_ended(const std::string& when);
+
+  std::string label_, command_;
+  server body_;
+  double handshake_s_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int control_ = -1, stderr_fd_ = -1;
+  std::unique_ptr<protocol::shared_region> shm_;
+  std::string stderr_text_;  // the last few KiB the child wrote
+  uint64_t next_id_ = 1;
+  uint64_t weight_generation_ = 0;  // the operands the region holds now, 0 = none
+  std::string unavailable_;
+  nlohmann::json first_hello_;  // the subjects of the first hello
+  std::vector<std::unique_ptr<protocol::descriptor>> descriptors_;
+};
+
+}  // namespace samplecheck::harness
