@@ -23,9 +23,10 @@ def test_fault_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, 
     status, table = run_qualify(subject_command("faulty_subjects:subjects"), "--checks", CHECKS,
                                 "--timeout", "5", env=env, timeout=300)
     assert status == 1, table
-    rows = {line.split()[0]: line for line in table.splitlines()
-            if line.split() and line.split()[0] in CHECKS.split(",")}
-    assert set(rows) == set(CHECKS.split(",")), table  # every check has its row: the run went on
-    failed = [c for c, line in rows.items() if " FAIL" in line or "TIMEOUT" in line]
-    assert failed == ["support"], table  # the first check met the fault, the others passed
+    verdicts = {" ".join(line.split()[:2]): line.split()[2] for line in table.splitlines()
+                if line[:1].strip() and line.split()[0] in CHECKS.split(",")}
+    # Every (check, dtype) has its row: the run went on past the fault.
+    assert {k.split()[0] for k in verdicts} == set(CHECKS.split(",")) and len(verdicts) == 9, table
+    failed = [k for k, v in verdicts.items() if v in ("FAIL", "TIMEOUT")]
+    assert failed == ["support [f32]"], table  # the first check met the fault, the others passed
     assert EXPECTED_TEXT[fault] in table, table

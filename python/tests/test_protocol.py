@@ -125,13 +125,13 @@ def test_matmul_rows_do_not_depend_on_m():
     a = f32_to_bf16(rng.standard_normal((33, 64)).astype(np.float32))
     w = f32_to_bf16(rng.standard_normal((16, 64)).astype(np.float32))
     bias = f32_to_bf16(rng.standard_normal(16).astype(np.float32))
-    reply, out = h.matmul("numpy.rowwise_matmul", a, w, bias)
+    reply, out = h.matmul("numpy.float64_matmul", a, w, bias)
     assert reply["status"] == 0
     exact = bf16_to_f32(a).astype(np.float64) @ bf16_to_f32(w).astype(np.float64).T + bf16_to_f32(bias)
     assert np.abs(bf16_to_f32(out) - exact).max() <= np.abs(exact).max() * 2**-7
-    _, alone = h.matmul("numpy.rowwise_matmul", a[5:6], w, bias)
+    _, alone = h.matmul("numpy.float64_matmul", a[5:6], w, bias)
     assert (alone == out[5:6]).all()
-    reply, _ = h.matmul("numpy.rowwise_matmul", a, w, launch_config=0)
+    reply, _ = h.matmul("numpy.float64_matmul", a, w, launch_config=0)
     assert reply["status"] == 1 and "launch_config = 0" in reply["message"]
     assert h.close() == 0
 
