@@ -9,9 +9,13 @@ min_p times the largest; draw u in [0, 1) from two stream outputs (53 bits) and 
 cumulative sum (float64) of what is kept.
 """
 
+import hashlib
+
 import numpy as np
 
+from .batch import SubjectError
 from .descriptor import SamplerDescriptor
+from .protocol import SC_ERR_INVALID_ARGUMENT
 from .philox import stream_outputs, uniform_double
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
@@ -29,11 +33,12 @@ PLANTED = {
 }
 
 
-def descriptor(name="numpy.sort_filter", planted=None):
+def descriptor(name="numpy.sort_filter", planted=None, **contract):
     what = PLANTED[planted] if planted else "sort, filter (top-k, top-p, min-p), invert the CDF"
     return SamplerDescriptor(
         name=name if planted is None else f"{name}:{planted}",
         description=f"numpy: {what}",
+        **contract,
         input_kind="probs",
         input_dtypes=("f32", "bf16", "f16"),
         filters=("top_k", "top_p", "min_p"),
@@ -91,8 +96,10 @@ def _invert(cdf, u):
     return hit
 
 
-def make(planted=None):
-    """The sampler callable; `planted` one of PLANTED's ids or None (the correct one)."""
+def make(planted=None, slot_keyed=False):
+    """The sampler callable; `planted` one of PLANTED's ids or None (the correct one).
+    slot_keyed: the stream's subsequence is the output row (FlashInfer's rule), which is
+    S04's mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect."""
     if planted is not None and planted not in PLANTED:
         raise ValueError(f"no planted defect {planted!r}; known: {', '.join(PLANTED)}")
 
@@ -113,7 +120,7 @@ def make(planted=None):
         offset = b.offset[source]
         if planted == "S02":
             offset = np.zeros(n_out, np.uint64)
-        if planted == "S04":
+        if planted == "S04" or slot_keyed:
             subsequence = np.arange(n_out, dtype=np.uint64)
         words = stream_outputs(seed, subsequence, offset, 2)
         u = uniform_double(words[:, 0], words[:, 1])
@@ -143,6 +150,38 @@ def make(planted=None):
         return tokens, valid
 
     return sample
+
+
+def generator_sampler(b):
+    """Inverse CDF on a numpy Generator the subject owns, seeded from the whole call (seeds,
+    subsequences, offsets, row map): rng_policy "subject_generator". Refuses degenerate
+    rows with status 1: degenerate_rows "error"."""
+    h = hashlib.blake2b(digest_size=8)
+    for a in (b.seed, b.subsequence, b.offset, b.row_index):
+        h.update(b"-" if a is None else a.tobytes())
+    rng = np.random.default_rng(int.from_bytes(h.digest(), "little"))
+    rows = b.rows().astype(np.float64)
+    bad = ~np.isfinite(rows).all(axis=1) | (rows < 0).any(axis=1) | ~(rows.sum(axis=1) > 0)
+    if bad.any():
+        raise SubjectError(SC_ERR_INVALID_ARGUMENT, f"input row {int(np.flatnonzero(bad)[0])} is degenerate")
+    input_of = np.arange(b.num_output_rows) if b.row_index is None else b.row_index
+    cdf = np.cumsum(rows, axis=1)
+    u = rng.random(b.num_output_rows) * cdf[input_of, -1]
+    tokens = np.empty(b.num_output_rows, np.int32)
+    for i in np.unique(input_of):
+        outputs = np.flatnonzero(input_of == i)
+        tokens[outputs] = _invert(cdf[i], u[outputs])
+    return tokens, None
+
+
+def contract_subjects():
+    """Correct subjects with other declared contracts: streams keyed by the batch slot (as
+    FlashInfer's), and a subject-owned generator refusing degenerate rows (as torch's)."""
+    slot = descriptor(name="numpy.sort_filter.batch_slot", rng_policy="batch_slot")
+    generator = SamplerDescriptor(
+        name="numpy.multinomial.generator", description="numpy: inverse CDF on a seeded numpy Generator",
+        input_kind="probs", input_dtypes=("f32",), rng_policy="subject_generator", degenerate_rows="error")
+    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator)]
 
 
 def subjects():
