@@ -22,6 +22,18 @@ def cuda_unavailable(*modules):
     return None
 
 
+def warm_up(calls=()):
+    """Before the hello (samplecheck allows --handshake-timeout for it): CUDA's context, and
+    each `call()` once (FlashInfer's first call JIT-builds its sampling module, ~90 s on the
+    H200). A failure here ends the process before its hello: a loud error, never a skip."""
+    import torch
+
+    torch.zeros(1, device="cuda")
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+
+
 def input_rows(b):
     """The rows each output samples: input[row_index] (a copy) or input itself."""
     return b.input if b.row_index is None else b.input.index_select(0, b.row_index.long())

@@ -139,5 +139,27 @@ def _table():
 DESCRIPTORS = _table()
 
 
+def _first_calls():
+    """One small call of each kind: the JIT build and the kernels' first launch."""
+    import torch
+
+    fi = _fi()
+    probs = torch.softmax(torch.randn(2, 128, device="cuda"), dim=-1)
+    seed = torch.tensor([1, 2], dtype=torch.int64, device="cuda")
+    offset = torch.zeros(2, dtype=torch.int64, device="cuda")
+    k = torch.tensor([5, 5], dtype=torch.int32, device="cuda")
+    p = torch.tensor([0.9, 0.9], device="cuda")
+    return [
+        lambda: fi.sampling_from_probs(probs, seed=seed, offset=offset),
+        lambda: fi.top_k_top_p_sampling_from_probs(probs, k, p, filter_apply_order="joint", seed=seed,
+                                                   offset=offset),
+        lambda: fi.top_k_renorm_probs(probs, k),
+        lambda: fi.top_p_renorm_probs(probs, p),
+    ]
+
+
 def subjects():
-    return list(DESCRIPTORS.values()), common.cuda_unavailable("flashinfer.sampling")
+    unavailable = common.cuda_unavailable("flashinfer.sampling")
+    if unavailable is None:
+        common.warm_up(_first_calls())
+    return list(DESCRIPTORS.values()), unavailable

@@ -31,4 +31,7 @@ DESCRIPTORS = {
 
 
 def subjects():
-    return list(DESCRIPTORS.values()), common.cuda_unavailable()
+    unavailable = common.cuda_unavailable()
+    if unavailable is None:
+        common.warm_up()
+    return list(DESCRIPTORS.values()), unavailable
