@@ -15,6 +15,9 @@
 #   BUDGET           default standard
 #   SUBJECTS         only these subjects (comma-separated), default every subject of each group
 #   QUALIFY_ARGS     extra samplecheck arguments (e.g. "--seed 7")
+#   MATMUL_ARGS      the matmul group's batch sizes, default the powers of two +-1 up to 4096:
+#                    every call carries its `a` through the shared region, so all 4,096 sizes
+#                    of every fixture shape (~200 GB of copies a shape) do not fit a call
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -33,7 +36,7 @@ pythonpath="$repo/python"
 if [ -n "$tree" ]; then
   pythonpath="$pythonpath:$tree"
   if [ -d "$tree/fallback" ]; then
-    needed="$OUT/.fallback"
+    needed="$repo/build/python-fallback"  # not under OUT: links do not come back
     mkdir -p "$needed"
     for module in pynvml requests urllib3 idna certifi charset_normalizer packaging; do
       if ! python3 -c "import $module" 2>/dev/null; then
@@ -60,6 +63,10 @@ summary="$OUT/summary.md"
 
 qualify_group() {
   local module=samplecheck_subject.adapters.$1
+  local extra=${QUALIFY_ARGS:-}
+  if [ "$1" = torch_matmul ]; then
+    extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
+  fi
   local names
   names=$(python3 -c "
 import sys
@@ -71,11 +78,12 @@ print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
     local start=$SECONDS
     # shellcheck disable=SC2086
     "$samplecheck" qualify --exec "$command" --budget "$budget" --repro-dir "$OUT/repro" \
-      ${QUALIFY_ARGS:-} >"$OUT/$name.txt" 2>&1
+      $extra >"$OUT/$name.txt" 2>&1
     local status=$?
     local verdicts
-    verdicts=$(awk '$2 ~ /^(pass|FAIL|TIMEOUT|n\/a|skipped)$/ {c[$2]++} END {for (v in c) printf "%s %d; ", v, c[v]}' \
-      "$OUT/$name.txt")
+    verdicts=$(awk '/^[a-z]/ {v = ($2 ~ /^\[/) ? $3 : $2}
+                    /^[a-z]/ && v ~ /^(pass|FAIL|TIMEOUT|n\/a|skipped)$/ {c[v]++}
+                    END {for (v in c) printf "%s %d; ", v, c[v]}' "$OUT/$name.txt")
     echo "| $name | $status | $((SECONDS - start)) | $verdicts |" | tee -a "$summary"
   done
 }
