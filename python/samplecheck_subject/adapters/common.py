@@ -34,11 +34,6 @@ def warm_up(calls=()):
     torch.cuda.synchronize()
 
 
-def input_rows(b):
-    """The rows each output samples: input[row_index] (a copy) or input itself."""
-    return b.input if b.row_index is None else b.input.index_select(0, b.row_index.long())
-
-
 def top_k_tensor(b, rows=None):
     """int32 top_k per row on the device, 0 and >= V (off) mapped to V."""
     import torch

@@ -46,12 +46,14 @@ def main(out_dir):
             singles = [r for r in range(probe_rows)
                        if not torch.equal(call(probs[r:r + 1]).view(torch.int32), alone[r:r + 1])]
             torch.cuda.synchronize()
+            judged = [m for m in batch_sizes if m >= probe_rows]
             results.append({
                 "function": fn_name, param: value, "is_deterministic": deterministic, "vocab_size": vocab,
-                "run_to_run": f"{differing_calls} of {repeats - 1} repeated calls (batch 64) differ from the first",
-                "batch_invariance": (f"rows 0..{probe_rows - 1} differ from the batch-{probe_rows} call at batch "
-                                     f"sizes {variant_sizes or 'none'} of {[m for m in batch_sizes if m >= probe_rows]}; "
-                                     f"alone (batch 1): rows {singles or 'none'} differ"),
+                "run_to_run": f"{differing_calls} of {repeats - 1} repeated calls (batch 64) differ "
+                              "from the first",
+                "batch_invariance": f"rows 0..{probe_rows - 1} differ from their batch-{probe_rows} bits "
+                                    f"at batch sizes {variant_sizes or 'none'} of {judged}; alone "
+                                    f"(batch 1): rows {singles or 'none'} differ",
                 "differing_calls": differing_calls, "variant_batch_sizes": variant_sizes,
                 "rows_differing_alone": singles, "seconds": round(time.perf_counter() - start, 2),
             })
