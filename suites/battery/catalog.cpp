@@ -1,25 +1,28 @@
 #include "suites/battery/catalog.h"
 
-#include <fmt/format.h>
-
 #include "suites/harness/subject_server.h"
 
 namespace samplecheck::battery {
 namespace {
 
-std::shared_ptr<harness::subject_process> in_tree_process(const std::string& name) {
+std::shared_ptr<harness::subject_process> serving(const sc_sampler* s, const sc_matmul* m) {
+  std::vector<const sc_sampler*> samplers;
+  std::vector<const sc_matmul*> matmuls;
+  if (s != nullptr) samplers.push_back(s);
+  if (m != nullptr) matmuls.push_back(m);
   return harness::subject_process::fork(
-      [name](int control, int shm) { return harness::serve_in_tree(control, shm, {name}); },
-      "the subject process of " + name, kDefaultHandshakeTimeout_s);
+      [samplers, matmuls](int control, int shm) { return harness::serve(control, shm, samplers, matmuls); },
+      std::string("the subject process of ") + (s != nullptr ? s->name : m->name), kDefaultHandshakeTimeout_s);
 }
 
 }  // namespace
 
+subject hosted(const sc_sampler& s) { return {.sampler = &s, .process = serving(&s, nullptr)}; }
+subject hosted(const sc_matmul& m) { return {.matmul = &m, .process = serving(nullptr, &m)}; }
+
 void subject_catalog::add_in_tree() {
-  for (const sc_sampler* s : registry::in_tree_samplers())
-    subjects_.push_back({.sampler = s, .process = in_tree_process(s->name)});
-  for (const sc_matmul* m : registry::in_tree_matmuls())
-    subjects_.push_back({.matmul = m, .process = in_tree_process(m->name)});
+  for (const sc_sampler* s : registry::in_tree_samplers()) subjects_.push_back(hosted(*s));
+  for (const sc_matmul* m : registry::in_tree_matmuls()) subjects_.push_back(hosted(*m));
 }
 
 std::vector<const subject*> subject_catalog::add_process(
@@ -27,9 +30,6 @@ std::vector<const subject*> subject_catalog::add_process(
     const std::string& exec) {
   std::vector<const subject*> added;
   for (const auto& d : p->descriptors()) {
-    if (!exec.empty() && (registry::find_sampler(d->name) || registry::find_matmul(d->name)))
-      throw harness::subject_failure{
-          false, fmt::format("{}: hello: subject name '{}' is an in-tree subject's", p->label(), d->name)};
     subject s{.process = p, .plugin = plugin, .exec = exec};
     if (d->is_sampler)
       s.sampler = &d->sampler;

@@ -17,6 +17,11 @@ namespace samplecheck::battery {
 // How long a subject process may take from its start to its hello (imports, JIT builds).
 inline constexpr double kDefaultHandshakeTimeout_s = 300;
 
+// A descriptor of this program's own (an in-tree subject, a test's fake) as a subject
+// served by a forked subject process, started at its first call.
+subject hosted(const sc_sampler& s);
+subject hosted(const sc_matmul& m);
+
 class subject_catalog {
  public:
   // Each in-tree subject in a process of its own, started at its first call.

@@ -31,8 +31,8 @@ struct subject {
   // The process that serves it, where every call goes; null: called in this process
   // (an in-tree subject only: sampler / matmul are then its own descriptors).
   std::shared_ptr<harness::subject_process> process;
-  std::string plugin;  // the plugin's absolute path, or empty
-  std::string exec;    // the --exec command, or empty
+  std::string plugin = {};  // the plugin's absolute path, or empty
+  std::string exec = {};    // the --exec command, or empty
   // Samplers: the dtype the battery sends (one the subject declares; the runner makes
   // one copy of the subject per declared dtype).
   int32_t input_dtype = SC_DTYPE_F32;

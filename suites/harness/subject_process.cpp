@@ -137,7 +137,7 @@ void subject_process::start() {
     if (::getppid() != parent) ::_exit(127);
     const int null = ::open("/dev/null", O_RDONLY);
     ::dup2(null, 0), ::dup2(err[1], 1), ::dup2(err[1], 2);
-    ::close(sv[0]), ::close(err[0]);
+    ::close(null), ::close(sv[0]), ::close(err[0]), ::close(err[1]);
     if (!body_) {
       for (const int fd : {sv[1], shm}) ::fcntl(fd, F_SETFD, 0);  // inherited across exec
       ::setenv(protocol::kEnvProtocol, std::to_string(protocol::kVersion).c_str(), 1);

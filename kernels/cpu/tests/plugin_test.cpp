@@ -364,3 +364,49 @@ TEST_CASE("every in-tree subject passes the checks a plugin's must pass") {
     CHECK(m->abi_version.minor == SC_ABI_VERSION_MINOR);
   }
 }
+
+namespace {
+
+sc_status never_samples(void*, const sc_sample_batch*, char*, size_t) { return SC_ERR_INTERNAL; }
+
+sc_sampler valid_sampler() {
+  sc_sampler s{};
+  s.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
+  s.name = "test.contracts";
+  s.memory_space = SC_MEMORY_HOST;
+  s.input_kind = SC_INPUT_PROBS;
+  s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
+  s.tie_policy = SC_TIE_KEEP_TIES;
+  s.philox_outputs_per_call = 1;
+  s.sample = never_samples;
+  return s;
+}
+
+}  // namespace
+
+// ABI 1.2: the declared contracts are read from a minor-2 sampler only; 0 and older
+// minors mean today's contract, and an unknown value is refused naming the field.
+TEST_CASE("the declared contracts of ABI 1.2 follow the versioning rule") {
+  sc_sampler s = valid_sampler();
+  REQUIRE(registry::validate_sampler(s).empty());
+  CHECK(registry::contracts_of(s).rng_policy == SC_RNG_PER_REQUEST);
+  s.rng_policy = SC_RNG_BATCH_SLOT;
+  s.parameter_indexing = SC_PARAMS_BY_OUTPUT_ROW;
+  s.degenerate_rows = SC_DEGENERATE_UNDEFINED;
+  REQUIRE(registry::validate_sampler(s).empty());
+  CHECK(registry::contracts_of(s).rng_policy == SC_RNG_BATCH_SLOT);
+  CHECK(registry::contracts_of(s).parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW);
+  CHECK(registry::contracts_of(s).degenerate_rows == SC_DEGENERATE_UNDEFINED);
+  sc_sampler older = s;  // a minor-1 struct has no such fields: whatever lies there is ignored
+  older.abi_version.minor = 1;
+  CHECK(registry::validate_sampler(older).empty());
+  CHECK(registry::contracts_of(older).rng_policy == SC_RNG_PER_REQUEST);
+  CHECK(registry::contracts_of(older).degenerate_rows == SC_DEGENERATE_VALID_FLAG);
+  s.rng_policy = 9;
+  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field rng_policy has unknown value 9");
+  s.rng_policy = 0;
+  s.reserved1 = 1;
+  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field reserved1 is 1, must be 0");
+  CHECK(registry::kSamplerSizeMinor1 == 80);
+  CHECK(sizeof(sc_sampler) == 96);
+}

@@ -1,6 +1,6 @@
-// The harness itself: a crashing, hanging, exiting or lazy subject becomes a failed
-// check (the run goes on), as does one that writes past its outputs or writes flags and
-// tokens it may not; a check ends with its process even if a helper holds the pipe;
+// The harness itself: a crashing, hanging, exiting or lazy subject (in its subject
+// process) becomes a failed check (the run goes on), as does one that writes past its
+// outputs or writes flags and tokens it may not; a subject's helpers die with it;
 // checks that do not apply say n/a with a reason, failures leave a reproduction file,
 // and plugins that cannot be used are refused with a message.
 #include <catch2/catch.hpp>
@@ -153,7 +153,7 @@ sc_sampler fake(const char* name, sc_status (*fn)(void*, const sc_sample_batch*,
   return s;
 }
 
-subject as_subject(const sc_sampler& s) { return {&s, nullptr, nullptr}; }
+subject as_subject(const sc_sampler& s) { return hosted(s); }
 
 const check_report& find(const battery_report& r, const std::string& check) {
   for (const auto& c : r.checks)
@@ -340,11 +340,11 @@ TEST_CASE("a subject that exits inside sample() is said to have ended the check"
   const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
   const auto& c = find(report_c, "replay");
   CHECK(c.result == verdict::fail);
-  CHECK(c.detail ==
-        "the subject ended the check's process (exit status 0) before the check finished");
+  CHECK_THAT(c.detail, Catch::Contains("the subject process exited with status 0 before replying "
+                                       "to sample request 1"));
 }
 
-TEST_CASE("a check ends when its process does, though a helper still holds the pipe",
+TEST_CASE("a check ends with its reply, though a helper holds the subject's socket",
           "[battery][harness]") {
   g_helper_pid_file = fresh_pid_file("correct");
   const sc_sampler s = fake("test.helper", helper_then_correct_sample);
@@ -353,12 +353,12 @@ TEST_CASE("a check ends when its process does, though a helper still holds the p
   const auto report_c = run_battery(as_subject(s), o, {});
   const auto& c = find(report_c, "replay");
   CHECK(c.result == verdict::pass);
-  CHECK(c.seconds < 20);  // waiting for the pipe to close would run into the 60 s timeout
-  CHECK(helper_died(5));  // the check's process group went with it
+  CHECK(c.seconds < 20);
+  CHECK(helper_died(5));  // the subject process's group went with it at the end of the run
   std::filesystem::remove(g_helper_pid_file);
 }
 
-TEST_CASE("a timeout kills the subject's helpers with the check's process", "[battery][harness]") {
+TEST_CASE("a timeout kills the subject's helpers with its process", "[battery][harness]") {
   g_helper_pid_file = fresh_pid_file("hang");
   const sc_sampler s = fake("test.helper_hang", helper_then_hang_sample);
   run_options o = quick({"replay"});

@@ -1,0 +1,220 @@
+// A subject written from docs/subject-protocol.md alone (no samplecheck code but a JSON
+// parser), and its faulty twins, for the protocol's tests:
+//
+//   protocol_subject ok             a correct probs sampler (inverse CDF, per-request streams)
+//   protocol_subject matmul         a correct bf16 matmul (fp32 in a fixed order)
+//   protocol_subject slot           ok, but declares rng_policy batch_slot
+//   protocol_subject output_params  ok, but declares parameter_indexing output_row
+//   protocol_subject crash | hang | exit0 | garbage   at every process's 3rd request
+//   protocol_subject bad_token      a valid row's token is V
+//   protocol_subject never_samples  status 0, outputs never written (a forged pass)
+//   protocol_subject wrong_version  says hello in protocol 2
+//   protocol_subject bad_descriptor philox_outputs_per_call 0
+//
+// Its stream is not cuRAND's: u = mix(seed, subsequence, offset), one draw per call,
+// which is all the battery's stream checks ask of a per-request subject.
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+using json = nlohmann::json;
+
+int control = -1, shm_fd = -1;
+uint8_t* shm = nullptr;
+size_t mapped = 0;
+
+bool read_exact(void* p, size_t n) {
+  auto* b = static_cast<uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t r = ::read(control, b, n);
+    if (r <= 0) return false;
+    b += r, n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+void write_exact(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(control, b, n);
+    if (w <= 0) std::exit(3);
+    b += w, n -= static_cast<size_t>(w);
+  }
+}
+
+void send(const json& j) {
+  const std::string s = j.dump();
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  const uint8_t header[4] = {uint8_t(n), uint8_t(n >> 8), uint8_t(n >> 16), uint8_t(n >> 24)};
+  write_exact(header, 4);
+  write_exact(s.data(), s.size());
+}
+
+bool receive(json& j) {
+  uint8_t h[4];
+  if (!read_exact(h, 4)) return false;
+  std::string s(h[0] | h[1] << 8 | h[2] << 16 | uint32_t(h[3]) << 24, '\0');
+  if (!read_exact(s.data(), s.size())) return false;
+  j = json::parse(s);
+  return true;
+}
+
+template <class T>
+T* at(const json& arrays, const char* name) {
+  const json& a = arrays[name];
+  return a.is_null() ? nullptr : reinterpret_cast<T*>(shm + a["at"].get<size_t>());
+}
+
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// One sampling call: status and message.
+json sample(const json& q, const std::string& mode) {
+  const int64_t V = q["vocab_size"], in_rows = q["num_input_rows"], out_rows = q["num_output_rows"];
+  const json& a = q["arrays"];
+  if (V <= 0) return {{"status", 1}, {"message", "vocab_size must be positive"}};
+  if (q["input_dtype"] != "f32") return {{"status", 2}, {"message", "only f32 is declared"}};
+  const auto* input = at<float>(a, "input");
+  const auto* row_index = at<int32_t>(a, "row_index");
+  const auto *seed = at<uint64_t>(a, "seed"), *sub = at<uint64_t>(a, "subsequence"),
+             *offset = at<uint64_t>(a, "offset");
+  auto* token = at<int32_t>(a, "out_token");
+  auto* valid = at<uint8_t>(a, "out_valid");
+  const int64_t param_rows = mode == "output_params" ? out_rows : in_rows;
+  const auto* top_k = at<int32_t>(a, "top_k");
+  const auto *top_p = at<float>(a, "top_p"), *min_p = at<float>(a, "min_p"),
+             *temperature = at<float>(a, "temperature");
+  for (int64_t i = 0; i < param_rows; ++i) {
+    if ((top_k && top_k[i] < 0) || (top_p && !(top_p[i] > 0 && top_p[i] <= 1)) ||
+        (min_p && !(min_p[i] >= 0 && min_p[i] <= 1)) || (temperature && !(temperature[i] >= 0)))
+      return {{"status", 1}, {"message", "row " + std::to_string(i) + ": a parameter out of range"}};
+    if ((top_k && top_k[i] > 0 && top_k[i] < V) || (top_p && top_p[i] < 1) || (min_p && min_p[i] > 0) ||
+        (temperature && temperature[i] != 1))
+      return {{"status", 2}, {"message", "row " + std::to_string(i) + ": no filter is declared"}};
+  }
+  if (row_index == nullptr && out_rows != in_rows)
+    return {{"status", 1}, {"message", "row_index is null but the row counts differ"}};
+  for (int64_t r = 0; r < out_rows; ++r) {
+    const int64_t i = row_index ? row_index[r] : r;
+    if (i < 0 || i >= in_rows)
+      return {{"status", 1}, {"message", "output row " + std::to_string(r) + ": row_index out of range"}};
+  }
+  if (mode == "never_samples") return {{"status", 0}, {"message", ""}};
+  for (int64_t r = 0; r < out_rows; ++r) {
+    const float* row = input + (row_index ? row_index[r] : r) * V;
+    double sum = 0;
+    bool bad = false;
+    for (int64_t t = 0; t < V; ++t) {
+      bad |= !std::isfinite(row[t]) || row[t] < 0;
+      sum += row[t];
+    }
+    if (bad || sum <= 0) {
+      valid[r] = 0, token[r] = -1;
+      continue;
+    }
+    const uint64_t h = mix(seed[r] ^ mix((sub ? sub[r] : 0) ^ mix(offset[r])));
+    const double target = static_cast<double>(h >> 11) * 0x1.0p-53 * sum;
+    double cum = 0;
+    int64_t pick = -1;
+    for (int64_t t = 0; t < V && pick < 0; ++t)
+      if (row[t] > 0 && (cum += row[t]) > target) pick = t;
+    if (pick < 0)  // rounding left the target above the sum: the last token with mass
+      for (int64_t t = V - 1; t >= 0 && pick < 0; --t)
+        if (row[t] > 0) pick = t;
+    token[r] = static_cast<int32_t>(mode == "bad_token" && r == 0 ? V : pick);
+    valid[r] = 1;
+  }
+  return {{"status", 0}, {"message", ""}};
+}
+
+float bf16_to_float(uint16_t b) {
+  const uint32_t u = uint32_t{b} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return 0x7FC0;
+  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  // nearest, ties to even
+}
+
+json matmul(const json& q) {
+  const int64_t m = q["m"], n = q["n"], k = q["k"];
+  const json& a = q["arrays"];
+  const auto *x = at<uint16_t>(a, "a"), *w = at<uint16_t>(a, "weight"), *bias = at<uint16_t>(a, "bias");
+  auto* out = at<uint16_t>(a, "out");
+  if (q["launch_config"] != -1) return {{"status", 1}, {"message", "no launch configurations"}};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t l = 0; l < k; ++l) acc += bf16_to_float(x[i * k + l]) * bf16_to_float(w[j * k + l]);
+      if (bias) acc += bf16_to_float(bias[j]);
+      out[i * n + j] = float_to_bf16(acc);
+    }
+  return {{"status", 0}, {"message", ""}};
+}
+
+json descriptor(const std::string& mode) {
+  if (mode == "matmul")
+    return {{"kind", "matmul"}, {"name", "protocol.matmul"}, {"description", "fp32 in k order"}};
+  json d{{"kind", "sampler"}, {"name", "protocol." + mode}, {"description", "inverse CDF over the protocol"},
+         {"input_kind", "probs"}, {"input_dtypes", {"f32"}}, {"filters", json::array()},
+         {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
+  if (mode == "slot") d["rng_policy"] = "batch_slot";
+  if (mode == "output_params") d["parameter_indexing"] = "output_row";
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "ok";
+  const char* c = std::getenv("SAMPLECHECK_CONTROL_FD");
+  const char* s = std::getenv("SAMPLECHECK_SHM_FD");
+  if (c == nullptr || s == nullptr) {
+    std::fprintf(stderr, "protocol_subject: start me with samplecheck --exec\n");
+    return 2;
+  }
+  control = std::atoi(c), shm_fd = std::atoi(s);
+  send({{"type", "hello"}, {"protocol", mode == "wrong_version" ? 2 : 1}, {"subjects", {descriptor(mode)}}});
+  for (int requests = 1;; ++requests) {
+    json q;
+    if (!receive(q) || q["type"] == "shutdown") return 0;
+    const size_t size = q["shm_size"];
+    if (size > mapped) {
+      if (shm != nullptr) ::munmap(shm, mapped);
+      shm = static_cast<uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0));
+      mapped = size;
+    }
+    if (requests == 3) {
+      std::fprintf(stderr, "protocol_subject: %s at request %d\n", mode.c_str(), requests);
+      if (mode == "crash") ::raise(SIGSEGV);
+      if (mode == "hang") ::pause();
+      if (mode == "exit0") std::exit(0);
+      if (mode == "garbage") {
+        write_exact("\x05\x00\x00\x00hello", 9);
+        continue;
+      }
+    }
+    json reply = q["type"] == "matmul" ? matmul(q) : sample(q, mode);
+    reply["type"] = "result";
+    reply["id"] = q["id"];
+    send(reply);
+  }
+}

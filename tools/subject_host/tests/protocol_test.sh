@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# protocol_test.sh SAMPLECHECK PROTOCOL_SUBJECT SUBJECT_HOST FORGE_PLUGIN SEGFAULT_PLUGIN LOOP_PLUGIN
+#
+# The subject-process protocol end to end, one row per case: what samplecheck is asked,
+# the exit status it must give and the words its output must hold (all of them, '|'
+# separated). A faulty subject fails its checks while the battery goes on (other checks
+# still pass); a subject with no usable hello is a clear usage error (2).
+set -u
+samplecheck=$1 subject=$2 host=$3 forge=$4 segfault=$5 loop=$6
+quick=(--budget quick)
+failures=0
+# name | exit | words | arguments
+cases=(
+  "ok|0|PASS|--exec '$subject ok'"
+  "crash|1|signal 11 (Segmentation fault)|pass |--exec '$subject crash'"
+  "hang|1|TIMEOUT|not run: the subject hung in 2 checks|--exec '$subject hang' --timeout 2"
+  "exit0|1|exited with status 0 before replying|pass |--exec '$subject exit0'"
+  "garbage|1|malformed reply to sample request 3: a frame that is not JSON|--exec '$subject garbage'"
+  "bad_token|1|out_token[0] = 32000 is outside [0, 32000)|--exec '$subject bad_token'"
+  "never_samples|1|never wrote out_valid|--exec '$subject never_samples'"
+  "wrong_version|2|field protocol is 2, a version this samplecheck does not speak|--exec '$subject wrong_version'"
+  "bad_descriptor|2|field philox_outputs_per_call is 0, must be >= 1|--exec '$subject bad_descriptor'"
+  "slot|0|per_request_seeds [f32] [n/a]: the subject declares rng_policy batch_slot|batch_reorder [f32] [n/a]|--exec '$subject slot'"
+  "output_params|0|parameter_routing [f32] [n/a]: the subject declares parameter_indexing output_row|--exec '$subject output_params'"
+  "matmul|0|PASS|--exec '$subject matmul' --m 1,2,3,17 --shape 24x40,8x7"
+  "stderr_tail|1|the tail of its stderr: protocol_subject: crash at request 3|--exec '$subject crash'"
+  "host|0|PASS|--exec '$host --in-tree cpu.multinomial' --checks support,replay,goodness_of_fit"
+  "forge|1|support [f32]               FAIL|malformed reply to sample request 1|--plugin $forge"
+  "segfault_entry|2|crashed: signal 11 (Segmentation fault) before its hello|--plugin $segfault"
+  "loop_entry|2|sent no hello within 2 s|--plugin $loop --handshake-timeout 2"
+)
+for row in "${cases[@]}"; do
+  IFS='|' read -r -a f <<<"$row"
+  name=${f[0]} want=${f[1]} args=${f[${#f[@]}-1]}
+  words=("${f[@]:2:${#f[@]}-3}")
+  out=$(eval "\"$samplecheck\" qualify ${quick[*]} $args" 2>&1)
+  rc=$?
+  ok=1
+  [ "$rc" -eq "$want" ] || ok=0
+  for w in "${words[@]}"; do grep -qF -- "$w" <<<"$out" || { ok=0; echo "  missing: $w"; }; done
+  if [ $ok -eq 1 ]; then
+    echo "ok   $name (exit $rc)"
+  else
+    echo "FAIL $name: exit $rc, want $want; output tail:"
+    tail -n 15 <<<"$out" | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
+done
+# Replay goes through the same path: a failed --exec check replays from its record.
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$samplecheck" qualify "${quick[@]}" --exec "$subject bad_token" --checks support --repro-dir "$dir" >/dev/null 2>&1
+record=$(ls "$dir"/*.json 2>/dev/null | head -n 1)
+out=$("$samplecheck" replay "$record" 2>&1)
+rc=$?
+if [ -n "$record" ] && [ $rc -eq 1 ] && grep -qF "REPRODUCED" <<<"$out" && ! grep -qF "NOT REPRODUCED" <<<"$out" \
+   && grep -qF '"exec"' "$record"; then
+  echo "ok   replay of an --exec record (exit $rc)"
+else
+  echo "FAIL replay of an --exec record: exit $rc"; tail -n 8 <<<"$out"; failures=$((failures + 1))
+fi
+echo "$failures case(s) failed"
+[ $failures -eq 0 ]
