@@ -10,11 +10,13 @@
 # Environment:
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
-#   SAMPLECHECK_BIN  default build/tools/samplecheck/samplecheck
+#   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
 #   BUDGET           default standard
 #   SUBJECTS         only these subjects (comma-separated), default every subject of each group
 #   QUALIFY_ARGS     extra samplecheck arguments (e.g. "--seed 7")
+#   SUBJECT_LD_LIBRARY_PATH  the Python subject's library path (default: the machine's, then
+#                    /usr/local/cuda/lib64)
 #   MATMUL_ARGS      the matmul group's batch sizes, default the powers of two +-1 up to 4096:
 #                    every call carries its `a` through the shared region, so all 4,096 sizes
 #                    of every fixture shape (~200 GB of copies a shape) do not fit a call
@@ -22,7 +24,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
 : "${OUT:?set OUT to the results folder}"
-samplecheck=${SAMPLECHECK_BIN:-build/tools/samplecheck/samplecheck}
+samplecheck=${SAMPLECHECK_BIN:-carry/bin/samplecheck}
+[ -n "${SAMPLECHECK_BIN:-}" ] || [ -x "$samplecheck" ] || samplecheck=build/tools/samplecheck/samplecheck
+# samplecheck's CUDA build links cuBLAS from the toolkit. The Python subject keeps the
+# machine's own library path first (torch's CUDA libraries) with the toolkit's last, where
+# FlashInfer's JIT-built module finds libcudart; SUBJECT_LD_LIBRARY_PATH overrides it.
+subject_library_path=${SUBJECT_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64}
+subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q}"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
 groups=("$@")
@@ -55,7 +64,7 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export FLASHINFER_CUDA_ARCH_LIST=${FLASHINFER_CUDA_ARCH_LIST:-9.0a}
 # The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
 export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashinfer-cache}
-python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+$subject_env python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
 
 declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul)
 summary="$OUT/summary.md"
@@ -74,10 +83,11 @@ from $module import DESCRIPTORS
 want = [s for s in '${SUBJECTS:-}'.split(',') if s]
 print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
   for name in $names; do
-    local command="python3 -m samplecheck_subject.run $module:subjects --subject $name"
+    local command="$subject_env python3 -m samplecheck_subject.run $module:subjects --subject $name"
     local start=$SECONDS
     # shellcheck disable=SC2086
-    "$samplecheck" qualify --exec "$command" --budget "$budget" --repro-dir "$OUT/repro" \
+    "$samplecheck" qualify --exec "$command" --budget "$budget" --fixtures "$repo/fixtures" \
+      --repro-dir "$OUT/repro" \
       $extra >"$OUT/$name.txt" 2>&1
     local status=$?
     local verdicts
@@ -91,7 +101,7 @@ print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
 for group in "${groups[@]}"; do
   case $group in
     flashinfer | torch | matmul) qualify_group "${module_of[$group]}" ;;
-    renorm) python3 -m samplecheck_subject.adapters.renorm_determinism "$OUT" >"$OUT/renorm_determinism.txt" 2>&1
+    renorm) $subject_env python3 -m samplecheck_subject.adapters.renorm_determinism "$OUT" >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
     *) echo "unknown group $group (flashinfer torch matmul renorm)" >&2; exit 2 ;;
   esac
