@@ -13,6 +13,7 @@
 #   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
 #   BUDGET           default standard
+#   SUBJECT_LIMIT    seconds one subject's qualification may take (default 300; exit 124 past it)
 #   SUBJECTS         only these subjects (comma-separated), default every subject of each group
 #   QUALIFY_ARGS     extra samplecheck arguments (e.g. "--seed 7")
 #   SUBJECT_LD_LIBRARY_PATH  the Python subject's library path (default: the machine's, then
@@ -61,7 +62,6 @@ if [ -n "$tree" ]; then
 fi
 export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-export FLASHINFER_CUDA_ARCH_LIST=${FLASHINFER_CUDA_ARCH_LIST:-9.0a}
 # The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
 export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashinfer-cache}
 $subject_env python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
@@ -86,7 +86,8 @@ print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
     local command="$subject_env python3 -m samplecheck_subject.run $module:subjects --subject $name"
     local start=$SECONDS
     # shellcheck disable=SC2086
-    "$samplecheck" qualify --exec "$command" --budget "$budget" --fixtures "$repo/fixtures" \
+    timeout "${SUBJECT_LIMIT:-300}" "$samplecheck" qualify --exec "$command" --budget "$budget" \
+      --fixtures "$repo/fixtures" \
       --repro-dir "$OUT/repro" \
       $extra >"$OUT/$name.txt" 2>&1
     local status=$?
