@@ -101,6 +101,15 @@ def _is_torch(x):
     return type(x).__module__.split(".")[0] == "torch"
 
 
+def _from_dlpack(values):
+    try:
+        return np.from_dlpack(values)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        import torch
+
+        return torch.from_dlpack(values)
+
+
 class _Subject:
     def __init__(self, fn, descriptor):
         self.fn, self.descriptor = fn, descriptor
@@ -146,6 +155,8 @@ class _Subject:
         return SC_OK, ""
 
     def _write(self, view, values, dtype, what):
+        if not isinstance(values, np.ndarray) and not _is_torch(values) and hasattr(values, "__dlpack__"):
+            values = _from_dlpack(values)  # CuPy, JAX, ...: host arrays to numpy, device ones to torch
         if _is_torch(values):
             if values.numel() != view.size:
                 raise batch_mod.SubjectError(

@@ -23,6 +23,9 @@ class Host:
         self.shm_size = shm_size
         self.map = mmap.mmap(self.shm_fd, shm_size)
         environment = dict(os.environ if env is None else env)
+        here = os.path.dirname(os.path.abspath(__file__))
+        paths = [os.path.dirname(here), here, environment.get("PYTHONPATH", "")]
+        environment["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         environment.update(SAMPLECHECK_PROTOCOL="1", SAMPLECHECK_CONTROL_FD=str(child.fileno()),
                            SAMPLECHECK_SHM_FD=str(self.shm_fd))
         self.proc = subprocess.Popen(argv, env=environment, pass_fds=(child.fileno(), self.shm_fd),

@@ -104,6 +104,14 @@ def test_views_are_the_mapping_not_copies():
     os.close(fd)
 
 
+def test_dlpack_outputs_reach_the_region():
+    h = Host(python_subject("dlpack_subject:subjects"))
+    reply, tokens, valid = h.sample("test.dlpack", ROWS, seed=[1, 2, 3], offset=[0, 0, 0],
+                                    row_index=np.array([0, 1, 1], np.int32))
+    assert reply["status"] == 0 and valid.tolist() == [1, 1, 1] and tokens.max() <= 3
+    assert h.close() == 0, h.stderr
+
+
 def test_garbage_from_the_host_is_an_error_frame_and_exit_1():
     h = Host(python_subject("samplecheck_subject.numpy_samplers:subjects"))
     h.parent.sendall(struct.pack("<I", 5) + b"nope!")
