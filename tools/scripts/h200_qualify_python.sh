@@ -22,7 +22,7 @@
 #                    every call carries its `a` through the shared region, so all 4,096 sizes
 #                    of every fixture shape (~200 GB of copies a shape) do not fit a call
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 repo=$(pwd)
 : "${OUT:?set OUT to the results folder}"
 samplecheck=${SAMPLECHECK_BIN:-carry/bin/samplecheck}
@@ -57,7 +57,10 @@ if [ -n "$tree" ]; then
       fi
     done
     pythonpath="$pythonpath:$needed"
-    command -v ninja >/dev/null || export PATH="$(dirname "$(ls "$tree"/fallback/ninja-*.data/scripts/ninja)"):$PATH"
+    if ! command -v ninja >/dev/null; then
+      for ninja in "$tree"/fallback/ninja-*.data/scripts/ninja; do PATH="$(dirname "$ninja"):$PATH"; done
+      export PATH
+    fi
   fi
 fi
 export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
