@@ -31,7 +31,6 @@ samplecheck=${SAMPLECHECK_BIN:-carry/bin/samplecheck}
 # machine's own library path first (torch's CUDA libraries) with the toolkit's last, where
 # FlashInfer's JIT-built module finds libcudart; SUBJECT_LD_LIBRARY_PATH overrides it.
 subject_library_path=${SUBJECT_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64}
-subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q}"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
@@ -67,6 +66,10 @@ export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 # The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
 export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashinfer-cache}
+# The subject's whole environment in its command line, so that a reproduction record (which
+# keeps the --exec command) replays with `samplecheck replay FILE` alone.
+subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q} PYTHONPATH=${PYTHONPATH@Q} PATH=${PATH@Q}"
+subject_env+=" CUDA_HOME=${CUDA_HOME@Q} FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE@Q}"
 $subject_env python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
 
 declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul)
