@@ -70,7 +70,7 @@ export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashi
 # keeps the --exec command) replays with `samplecheck replay FILE` alone.
 subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q} PYTHONPATH=${PYTHONPATH@Q} PATH=${PATH@Q}"
 subject_env+=" CUDA_HOME=${CUDA_HOME@Q} FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE@Q}"
-$subject_env python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+eval "$subject_env python3 -c \"import torch; print('torch', torch.__version__, torch.cuda.get_device_name())\""
 
 declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul)
 summary="$OUT/summary.md"
@@ -108,7 +108,8 @@ print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
 for group in "${groups[@]}"; do
   case $group in
     flashinfer | torch | matmul) qualify_group "${module_of[$group]}" ;;
-    renorm) $subject_env python3 -m samplecheck_subject.adapters.renorm_determinism "$OUT" >"$OUT/renorm_determinism.txt" 2>&1
+    renorm) eval "$subject_env python3 -m samplecheck_subject.adapters.renorm_determinism ${OUT@Q}" \
+              >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
     *) echo "unknown group $group (flashinfer torch matmul renorm)" >&2; exit 2 ;;
   esac
