@@ -6,7 +6,9 @@ namespace samplecheck::battery {
 namespace {
 
 const char* rng_word(int32_t v) {
-  return v == SC_RNG_BATCH_SLOT ? "batch_slot" : v == SC_RNG_SUBJECT_GENERATOR ? "subject_generator" : "per_request";
+  return v == SC_RNG_BATCH_SLOT          ? "batch_slot"
+         : v == SC_RNG_SUBJECT_GENERATOR ? "subject_generator"
+                                         : "per_request";
 }
 
 }  // namespace

@@ -16,8 +16,7 @@
 namespace samplecheck::protocol {
 
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 namespace {
@@ -139,10 +138,14 @@ nlohmann::json region_layout::place(size_t count, size_t element_size) {
 
 const char* dtype_word(int32_t dtype) {
   switch (dtype) {
-    case SC_DTYPE_F32: return "f32";
-    case SC_DTYPE_BF16: return "bf16";
-    case SC_DTYPE_F16: return "f16";
-    default: return "?";
+    case SC_DTYPE_F32:
+      return "f32";
+    case SC_DTYPE_BF16:
+      return "bf16";
+    case SC_DTYPE_F16:
+      return "f16";
+    default:
+      return "?";
   }
 }
 
@@ -159,11 +162,12 @@ struct spelling {
   int32_t value;
   const char* word;
 };
-constexpr spelling kMemory[] = {{SC_MEMORY_HOST, "host"}, {SC_MEMORY_CUDA, "cuda"},
-                                {SC_MEMORY_HIP, "hip"}};
+constexpr spelling kMemory[] = {
+    {SC_MEMORY_HOST, "host"}, {SC_MEMORY_CUDA, "cuda"}, {SC_MEMORY_HIP, "hip"}};
 constexpr spelling kInput[] = {{SC_INPUT_PROBS, "probs"}, {SC_INPUT_LOGITS, "logits"}};
 constexpr spelling kOrder[] = {{SC_ORDER_TOP_K_FIRST, "top_k_first"}, {SC_ORDER_JOINT, "joint"}};
-constexpr spelling kTie[] = {{SC_TIE_KEEP_TIES, "keep_ties"}, {SC_TIE_LOWEST_INDEX, "lowest_index"}};
+constexpr spelling kTie[] = {{SC_TIE_KEEP_TIES, "keep_ties"},
+                             {SC_TIE_LOWEST_INDEX, "lowest_index"}};
 constexpr spelling kRng[] = {{SC_RNG_PER_REQUEST, "per_request"},
                              {SC_RNG_BATCH_SLOT, "batch_slot"},
                              {SC_RNG_SUBJECT_GENERATOR, "subject_generator"}};
@@ -192,8 +196,8 @@ class entry_reader {
     name_ = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
   }
   [[noreturn]] void refuse(const std::string& field, const std::string& why) const {
-    throw std::invalid_argument(fmt::format("subject {}: field {} {}",
-                                            name_.empty() ? "(unnamed)" : name_, field, why));
+    throw std::invalid_argument(
+        fmt::format("subject {}: field {} {}", name_.empty() ? "(unnamed)" : name_, field, why));
   }
   const nlohmann::json* find(const char* field) const {
     return e_.contains(field) && !e_[field].is_null() ? &e_[field] : nullptr;
@@ -267,7 +271,8 @@ void read_sampler(const entry_reader& r, descriptor& d) {
   const nlohmann::json& dtypes = r.array("input_dtypes", true);
   for (const auto& w : dtypes) {
     const int32_t dt = w.is_string() ? dtype_from_word(w.get<std::string>()) : 0;
-    if (dt == 0) r.refuse("input_dtypes", fmt::format("holds {}, not \"f32\", \"bf16\" or \"f16\"", w.dump()));
+    if (dt == 0)
+      r.refuse("input_dtypes", fmt::format("holds {}, not \"f32\", \"bf16\" or \"f16\"", w.dump()));
     s.input_dtypes |= SC_DTYPE_BIT(dt);
   }
   for (const auto& w : r.array("filters", true)) {
@@ -275,7 +280,9 @@ void read_sampler(const entry_reader& r, descriptor& d) {
     for (const auto& f : kFilters)
       if (w.is_string() && w.get<std::string>() == f.word) bit = static_cast<uint32_t>(f.value);
     if (bit == 0)
-      r.refuse("filters", fmt::format("holds {}, not \"top_k\", \"top_p\", \"min_p\" or \"temperature\"", w.dump()));
+      r.refuse("filters",
+               fmt::format("holds {}, not \"top_k\", \"top_p\", \"min_p\" or \"temperature\"",
+                           w.dump()));
     s.filters |= bit;
   }
   const bool both = (s.filters & SC_FILTER_TOP_K) && (s.filters & SC_FILTER_TOP_P);
@@ -367,7 +374,8 @@ std::unique_ptr<descriptor> from_json(const nlohmann::json& entry) {
   auto d = std::make_unique<descriptor>();
   d->source = entry;
   const std::string kind = r.text("kind", true);
-  if (kind != "sampler" && kind != "matmul") r.refuse("kind", "is \"" + kind + "\", not \"sampler\" or \"matmul\"");
+  if (kind != "sampler" && kind != "matmul")
+    r.refuse("kind", "is \"" + kind + "\", not \"sampler\" or \"matmul\"");
   d->is_sampler = kind == "sampler";
   d->name = r.text("name", true);
   if (d->name.empty()) r.refuse("name", "is empty");

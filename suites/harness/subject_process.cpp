@@ -98,7 +98,9 @@ void index_parameters_by_output_row(sample_call& c) {
 
 subject_process::subject_process(std::string label, std::string command, server body,
                                  double handshake_s)
-    : label_(std::move(label)), command_(std::move(command)), body_(std::move(body)),
+    : label_(std::move(label)),
+      command_(std::move(command)),
+      body_(std::move(body)),
       handshake_s_(handshake_s) {}
 
 std::shared_ptr<subject_process> subject_process::exec(std::string command,
@@ -236,12 +238,16 @@ void subject_process::read_hello() {
   std::string why;
   const double deadline = protocol::now_seconds() + handshake_s_;
   switch (wait_message(deadline, hello, why)) {
-    case protocol::frame_status::ok: break;
+    case protocol::frame_status::ok:
+      break;
     case protocol::frame_status::timeout:
       fail(true, fmt::format("sent no hello within {:g} s (--handshake-timeout)", handshake_s_));
-    case protocol::frame_status::eof: fail(false, what_ended("before its hello"));
-    case protocol::frame_status::malformed: fail(false, "sent a malformed hello: " + why);
-    case protocol::frame_status::io_error: fail(false, "the control socket failed");
+    case protocol::frame_status::eof:
+      fail(false, what_ended("before its hello"));
+    case protocol::frame_status::malformed:
+      fail(false, "sent a malformed hello: " + why);
+    case protocol::frame_status::io_error:
+      fail(false, "the control socket failed");
   }
   const std::string type = hello["type"].get<std::string>();
   if (type == "error")
@@ -308,32 +314,37 @@ nlohmann::json subject_process::request(nlohmann::json message) {
   std::string why;
   const double deadline = call_deadline::current();
   switch (wait_message(deadline, reply, why)) {
-    case protocol::frame_status::ok: break;
+    case protocol::frame_status::ok:
+      break;
     case protocol::frame_status::timeout:
       fail(true, fmt::format("no reply to {} request {} within the check's time", type, id));
-    case protocol::frame_status::eof: fail(false, what_ended("before replying to " + type + " request " + std::to_string(id)));
+    case protocol::frame_status::eof:
+      fail(false, what_ended("before replying to " + type + " request " + std::to_string(id)));
     case protocol::frame_status::malformed:
       fail(false, fmt::format("malformed reply to {} request {}: {}", type, id, why));
-    case protocol::frame_status::io_error: fail(false, "the control socket failed " + when);
+    case protocol::frame_status::io_error:
+      fail(false, "the control socket failed " + when);
   }
   const std::string got = reply["type"].get<std::string>();
   if (got == "error")
     fail(false, fmt::format("reported a fatal error {}: {}", when,
                             reply.value("message", std::string("(no message)"))));
   if (got != "result")
-    fail(false, fmt::format("malformed reply to {} request {}: field type is \"{}\", not \"result\"",
-                            type, id, got));
+    fail(false,
+         fmt::format("malformed reply to {} request {}: field type is \"{}\", not \"result\"", type,
+                     id, got));
   if (!reply.contains("id") || reply["id"] != id)
     fail(false, fmt::format("malformed reply to {} request {}: field id is {}", type, id,
                             reply.contains("id") ? reply["id"].dump() : "missing"));
   if (!reply.contains("status") || !reply["status"].is_number_integer() ||
       reply["status"].get<int64_t>() < SC_OK || reply["status"].get<int64_t>() > SC_ERR_INTERNAL)
-    fail(false, fmt::format("malformed reply to {} request {}: field status is {}, not an "
-                            "sc_status (0..4)",
-                            type, id, reply.contains("status") ? reply["status"].dump() : "missing"));
+    fail(false,
+         fmt::format("malformed reply to {} request {}: field status is {}, not an "
+                     "sc_status (0..4)",
+                     type, id, reply.contains("status") ? reply["status"].dump() : "missing"));
   if (reply.contains("message") && !reply["message"].is_string())
-    fail(false, fmt::format("malformed reply to {} request {}: field message is not a string",
-                            type, id));
+    fail(false,
+         fmt::format("malformed reply to {} request {}: field message is not a string", type, id));
   return reply;
 }
 
@@ -391,15 +402,19 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   std::vector<uint8_t> valid = guarded_buffer(rows, kUnwrittenValid, kGuardValid);
   put(shm, arrays["out_token"], tokens.data(), tokens.size());
   put(shm, arrays["out_valid"], valid.data(), valid.size());
-  const nlohmann::json reply =
-      request({{"type", "sample"}, {"subject", name}, {"vocab_size", call.vocab_size},
-               {"num_input_rows", call.num_input_rows}, {"num_output_rows", rows},
-               {"input_dtype", protocol::dtype_word(call.input_dtype)}, {"arrays", arrays}});
+  const nlohmann::json reply = request({{"type", "sample"},
+                                        {"subject", name},
+                                        {"vocab_size", call.vocab_size},
+                                        {"num_input_rows", call.num_input_rows},
+                                        {"num_output_rows", rows},
+                                        {"input_dtype", protocol::dtype_word(call.input_dtype)},
+                                        {"arrays", arrays}});
   const uint8_t* base = shm_->data();
   std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
   std::memcpy(valid.data(), base + arrays["out_valid"]["at"].get<size_t>(), valid.size());
   const std::string message = reply.value("message", std::string());
-  call_status st = finish_call(reply["status"].get<sc_status>(), message.c_str(), call, tokens, valid);
+  call_status st =
+      finish_call(reply["status"].get<sc_status>(), message.c_str(), call, tokens, valid);
   if (by_output_row) original.tokens = call.tokens, original.valid = call.valid;
   return st;
 }
@@ -420,7 +435,8 @@ subject_process::matmul_reply subject_process::matmul(const std::string& name,
   arrays["out"]["count"] = cells;
   if (pid_ < 0) start();
   if (!shm_->reserve(layout.used))
-    return {SC_ERR_INTERNAL, fmt::format("cannot grow the shared region to {} bytes", layout.used), {}};
+    return {
+        SC_ERR_INTERNAL, fmt::format("cannot grow the shared region to {} bytes", layout.used), {}};
   if (q.operands_generation == 0 || q.operands_generation != weight_generation_) {
     put(*shm_, arrays["weight"], q.weight, static_cast<size_t>(q.n * q.k));
     if (q.bias != nullptr) put(*shm_, arrays["bias"], q.bias, static_cast<size_t>(q.n));
@@ -430,10 +446,14 @@ subject_process::matmul_reply subject_process::matmul(const std::string& name,
   matmul_reply out;
   out.out = guarded_buffer(cells, uint16_t{0xffff}, kGuardBf16);
   put(*shm_, arrays["out"], out.out.data(), out.out.size());
-  const nlohmann::json reply =
-      request({{"type", "matmul"}, {"subject", name}, {"m", q.m}, {"n", q.n}, {"k", q.k},
-               {"launch_config", q.launch_config},
-               {"operands_generation", q.operands_generation}, {"arrays", arrays}});
+  const nlohmann::json reply = request({{"type", "matmul"},
+                                        {"subject", name},
+                                        {"m", q.m},
+                                        {"n", q.n},
+                                        {"k", q.k},
+                                        {"launch_config", q.launch_config},
+                                        {"operands_generation", q.operands_generation},
+                                        {"arrays", arrays}});
   std::memcpy(out.out.data(), shm_->data() + arrays["out"]["at"].get<size_t>(), out.out.size() * 2);
   out.status = reply["status"].get<sc_status>();
   out.message = reply.value("message", std::string());

@@ -32,7 +32,8 @@ class request_reader {
     if (!q.contains("shm_size") || !q["shm_size"].is_number_unsigned())
       throw bad_frame("request: field shm_size is missing or not an unsigned integer");
     if (!shm.map(q["shm_size"].get<size_t>()))
-      throw bad_frame(fmt::format("cannot map {} bytes of the shared region", q["shm_size"].dump()));
+      throw bad_frame(
+          fmt::format("cannot map {} bytes of the shared region", q["shm_size"].dump()));
   }
   int64_t integer(const char* field) const {
     if (!q_.contains(field) || !q_[field].is_number_integer())
@@ -54,9 +55,10 @@ class request_reader {
       throw bad_frame(fmt::format("request: array {} has no unsigned at and count", field));
     const size_t at = a["at"].get<size_t>(), count = a["count"].get<size_t>() + extra;
     if (at % alignof(T) != 0 || at > shm_.size() || count > (shm_.size() - at) / sizeof(T))
-      throw bad_frame(fmt::format("request: array {} ({} elements at {}) is not inside the {} "
-                                  "byte region",
-                                  field, count, at, shm_.size()));
+      throw bad_frame(
+          fmt::format("request: array {} ({} elements at {}) is not inside the {} "
+                      "byte region",
+                      field, count, at, shm_.size()));
     return reinterpret_cast<T*>(shm_.data() + at);
   }
   size_t count(const char* field) const { return q_["arrays"][field]["count"].get<size_t>(); }
@@ -94,8 +96,8 @@ sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, batch_
     // The outputs with the guard rows the host placed after them.
     device_copy<int32_t> token(h.out_token, rows + kGuardRows);
     device_copy<uint8_t> valid(h.out_valid, rows + kGuardRows);
-    batch_arrays d{input.get(), row_index.get(), top_k.get(), top_p.get(), min_p.get(),
-                   temp.get(), seed.get(), sub.get(), offset.get(), token.get(), valid.get()};
+    batch_arrays d{input.get(), row_index.get(), top_k.get(),  top_p.get(), min_p.get(), temp.get(),
+                   seed.get(),  sub.get(),       offset.get(), token.get(), valid.get()};
     const sc_sample_batch b = make_batch(shape, d, nullptr);
     const sc_status st = s.sample(s.context, &b, error, size);
     error[size - 1] = '\0';
@@ -146,25 +148,35 @@ class server {
  public:
   server(int control, int shm, std::vector<const sc_sampler*> samplers,
          std::vector<const sc_matmul*> matmuls)
-      : control_(control), shm_(shm), samplers_(std::move(samplers)), matmuls_(std::move(matmuls)) {}
+      : control_(control),
+        shm_(shm),
+        samplers_(std::move(samplers)),
+        matmuls_(std::move(matmuls)) {}
 
   int run() {
     nlohmann::json subjects = nlohmann::json::array();
-    for (const sc_sampler* s : samplers_) subjects.push_back(protocol::to_json(*s, why_not(s->memory_space)));
-    for (const sc_matmul* m : matmuls_) subjects.push_back(protocol::to_json(*m, why_not(m->memory_space)));
-    if (!protocol::send_frame(control_, {{"type", "hello"}, {"protocol", protocol::kVersion}, {"subjects", subjects}}))
+    for (const sc_sampler* s : samplers_)
+      subjects.push_back(protocol::to_json(*s, why_not(s->memory_space)));
+    for (const sc_matmul* m : matmuls_)
+      subjects.push_back(protocol::to_json(*m, why_not(m->memory_space)));
+    if (!protocol::send_frame(
+            control_,
+            {{"type", "hello"}, {"protocol", protocol::kVersion}, {"subjects", subjects}}))
       return 3;
     for (;;) {
       nlohmann::json q;
       std::string why;
-      const protocol::frame_status st = protocol::recv_frame(control_, protocol::kNoDeadline, q, why);
+      const protocol::frame_status st =
+          protocol::recv_frame(control_, protocol::kNoDeadline, q, why);
       if (st == protocol::frame_status::eof) return 0;
       if (st != protocol::frame_status::ok) return error_frame("unreadable request: " + why);
       const std::string type = q["type"].get<std::string>();
       if (type == "shutdown") return 0;
       nlohmann::json reply;
       try {
-        reply = type == "sample" ? sample(q) : type == "matmul" ? matmul(q) : throw bad_frame("unknown request type " + type);
+        reply = type == "sample"   ? sample(q)
+                : type == "matmul" ? matmul(q)
+                                   : throw bad_frame("unknown request type " + type);
       } catch (const std::exception& e) {
         return error_frame(e.what());
       }
@@ -206,7 +218,8 @@ class server {
     a.row_index = r.array<int32_t>("row_index", false), a.top_k = r.array<int32_t>("top_k", false);
     a.top_p = r.array<float>("top_p", false), a.min_p = r.array<float>("min_p", false);
     a.temperature = r.array<float>("temperature", false);
-    a.seed = r.array<uint64_t>("seed", true), a.subsequence = r.array<uint64_t>("subsequence", false);
+    a.seed = r.array<uint64_t>("seed", true),
+    a.subsequence = r.array<uint64_t>("subsequence", false);
     a.offset = r.array<uint64_t>("offset", true);
     const bool device = s.memory_space != SC_MEMORY_HOST;
     a.out_token = r.array<int32_t>("out_token", true, device ? kGuardRows : 0);
@@ -231,11 +244,11 @@ class server {
     const sc_matmul& m = *by_name(matmuls_, q);
     const request_reader r(q, shm_);
     const bool device = m.memory_space != SC_MEMORY_HOST;
-    const sc_matmul_problem p = make_problem(
-        {r.integer("m"), r.integer("n"), r.integer("k"), r.array<uint16_t>("a", true),
-         r.array<uint16_t>("weight", true), r.array<uint16_t>("bias", false),
-         r.array<uint16_t>("out", true, device ? kGuardRows : 0),
-         static_cast<int32_t>(r.integer("launch_config"))});
+    const sc_matmul_problem p =
+        make_problem({r.integer("m"), r.integer("n"), r.integer("k"), r.array<uint16_t>("a", true),
+                      r.array<uint16_t>("weight", true), r.array<uint16_t>("bias", false),
+                      r.array<uint16_t>("out", true, device ? kGuardRows : 0),
+                      static_cast<int32_t>(r.integer("launch_config"))});
     char error[1024] = {0};
     sc_status st = SC_ERR_INTERNAL;
     if (!device) {
@@ -283,9 +296,11 @@ int serve_in_tree(int control_fd, int shm_fd, const std::vector<std::string>& na
   std::vector<const sc_sampler*> samplers;
   std::vector<const sc_matmul*> matmuls;
   for (const sc_sampler* s : registry::in_tree_samplers())
-    if (names.empty() || std::find(names.begin(), names.end(), s->name) != names.end()) samplers.push_back(s);
+    if (names.empty() || std::find(names.begin(), names.end(), s->name) != names.end())
+      samplers.push_back(s);
   for (const sc_matmul* m : registry::in_tree_matmuls())
-    if (names.empty() || std::find(names.begin(), names.end(), m->name) != names.end()) matmuls.push_back(m);
+    if (names.empty() || std::find(names.begin(), names.end(), m->name) != names.end())
+      matmuls.push_back(m);
   if (samplers.size() + matmuls.size() < std::max<size_t>(names.size(), 1))
     return refuse(control_fd, "an unknown in-tree subject name among the ones asked for");
   return serve(control_fd, shm_fd, samplers, matmuls);

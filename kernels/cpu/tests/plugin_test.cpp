@@ -185,7 +185,7 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   CHECK_THAT(loaded.error,
              Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH + ": ABI version mismatch: "
                       "the plugin was built against samplecheck ABI 99.") &&
-                 Contains("this samplecheck speaks ABI 1.1"));
+                 Contains("this samplecheck speaks ABI 1.2"));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -212,7 +212,7 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 1, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 2, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
   };
   for (const refusal& r : refusals) {

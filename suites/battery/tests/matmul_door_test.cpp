@@ -94,7 +94,7 @@ TEST_CASE("bad matmul problems are refused with the field named", "[battery][mat
 
 TEST_CASE("a crashing matmul fails its checks and the run goes on", "[battery][matmul]") {
   const sc_matmul m = fake("test.crash_matmul", crash_run);
-  const auto report = run_battery({.matmul = &m}, small({"batch_invariance", "accuracy"}), {});
+  const auto report = run_battery(hosted(m), small({"batch_invariance", "accuracy"}), {});
   REQUIRE(report.checks.size() == 2);
   for (const auto& c : report.checks) {
     CAPTURE(c.check, c.detail);
@@ -109,7 +109,7 @@ TEST_CASE("a hanging matmul times out, and after two hangs the rest is not run",
   const sc_matmul m = fake("test.hang_matmul", hang_run);
   run_options o = small({"batch_invariance", "run_to_run", "accuracy"});
   o.timeout_s = 1;
-  const auto report = run_battery({.matmul = &m}, o, {});
+  const auto report = run_battery(hosted(m), o, {});
   REQUIRE(report.checks.size() == 3);
   CHECK(report.checks[0].result == verdict::timeout);
   CHECK(report.checks[1].result == verdict::timeout);
@@ -120,7 +120,7 @@ TEST_CASE("a hanging matmul times out, and after two hangs the rest is not run",
 
 TEST_CASE("a matmul that refuses every problem fails with its own message", "[battery][matmul]") {
   const sc_matmul m = fake("test.refuse", refuse_run);
-  const auto report = run_battery({.matmul = &m}, small({"accuracy"}), {});
+  const auto report = run_battery(hosted(m), small({"accuracy"}), {});
   REQUIRE(report.checks.size() == 1);
   CHECK(report.checks[0].result == verdict::fail);
   CHECK_THAT(report.checks[0].detail, Catch::Contains("this kernel supports no shape"));

@@ -11,13 +11,12 @@
 //
 //   protocol_bench [--subject cpu.multinomial] [--vocab-size 151936] [--outputs 65536]
 //                  [--calls 4] [--repetitions 11] [--host PATH]
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "suites/battery/catalog.h"
 #include "suites/battery/sampling.h"
@@ -29,7 +28,7 @@ namespace sh = samplecheck::harness;
 int main(int argc, char** argv) {
   CLI::App app{"subject-process protocol overhead bench"};
   std::string name = "cpu.multinomial", host;
-  int64_t vocab = 151936;  // the standard budget's V
+  int64_t vocab = 151936;    // the standard budget's V
   uint64_t outputs = 65536;  // the battery's largest call (sampling.cpp kOutputsPerCall)
   int calls = 4, repetitions = 11;
   app.add_option("--subject", name, "an in-tree sampler");
@@ -60,8 +59,8 @@ int main(int argc, char** argv) {
   if (!host.empty())
     ways.push_back({"exec", *exec_catalog.add_exec(host + " --in-tree " + name).front(), {}});
 
-  const sb::judged_row row =
-      sb::make_row(*in_tree, samplecheck::fixtures::shape::zipf, {.vocab_size = vocab, .seed = 7}, {});
+  const sb::judged_row row = sb::make_row(*in_tree, samplecheck::fixtures::shape::zipf,
+                                          {.vocab_size = vocab, .seed = 7}, {});
   sb::sample_call templ = sb::call_for_rows(*in_tree, {&row});
   for (uint64_t j = 0; j < outputs; ++j) sb::add_output(templ, 0, 1234, j, 0);
   for (int rep = 0; rep < repetitions + 1; ++rep)  // the first is a warm-up, not counted
@@ -75,20 +74,21 @@ int main(int argc, char** argv) {
           return 1;
         }
       }
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (rep > 0) w.rates.push_back(static_cast<double>(outputs) * calls / s);
     }
   std::printf("subject %s  V %lld  %llu outputs a call  %d calls a repetition  %d repetitions\n",
-              name.c_str(), static_cast<long long>(vocab), static_cast<unsigned long long>(outputs), calls,
-              repetitions);
+              name.c_str(), static_cast<long long>(vocab), static_cast<unsigned long long>(outputs),
+              calls, repetitions);
   std::printf("%-12s %14s %14s %14s %10s\n", "way", "median draws/s", "min", "max", "vs ABI");
   double reference = 0;
   for (auto& w : ways) {
     std::sort(w.rates.begin(), w.rates.end());
     const double median = w.rates[w.rates.size() / 2];
     if (reference == 0) reference = median;
-    std::printf("%-12s %14.0f %14.0f %14.0f %9.2fx\n", w.label, median, w.rates.front(), w.rates.back(),
-                median / reference);
+    std::printf("%-12s %14.0f %14.0f %14.0f %9.2fx\n", w.label, median, w.rates.front(),
+                w.rates.back(), median / reference);
   }
   return 0;
 }

@@ -27,14 +27,33 @@ static sc_status forge(void* context, const sc_sample_batch* batch, char* error,
   _exit(0);
 }
 
-static const sc_sampler kSampler = {
-    {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}, "test.hostile", "attacks the judge",
-    SC_MEMORY_HOST, SC_INPUT_PROBS, SC_DTYPE_BIT(SC_DTYPE_F32), 0, SC_ORDER_TOP_K_FIRST,
-    SC_TIE_KEEP_TIES, 1, 0, NULL, forge, 0, 0, 0, 0};
+static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
+                                    "test.hostile",
+                                    "attacks the judge",
+                                    SC_MEMORY_HOST,
+                                    SC_INPUT_PROBS,
+                                    SC_DTYPE_BIT(SC_DTYPE_F32),
+                                    0,
+                                    SC_ORDER_TOP_K_FIRST,
+                                    SC_TIE_KEEP_TIES,
+                                    1,
+                                    0,
+                                    NULL,
+                                    forge,
+                                    0,
+                                    0,
+                                    0,
+                                    0};
 
 static const sc_plugin kPlugin = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
-                                  "hostile test plugin", 1, 0, &kSampler, NULL, 0,
-                                  sizeof(sc_sampler), sizeof(sc_matmul)};
+                                  "hostile test plugin",
+                                  1,
+                                  0,
+                                  &kSampler,
+                                  NULL,
+                                  0,
+                                  sizeof(sc_sampler),
+                                  sizeof(sc_matmul)};
 
 __attribute__((visibility("default"))) const sc_plugin* samplecheck_plugin(void) {
 #if SAMPLECHECK_HOSTILE == 2

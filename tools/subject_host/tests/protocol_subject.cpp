@@ -100,9 +100,10 @@ json sample(const json& q, const std::string& mode) {
   for (int64_t i = 0; i < param_rows; ++i) {
     if ((top_k && top_k[i] < 0) || (top_p && !(top_p[i] > 0 && top_p[i] <= 1)) ||
         (min_p && !(min_p[i] >= 0 && min_p[i] <= 1)) || (temperature && !(temperature[i] >= 0)))
-      return {{"status", 1}, {"message", "row " + std::to_string(i) + ": a parameter out of range"}};
-    if ((top_k && top_k[i] > 0 && top_k[i] < V) || (top_p && top_p[i] < 1) || (min_p && min_p[i] > 0) ||
-        (temperature && temperature[i] != 1))
+      return {{"status", 1},
+              {"message", "row " + std::to_string(i) + ": a parameter out of range"}};
+    if ((top_k && top_k[i] > 0 && top_k[i] < V) || (top_p && top_p[i] < 1) ||
+        (min_p && min_p[i] > 0) || (temperature && temperature[i] != 1))
       return {{"status", 2}, {"message", "row " + std::to_string(i) + ": no filter is declared"}};
   }
   if (row_index == nullptr && out_rows != in_rows)
@@ -110,7 +111,8 @@ json sample(const json& q, const std::string& mode) {
   for (int64_t r = 0; r < out_rows; ++r) {
     const int64_t i = row_index ? row_index[r] : r;
     if (i < 0 || i >= in_rows)
-      return {{"status", 1}, {"message", "output row " + std::to_string(r) + ": row_index out of range"}};
+      return {{"status", 1},
+              {"message", "output row " + std::to_string(r) + ": row_index out of range"}};
   }
   if (mode == "never_samples") return {{"status", 0}, {"message", ""}};
   for (int64_t r = 0; r < out_rows; ++r) {
@@ -157,13 +159,15 @@ uint16_t float_to_bf16(float f) {
 json matmul(const json& q) {
   const int64_t m = q["m"], n = q["n"], k = q["k"];
   const json& a = q["arrays"];
-  const auto *x = at<uint16_t>(a, "a"), *w = at<uint16_t>(a, "weight"), *bias = at<uint16_t>(a, "bias");
+  const auto *x = at<uint16_t>(a, "a"), *w = at<uint16_t>(a, "weight"),
+             *bias = at<uint16_t>(a, "bias");
   auto* out = at<uint16_t>(a, "out");
   if (q["launch_config"] != -1) return {{"status", 1}, {"message", "no launch configurations"}};
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0;
-      for (int64_t l = 0; l < k; ++l) acc += bf16_to_float(x[i * k + l]) * bf16_to_float(w[j * k + l]);
+      for (int64_t l = 0; l < k; ++l)
+        acc += bf16_to_float(x[i * k + l]) * bf16_to_float(w[j * k + l]);
       if (bias) acc += bf16_to_float(bias[j]);
       out[i * n + j] = float_to_bf16(acc);
     }
@@ -173,8 +177,12 @@ json matmul(const json& q) {
 json descriptor(const std::string& mode) {
   if (mode == "matmul")
     return {{"kind", "matmul"}, {"name", "protocol.matmul"}, {"description", "fp32 in k order"}};
-  json d{{"kind", "sampler"}, {"name", "protocol." + mode}, {"description", "inverse CDF over the protocol"},
-         {"input_kind", "probs"}, {"input_dtypes", {"f32"}}, {"filters", json::array()},
+  json d{{"kind", "sampler"},
+         {"name", "protocol." + mode},
+         {"description", "inverse CDF over the protocol"},
+         {"input_kind", "probs"},
+         {"input_dtypes", {"f32"}},
+         {"filters", json::array()},
          {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
   if (mode == "slot") d["rng_policy"] = "batch_slot";
   if (mode == "output_params") d["parameter_indexing"] = "output_row";
@@ -192,14 +200,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   control = std::atoi(c), shm_fd = std::atoi(s);
-  send({{"type", "hello"}, {"protocol", mode == "wrong_version" ? 2 : 1}, {"subjects", {descriptor(mode)}}});
+  send({{"type", "hello"},
+        {"protocol", mode == "wrong_version" ? 2 : 1},
+        {"subjects", {descriptor(mode)}}});
   for (int requests = 1;; ++requests) {
     json q;
     if (!receive(q) || q["type"] == "shutdown") return 0;
     const size_t size = q["shm_size"];
     if (size > mapped) {
       if (shm != nullptr) ::munmap(shm, mapped);
-      shm = static_cast<uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0));
+      shm = static_cast<uint8_t*>(
+          ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0));
       mapped = size;
     }
     if (requests == 3) {

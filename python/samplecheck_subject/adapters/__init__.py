@@ -1,0 +1,10 @@
+"""Adapters: real sampling rules and matmuls as subjects, each with the contract it truly
+has. Serve one set with `python -m samplecheck_subject.run samplecheck_subject.adapters.MODULE:subjects`:
+
+  torch_samplers       SGLang v0.5.19 multinomial, v0.5.20 Gumbel-max, SGLang's and vLLM's filtered paths
+  flashinfer_samplers  FlashInfer 0.7.2 flashinfer.sampling
+  torch_matmul         torch.mm and F.linear in bf16
+
+torch and FlashInfer import lazily (at the first call), and a machine without them or
+without a CUDA device says so in its hello: samplecheck then skips, never passes.
+"""

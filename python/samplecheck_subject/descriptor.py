@@ -1,0 +1,149 @@
+"""What a subject is: the sampler and matmul descriptors of the protocol's hello
+(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.2),
+checked here by the same rules the host applies, so a mistake is named before any batch.
+"""
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+INPUT_KINDS = ("probs", "logits")
+DTYPES = ("f32", "bf16", "f16")
+FILTERS = ("top_k", "top_p", "min_p", "temperature")
+FILTER_ORDERS = ("top_k_first", "joint")
+TIE_POLICIES = ("keep_ties", "lowest_index")
+MEMORY_SPACES = ("host", "cuda")
+# Declared contracts (section 6).
+RNG_POLICIES = ("per_request", "batch_slot", "subject_generator")
+PARAMETER_INDEXINGS = ("input_row", "output_row")
+DEGENERATE_ROWS = ("valid_flag", "error", "undefined")
+
+
+class DescriptorError(ValueError):
+    """A descriptor that breaks the ABI's rules, naming the subject and the field."""
+
+
+def _one_of(name, fieldname, value, allowed):
+    if value not in allowed:
+        raise DescriptorError(f"{name}: {fieldname} = {value!r} is not one of {', '.join(allowed)}")
+
+
+@dataclass
+class SamplerDescriptor:
+    """A token sampler. `memory_space="cuda"` hands the callable torch tensors on the device.
+
+    The contract fields say which promise the battery checks: rng_policy "per_request" (output
+    r draws from curand_init(seed[r], subsequence[r], offset[r])), "batch_slot" (the stream is
+    keyed by the output row, as FlashInfer documents), "subject_generator" (the subject owns
+    its generator: same seeds and batch give the same tokens); parameter_indexing "input_row"
+    or "output_row"; degenerate_rows "valid_flag", "error" or "undefined".
+    """
+
+    name: str
+    input_kind: str
+    input_dtypes: Sequence[str]
+    filters: Sequence[str] = ()
+    philox_outputs_per_call: int = 1
+    filter_order: Optional[str] = None
+    tie_policy: Optional[str] = None
+    description: str = ""
+    memory_space: str = "host"
+    rng_policy: str = "per_request"
+    parameter_indexing: str = "input_row"
+    degenerate_rows: str = "valid_flag"
+    kind: str = field(default="sampler", init=False)
+
+    def validate(self):
+        n = self.name or "<unnamed sampler>"
+        if not isinstance(self.name, str) or not self.name:
+            raise DescriptorError(f"{n}: name must be a non-empty string")
+        _one_of(n, "input_kind", self.input_kind, INPUT_KINDS)
+        _one_of(n, "memory_space", self.memory_space, MEMORY_SPACES)
+        if not self.input_dtypes:
+            raise DescriptorError(f"{n}: input_dtypes must name at least one of {', '.join(DTYPES)}")
+        for d in self.input_dtypes:
+            _one_of(n, "input_dtypes", d, DTYPES)
+        for f in self.filters:
+            _one_of(n, "filters", f, FILTERS)
+        if "temperature" in self.filters and self.input_kind != "logits":
+            raise DescriptorError(f"{n}: filters: temperature is a logits filter, input_kind is probs")
+        if "top_k" in self.filters and "top_p" in self.filters:
+            _one_of(n, "filter_order", self.filter_order, FILTER_ORDERS)
+        elif self.filter_order is not None:
+            _one_of(n, "filter_order", self.filter_order, FILTER_ORDERS)
+        if "top_k" in self.filters:
+            _one_of(n, "tie_policy", self.tie_policy, TIE_POLICIES)
+        elif self.tie_policy is not None:
+            _one_of(n, "tie_policy", self.tie_policy, TIE_POLICIES)
+        if not isinstance(self.philox_outputs_per_call, int) or self.philox_outputs_per_call < 1:
+            raise DescriptorError(f"{n}: philox_outputs_per_call = {self.philox_outputs_per_call!r} must be >= 1")
+        _one_of(n, "rng_policy", self.rng_policy, RNG_POLICIES)
+        _one_of(n, "parameter_indexing", self.parameter_indexing, PARAMETER_INDEXINGS)
+        _one_of(n, "degenerate_rows", self.degenerate_rows, DEGENERATE_ROWS)
+        return self
+
+    def to_json(self):
+        self.validate()
+        out = {
+            "kind": "sampler",
+            "name": self.name,
+            "description": self.description,
+            "memory_space": self.memory_space,
+            "input_kind": self.input_kind,
+            "input_dtypes": list(self.input_dtypes),
+            "filters": list(self.filters),
+            "philox_outputs_per_call": self.philox_outputs_per_call,
+            "rng_policy": self.rng_policy,
+            "parameter_indexing": self.parameter_indexing,
+            "degenerate_rows": self.degenerate_rows,
+        }
+        if self.filter_order is not None:
+            out["filter_order"] = self.filter_order
+        if self.tie_policy is not None:
+            out["tie_policy"] = self.tie_policy
+        return out
+
+
+@dataclass
+class MatmulDescriptor:
+    """A bf16 matmul: out[m, n] = bf16(sum_k a[m, k] * weight[n, k] (+ bias[n])), fp32 inside."""
+
+    name: str
+    description: str = ""
+    memory_space: str = "host"
+    launch_configs: List[str] = field(default_factory=list)
+    batch_thresholds: List[int] = field(default_factory=list)
+    kind: str = field(default="matmul", init=False)
+
+    def validate(self):
+        n = self.name or "<unnamed matmul>"
+        if not isinstance(self.name, str) or not self.name:
+            raise DescriptorError(f"{n}: name must be a non-empty string")
+        _one_of(n, "memory_space", self.memory_space, MEMORY_SPACES)
+        if any(not isinstance(c, str) for c in self.launch_configs):
+            raise DescriptorError(f"{n}: launch_configs must be strings")
+        t = list(self.batch_thresholds)
+        if any(not isinstance(x, int) or x < 2 for x in t) or t != sorted(set(t)):
+            raise DescriptorError(f"{n}: batch_thresholds = {t} must be ascending integers >= 2")
+        return self
+
+    def to_json(self):
+        self.validate()
+        return {
+            "kind": "matmul",
+            "name": self.name,
+            "description": self.description,
+            "memory_space": self.memory_space,
+            "launch_configs": list(self.launch_configs),
+            "batch_thresholds": list(self.batch_thresholds),
+        }
+
+
+def from_json(obj):
+    """A descriptor from its JSON form (what `python -m samplecheck_subject.run` receives)."""
+    obj = dict(obj)
+    kind = obj.pop("kind", None)
+    if kind == "sampler":
+        return SamplerDescriptor(**obj).validate()
+    if kind == "matmul":
+        return MatmulDescriptor(**obj).validate()
+    raise DescriptorError(f"kind = {kind!r} is not 'sampler' or 'matmul'")

@@ -1,0 +1,189 @@
+"""A sort-based sampler in numpy on the ABI's per-request Philox streams, and the same
+sampler with one catalog defect planted (docs/bug-catalog.md, kernels/mutant_catalog.h):
+the Python subjects the protocol tests judge.
+
+The rule (as SGLang's and vLLM's filtered paths spell it): sort the row descending (stable,
+so ties keep the lower ids: lowest_index), keep the top k, then the smallest prefix whose
+float32 cumulative mass reaches top_p of theirs (top_k_first), then the tokens at or above
+min_p times the largest; draw u in [0, 1) from two stream outputs (53 bits) and invert the
+cumulative sum (float64) of what is kept.
+"""
+
+import hashlib
+
+import numpy as np
+
+from .batch import SubjectError
+from .descriptor import SamplerDescriptor
+from .protocol import SC_ERR_INVALID_ARGUMENT
+from .philox import stream_outputs, uniform_double
+
+FLT_MAX = np.float32(np.finfo(np.float32).max)
+
+# The defects planted here, each the mechanism of its catalog row.
+PLANTED = {
+    "S02": "the Philox offset is frozen at 0: every call draws the same numbers",
+    "S03": "seed and offset arrays read at element 0 for every request",
+    "S04": "stream keyed by the row's batch position, not the request",
+    "S06": "keeps every tie at the k-th probability while declaring lowest_index",
+    "S07": "drops the token that carries the cumulative sum across p",
+    "S08": "NaN or all-zero rows return token 0 marked valid",
+    "S09": "filter parameters read by output row, not input row",
+    "S10": "outputs sharing an input row share one random draw",
+}
+
+
+def descriptor(name="numpy.sort_filter", planted=None, **contract):
+    what = PLANTED[planted] if planted else "sort, filter (top-k, top-p, min-p), invert the CDF"
+    return SamplerDescriptor(
+        name=name if planted is None else f"{name}:{planted}",
+        description=f"numpy: {what}",
+        **contract,
+        input_kind="probs",
+        input_dtypes=("f32", "bf16", "f16"),
+        filters=("top_k", "top_p", "min_p"),
+        filter_order="top_k_first",
+        tie_policy="lowest_index",
+        philox_outputs_per_call=2,
+    )
+
+
+def _kept(row, top_k, top_p, min_p, planted):
+    """(token ids kept in sampling order, float64 cumulative mass) or None if degenerate."""
+    vocab = row.size
+    if not np.isfinite(row).all() or (row < 0).any():
+        return None
+    total = float(row.sum(dtype=np.float64))
+    if not 0.0 < total <= FLT_MAX:
+        return None
+    k_on = 0 < top_k < vocab
+    p_on = top_p < 1.0
+    m_on = min_p > 0.0
+    if not (k_on or p_on or m_on):
+        return None, np.cumsum(row, dtype=np.float64)
+    order = np.argsort(-row, kind="stable")
+    keep = vocab
+    if k_on:
+        keep = int(top_k)
+        if planted == "S06":  # every tie with the k-th survives
+            while keep < vocab and row[order[keep]] == row[order[keep - 1]]:
+                keep += 1
+    if p_on:
+        cumulative = np.cumsum(row[order[:keep]], dtype=np.float32)
+        threshold = np.float32(top_p) * cumulative[-1]
+        if planted == "S07":  # a token stays only if the sum through it stays within p
+            keep = 1 + int(np.count_nonzero(cumulative[1:] <= threshold))
+        else:  # a token is needed while the mass before it is short of p
+            before = np.concatenate(([np.float32(0)], cumulative[:-1]))
+            keep = int(np.count_nonzero(before < threshold))
+    if m_on:
+        threshold = np.float32(min_p) * row[order[0]]
+        keep = int(np.count_nonzero(row[order[:keep]] >= threshold))
+    order = order[:keep]
+    cdf = np.cumsum(row[order], dtype=np.float64)
+    if keep == 0 or cdf[-1] <= 0.0:
+        return None
+    return order, cdf
+
+
+def _invert(cdf, u):
+    """The first entry above u; past the end (rounding), the last entry with mass."""
+    hit = np.searchsorted(cdf, u, side="right")
+    past = hit >= cdf.size
+    if past.any():
+        positive = np.flatnonzero(np.diff(np.concatenate(([0.0], cdf))) > 0)
+        hit[past] = positive[-1]
+    return hit
+
+
+def make(planted=None, slot_keyed=False):
+    """The sampler callable; `planted` one of PLANTED's ids or None (the correct one).
+    slot_keyed: the stream's subsequence is the output row (FlashInfer's rule), which is
+    S04's mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect."""
+    if planted is not None and planted not in PLANTED:
+        raise ValueError(f"no planted defect {planted!r}; known: {', '.join(PLANTED)}")
+
+    def sample(b):
+        n_out, n_in = b.num_output_rows, b.num_input_rows
+        rows = b.rows()
+        input_of = np.arange(n_out) if b.row_index is None else b.row_index.astype(np.int64)
+        param_of = np.arange(n_out) % n_in if planted == "S09" else input_of
+        source = np.arange(n_out)
+        if planted == "S03":
+            source = np.zeros(n_out, dtype=np.int64)
+        if planted == "S10":  # one draw per input row, shared by every output of that row
+            _, first = np.unique(input_of, return_index=True)
+            first_of = dict(zip(input_of[first].tolist(), first.tolist()))
+            source = np.array([first_of[i] for i in input_of.tolist()], dtype=np.int64)
+        seed = b.seed[source]
+        subsequence = np.zeros(n_out, np.uint64) if b.subsequence is None else b.subsequence[source]
+        offset = b.offset[source]
+        if planted == "S02":
+            offset = np.zeros(n_out, np.uint64)
+        if planted == "S04" or slot_keyed:
+            subsequence = np.arange(n_out, dtype=np.uint64)
+        words = stream_outputs(seed, subsequence, offset, 2)
+        u = uniform_double(words[:, 0], words[:, 1])
+
+        tokens = np.zeros(n_out, np.int32)
+        valid = np.zeros(n_out, np.uint8)
+        groups = {}
+        for r, key in enumerate(zip(input_of.tolist(), param_of.tolist())):
+            groups.setdefault(key, []).append(r)
+        for (i, p), outputs in groups.items():
+            outputs = np.asarray(outputs)
+            kept = _kept(
+                rows[i],
+                int(b.top_k[p]) if b.top_k is not None else 0,
+                float(b.top_p[p]) if b.top_p is not None else 1.0,
+                float(b.min_p[p]) if b.min_p is not None else 0.0,
+                planted,
+            )
+            if kept is None:
+                if planted == "S08":  # the degenerate row passes as token 0
+                    valid[outputs] = 1
+                continue
+            order, cdf = kept
+            hit = _invert(cdf, u[outputs] * cdf[-1])
+            tokens[outputs] = hit if order is None else order[hit]
+            valid[outputs] = 1
+        return tokens, valid
+
+    return sample
+
+
+def generator_sampler(b):
+    """Inverse CDF on a numpy Generator the subject owns, seeded from the whole call (seeds,
+    subsequences, offsets, row map): rng_policy "subject_generator". Refuses degenerate
+    rows with status 1: degenerate_rows "error"."""
+    h = hashlib.blake2b(digest_size=8)
+    for a in (b.seed, b.subsequence, b.offset, b.row_index):
+        h.update(b"-" if a is None else a.tobytes())
+    rng = np.random.default_rng(int.from_bytes(h.digest(), "little"))
+    rows = b.rows().astype(np.float64)
+    bad = ~np.isfinite(rows).all(axis=1) | (rows < 0).any(axis=1) | ~(rows.sum(axis=1) > 0)
+    if bad.any():
+        raise SubjectError(SC_ERR_INVALID_ARGUMENT, f"input row {int(np.flatnonzero(bad)[0])} is degenerate")
+    input_of = np.arange(b.num_output_rows) if b.row_index is None else b.row_index
+    cdf = np.cumsum(rows, axis=1)
+    u = rng.random(b.num_output_rows) * cdf[input_of, -1]
+    tokens = np.empty(b.num_output_rows, np.int32)
+    for i in np.unique(input_of):
+        outputs = np.flatnonzero(input_of == i)
+        tokens[outputs] = _invert(cdf[i], u[outputs])
+    return tokens, None
+
+
+def contract_subjects():
+    """Correct subjects with other declared contracts: streams keyed by the batch slot (as
+    FlashInfer's), and a subject-owned generator refusing degenerate rows (as torch's)."""
+    slot = descriptor(name="numpy.sort_filter.batch_slot", rng_policy="batch_slot")
+    generator = SamplerDescriptor(
+        name="numpy.multinomial.generator", description="numpy: inverse CDF on a seeded numpy Generator",
+        input_kind="probs", input_dtypes=("f32",), rng_policy="subject_generator", degenerate_rows="error")
+    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator)]
+
+
+def subjects():
+    """The correct sampler and every planted one, for `python -m samplecheck_subject.run`."""
+    return [(make(None), descriptor())] + [(make(p), descriptor(planted=p)) for p in PLANTED]

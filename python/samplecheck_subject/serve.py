@@ -1,0 +1,172 @@
+"""serve(fn, descriptor): a Python callable as a samplecheck subject process.
+
+    samplecheck qualify --exec "python my_subject.py"
+
+where my_subject.py ends in serve(fn, descriptor). The process sends its hello, then
+answers one request at a time until shutdown (docs/subject-protocol.md). The callable
+only computes tokens (or matmul outputs); samplecheck judges them.
+"""
+
+import sys
+import traceback
+
+import numpy as np
+
+from . import batch as batch_mod
+from .descriptor import DescriptorError
+from .protocol import (
+    PROTOCOL_VERSION,
+    SC_ERR_INTERNAL,
+    SC_ERR_INVALID_ARGUMENT,
+    SC_OK,
+    Channel,
+    ProtocolError,
+    SharedRegion,
+    inherited_fds,
+)
+
+
+def serve(fn, descriptor):
+    """Serves one subject until samplecheck shuts it down; returns the exit status."""
+    return serve_subjects([(fn, descriptor)])
+
+
+def serve_subjects(subjects, unavailable=None):
+    """Serves several (fn, descriptor) pairs in one process. `unavailable`: a reason this
+    machine cannot run them (no CUDA device, say): samplecheck then skips their checks."""
+    table = {}
+    for fn, descriptor in subjects:
+        descriptor.validate()
+        if descriptor.name in table:
+            raise DescriptorError(f"{descriptor.name}: two subjects share this name")
+        table[descriptor.name] = _Subject(fn, descriptor)
+    if not table:
+        raise DescriptorError("serve_subjects needs at least one subject")
+    control_fd, shm_fd = inherited_fds()
+    channel, region = Channel(control_fd), SharedRegion(shm_fd)
+    hello = {"type": "hello", "protocol": PROTOCOL_VERSION,
+             "subjects": [s.descriptor.to_json() for s in table.values()]}
+    if unavailable:
+        hello["unavailable"] = unavailable
+    channel.send(hello)
+    while True:
+        try:
+            message = channel.receive()
+            if message is None or message["type"] == "shutdown":
+                return 0
+            if message["type"] not in ("sample", "matmul"):
+                raise ProtocolError(f"a message of type {message['type']!r}")
+            reply = _answer(table, region, message)
+        except ProtocolError as e:
+            channel.send({"type": "error", "message": f"subject: {e}"})
+            return 1
+        channel.send(reply)
+
+
+def _answer(table, region, message):
+    call_id = message.get("id")
+    if not isinstance(call_id, int):
+        raise ProtocolError("a request without an integer id")
+    shm_size = message.get("shm_size")
+    if not isinstance(shm_size, int):
+        raise ProtocolError("a request without an integer shm_size")
+    region.ensure(shm_size)
+    subject = table.get(message.get("subject"))
+    if subject is None:
+        return _result(call_id, SC_ERR_INVALID_ARGUMENT, f"no subject named {message.get('subject')!r} here")
+    if {"sample": "sampler", "matmul": "matmul"}[message["type"]] != subject.descriptor.kind:
+        return _result(call_id, SC_ERR_INVALID_ARGUMENT,
+                       f"{subject.descriptor.name} is a {subject.descriptor.kind}: no {message['type']} requests")
+    try:
+        if message["type"] == "sample":
+            status, text = subject.sample(region, message)
+        else:
+            status, text = subject.matmul(region, message)
+    except batch_mod.SubjectError as e:
+        status, text = e.status, f"{subject.descriptor.name}: {e}"
+    except ProtocolError:
+        raise
+    except Exception as e:  # the subject's own failure: status 4, its text, its traceback on stderr
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        status, text = SC_ERR_INTERNAL, f"{subject.descriptor.name}: {type(e).__name__}: {e}"
+    return _result(call_id, status, text)
+
+
+def _result(call_id, status, message=""):
+    return {"type": "result", "id": call_id, "status": int(status), "message": message}
+
+
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _from_dlpack(values):
+    try:
+        return np.from_dlpack(values)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        import torch
+
+        return torch.from_dlpack(values)
+
+
+class _Subject:
+    def __init__(self, fn, descriptor):
+        self.fn, self.descriptor = fn, descriptor
+        self.device = descriptor.memory_space == "cuda"
+        self._operands = None  # (generation, weight, bias) on the device
+
+    def sample(self, region, message):
+        arrays = batch_mod.sample_views(region, message)
+        refused = batch_mod.refusal(self.descriptor, message, arrays)
+        if refused is not None:
+            return refused
+        if message["num_output_rows"] == 0:
+            return SC_OK, ""
+        b = batch_mod.SampleBatch(self.descriptor, message, arrays)
+        if self.device:
+            from . import device
+
+            device.to_device(b)
+        returned = self.fn(b)
+        if returned is not None:
+            tokens, valid = returned if isinstance(returned, tuple) else (returned, None)
+            self._write(arrays["out_token"], tokens, np.int32, "tokens")
+            if valid is None:
+                arrays["out_valid"][:] = 1
+            else:
+                self._write(arrays["out_valid"], valid, np.uint8, "valid flags")
+        return SC_OK, ""
+
+    def matmul(self, region, message):
+        arrays = batch_mod.matmul_views(region, message)
+        p = batch_mod.MatmulProblem(self.descriptor, message, arrays)
+        configs = len(self.descriptor.launch_configs)
+        if not (p.launch_config == -1 or 0 <= p.launch_config < configs):
+            return SC_ERR_INVALID_ARGUMENT, (
+                f"{self.descriptor.name}: launch_config = {p.launch_config} is not -1 or below {configs}")
+        if self.device:
+            from . import device
+
+            self._operands = device.matmul_to_device(p, self._operands)
+        returned = self.fn(p)
+        if returned is not None:
+            self._write(arrays["out"], returned, np.uint16, "outputs")
+        return SC_OK, ""
+
+    def _write(self, view, values, dtype, what):
+        if not isinstance(values, np.ndarray) and not _is_torch(values) and hasattr(values, "__dlpack__"):
+            values = _from_dlpack(values)  # CuPy, JAX, ...: host arrays to numpy, device ones to torch
+        if _is_torch(values):
+            if values.numel() != view.size:
+                raise batch_mod.SubjectError(
+                    SC_ERR_INTERNAL, f"the callable returned {values.numel()} {what} for {view.size} outputs")
+            from . import device
+
+            device.copy_into(view, values)  # straight from the device into the shared region
+            return
+        host = np.asarray(values).astype(dtype, copy=False)
+        if host.size != view.size:
+            raise batch_mod.SubjectError(
+                SC_ERR_INTERNAL, f"the callable returned {host.size} {what} for {view.size} outputs")
+        view.reshape(-1)[:] = host.reshape(-1)

@@ -1,0 +1,42 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+# Run only by test_pytest_plugin.py, in a pytest of their own that loads the plugin.
+collect_ignore = ["plugin_cases"]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_ROOT = os.path.dirname(HERE)
+sys.path[:0] = [p for p in (PACKAGE_ROOT, HERE) if p not in sys.path]
+
+
+@pytest.fixture(scope="session")
+def samplecheck_bin():
+    """$SAMPLECHECK_BIN (ctest sets it); unset: the tests that need the binary are skipped."""
+    path = os.environ.get("SAMPLECHECK_BIN")
+    if not path:
+        pytest.skip("SAMPLECHECK_BIN is not set (ctest sets it to the built samplecheck)")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"SAMPLECHECK_BIN={path} is not executable")
+    return path
+
+
+def subject_command(*args):
+    """The --exec command serving `args` with this interpreter, the package and tests/ on the path."""
+    return " ".join([sys.executable, "-m", "samplecheck_subject.run", *args])
+
+
+@pytest.fixture
+def run_qualify(samplecheck_bin):
+    def run(exec_command, *args, env=None, timeout=600):
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, HERE, environment.get("PYTHONPATH", "")])
+        environment.update(env or {})
+        done = subprocess.run([samplecheck_bin, "qualify", "--exec", exec_command, *args], env=environment,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        print(done.stdout)
+        return done.returncode, done.stdout
+
+    return run

@@ -1,0 +1,54 @@
+"""Subjects that misbehave once: the first request a fresh process of the run receives
+(counted across restarts in $SAMPLECHECK_TEST_FAULT_STATE) raises, exits with status 0,
+hangs, replies garbage or returns a token outside [0, V); every later request is answered
+by the correct numpy sampler. So exactly one check must fail and the battery go on.
+
+    python -m samplecheck_subject.run faulty_subjects:subjects   (FAULT in $SAMPLECHECK_TEST_FAULT)
+"""
+
+import os
+import struct
+import sys
+import time
+
+from samplecheck_subject import numpy_samplers
+
+FAULTS = ("raise", "exit0", "hang", "garbage", "out_of_range")
+_correct = numpy_samplers.make(None)
+
+
+def _first_request_of_run():
+    """True exactly once per run: the state file holds how many requests came before."""
+    path = os.environ["SAMPLECHECK_TEST_FAULT_STATE"]
+    seen = int(open(path).read() or 0) if os.path.exists(path) else 0
+    with open(path, "w") as f:
+        f.write(str(seen + 1))
+    return seen == 0
+
+
+def faulty(b):
+    fault = os.environ["SAMPLECHECK_TEST_FAULT"]
+    if not _first_request_of_run():
+        return _correct(b)
+    if fault == "raise":
+        raise RuntimeError("planted: the subject raised inside its first batch")
+    if fault == "exit0":
+        sys.stdout.flush()
+        os._exit(0)  # mid-batch, before any reply
+    if fault == "hang":
+        time.sleep(3600)
+    if fault == "garbage":
+        fd = int(os.environ["SAMPLECHECK_CONTROL_FD"])
+        body = b"this is not JSON"
+        os.write(fd, struct.pack("<I", len(body)) + body)
+        time.sleep(3600)  # samplecheck must judge the reply and stop this process itself
+    if fault == "out_of_range":
+        tokens, valid = _correct(b)
+        tokens[0] = b.vocab_size
+        valid[0] = 1
+        return tokens, valid
+    raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+
+
+def subjects():
+    return [(faulty, numpy_samplers.descriptor(name="test.faulty"))]

@@ -1,0 +1,32 @@
+"""A Python subject that raises, exits with status 0 mid-batch, hangs, replies garbage or
+returns a token outside [0, V) on its first request: that check fails, naming what
+happened, and the battery goes on to judge the rest (which pass)."""
+
+import pytest
+
+from conftest import subject_command
+from faulty_subjects import FAULTS
+
+CHECKS = "support,replay"
+EXPECTED_TEXT = {
+    "raise": "planted: the subject raised",
+    "exit0": "status 0",
+    "hang": "TIMEOUT",
+    "garbage": "JSON",
+    "out_of_range": "outside [0,",
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_fault_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, fault):
+    env = {"SAMPLECHECK_TEST_FAULT": fault, "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests")}
+    status, table = run_qualify(subject_command("faulty_subjects:subjects"), "--checks", CHECKS,
+                                "--timeout", "5", env=env, timeout=300)
+    assert status == 1, table
+    verdicts = {" ".join(line.split()[:2]): line.split()[2] for line in table.splitlines()
+                if line[:1].strip() and line.split()[0] in CHECKS.split(",")}
+    # Every (check, dtype) has its row: the run went on past the fault.
+    assert {k.split()[0] for k in verdicts} == set(CHECKS.split(",")) and len(verdicts) == 6, table
+    failed = [k for k, v in verdicts.items() if v in ("FAIL", "TIMEOUT")]
+    assert failed == ["support [f32]"], table  # the first check met the fault, the others passed
+    assert EXPECTED_TEXT[fault] in table, table

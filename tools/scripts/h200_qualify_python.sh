@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Qualifies every Python adapter (python/samplecheck_subject/adapters) on a CUDA machine
+# through `samplecheck qualify --exec`, and probes the renorm functions' determinism.
+# For the H200 (torch 2.11, nvcc 13.0, Python 3.12, nothing installable): run from the
+# repository root with the trimmed FlashInfer tree (tools/scripts/trim_flashinfer.sh)
+# carried in.
+#
+#   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer torch matmul renorm
+#                                                       (default: all four, in that order)
+# Environment:
+#   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
+#                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
+#   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
+#   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
+#   BUDGET           default standard
+#   SUBJECT_LIMIT    seconds one subject's qualification may take (default 300; exit 124 past it)
+#   SUBJECTS         only these subjects (comma-separated), default every subject of each group
+#   QUALIFY_ARGS     extra samplecheck arguments (e.g. "--seed 7")
+#   SUBJECT_LD_LIBRARY_PATH  the Python subject's library path (default: the machine's, then
+#                    /usr/local/cuda/lib64)
+#   MATMUL_ARGS      the matmul group's batch sizes, default the powers of two +-1 up to 4096:
+#                    every call carries its `a` through the shared region, so all 4,096 sizes
+#                    of every fixture shape (~200 GB of copies a shape) do not fit a call
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+repo=$(pwd)
+: "${OUT:?set OUT to the results folder}"
+samplecheck=${SAMPLECHECK_BIN:-carry/bin/samplecheck}
+[ -n "${SAMPLECHECK_BIN:-}" ] || [ -x "$samplecheck" ] || samplecheck=build/tools/samplecheck/samplecheck
+# samplecheck's CUDA build links cuBLAS from the toolkit. The Python subject keeps the
+# machine's own library path first (torch's CUDA libraries) with the toolkit's last, where
+# FlashInfer's JIT-built module finds libcudart; SUBJECT_LD_LIBRARY_PATH overrides it.
+subject_library_path=${SUBJECT_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
+budget=${BUDGET:-standard}
+groups=("$@")
+((${#groups[@]})) || groups=(flashinfer torch matmul renorm)
+mkdir -p "$OUT/repro"
+[ -x "$samplecheck" ] || { echo "no samplecheck at $samplecheck (build it or set SAMPLECHECK_BIN)" >&2; exit 2; }
+
+# Python: the package from the checkout, FlashInfer from the trimmed tree, and from its
+# fallback/ only the modules this machine lacks (linked one by one, so nothing shadows).
+pythonpath="$repo/python"
+if [ -n "$tree" ]; then
+  pythonpath="$pythonpath:$tree"
+  if [ -d "$tree/fallback" ]; then
+    needed="$repo/build/python-fallback"  # not under OUT: links do not come back
+    mkdir -p "$needed"
+    for module in pynvml requests urllib3 idna certifi charset_normalizer packaging; do
+      if ! python3 -c "import $module" 2>/dev/null; then
+        for path in "$tree/fallback/$module" "$tree/fallback/$module.py"; do
+          [ -e "$path" ] && ln -sfn "$path" "$needed/"
+        done
+        echo "using the carried $module"
+      fi
+    done
+    pythonpath="$pythonpath:$needed"
+    if ! command -v ninja >/dev/null; then
+      for ninja in "$tree"/fallback/ninja-*.data/scripts/ninja; do PATH="$(dirname "$ninja"):$PATH"; done
+      export PATH
+    fi
+  fi
+fi
+export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
+export FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE:-$repo/build/flashinfer-cache}
+# The subject's whole environment in its command line, so that a reproduction record (which
+# keeps the --exec command) replays with `samplecheck replay FILE` alone.
+subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q} PYTHONPATH=${PYTHONPATH@Q} PATH=${PATH@Q}"
+subject_env+=" CUDA_HOME=${CUDA_HOME@Q} FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE@Q}"
+eval "$subject_env python3 -c \"import torch; print('torch', torch.__version__, torch.cuda.get_device_name())\""
+
+declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul)
+summary="$OUT/summary.md"
+[ -e "$summary" ] || printf '| subject | exit | seconds | verdicts |\n|---|---|---|---|\n' >"$summary"
+
+qualify_group() {
+  local module=samplecheck_subject.adapters.$1
+  local extra=${QUALIFY_ARGS:-}
+  if [ "$1" = torch_matmul ]; then
+    extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
+  fi
+  local names
+  names=$(python3 -c "
+import sys
+from $module import DESCRIPTORS
+want = [s for s in '${SUBJECTS:-}'.split(',') if s]
+print(' '.join(n for n in DESCRIPTORS if not want or n in want))")
+  for name in $names; do
+    local command="$subject_env python3 -m samplecheck_subject.run $module:subjects --subject $name"
+    local start=$SECONDS
+    # shellcheck disable=SC2086
+    timeout "${SUBJECT_LIMIT:-300}" "$samplecheck" qualify --exec "$command" --budget "$budget" \
+      --fixtures "$repo/fixtures" \
+      --repro-dir "$OUT/repro" \
+      $extra >"$OUT/$name.txt" 2>&1
+    local status=$?
+    local verdicts
+    verdicts=$(awk '/^[a-z]/ {v = ($2 ~ /^\[/) ? $3 : $2}
+                    /^[a-z]/ && v ~ /^(pass|FAIL|TIMEOUT|n\/a|skipped)$/ {c[v]++}
+                    END {for (v in c) printf "%s %d; ", v, c[v]}' "$OUT/$name.txt")
+    echo "| $name | $status | $((SECONDS - start)) | $verdicts |" | tee -a "$summary"
+  done
+}
+
+for group in "${groups[@]}"; do
+  case $group in
+    flashinfer | torch | matmul) qualify_group "${module_of[$group]}" ;;
+    renorm) eval "$subject_env python3 -m samplecheck_subject.adapters.renorm_determinism ${OUT@Q}" \
+              >"$OUT/renorm_determinism.txt" 2>&1
+            echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
+    *) echo "unknown group $group (flashinfer torch matmul renorm)" >&2; exit 2 ;;
+  esac
+done
+cat "$summary"
