@@ -9,14 +9,17 @@ import pytest
 from conftest import subject_command
 
 NA_BY_CONTRACT = {
-    "numpy.sort_filter.batch_slot": {"per_request_seeds": "batch_slot", "batch_reorder": "batch_slot"},
+    "numpy.sort_filter.batch_slot": {"per_request_seeds": "batch_slot", "batch_reorder": "batch_slot",
+                                     "batch_invariance": "batch_slot"},
     "numpy.multinomial.generator": {
         "offset_advancement": "subject_generator", "per_request_seeds": "subject_generator",
-        "batch_reorder": "subject_generator", "degenerate_rows": "degenerate_rows error"},
+        "batch_reorder": "subject_generator", "batch_invariance": "subject_generator",
+        "degenerate_rows": "degenerate_rows error"},
 }
-# The rest of the battery on the slot-keyed sampler; degenerate_rows apart (below).
+# The rest of the battery on the slot-keyed sampler; degenerate_rows apart (below): it keeps
+# every good row in its slot, so it applies under batch_slot.
 SLOT_CHECKS = "support,goodness_of_fit,ties,replay,offset_advancement,per_request_seeds,batch_reorder," \
-              "parallel_samples,parameter_routing,tail"
+              "parallel_samples,parameter_routing,tail,batch_invariance,run_to_run"
 
 
 def _verdicts(table):
@@ -40,8 +43,6 @@ def test_declared_contract_passes_with_reasoned_na(run_qualify, name):
     assert verdicts["replay [f32]"] == "pass" and verdicts["goodness_of_fit [f32]"] == "pass", table
 
 
-@pytest.mark.xfail(strict=True, reason="degenerate_rows compares a good row beside degenerate rows with the same "
-                   "row alone, in another slot: under batch_slot that is another stream (to be fixed in the check)")
 def test_degenerate_rows_under_batch_slot(run_qualify):
     status, table = run_qualify(
         subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",

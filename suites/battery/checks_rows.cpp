@@ -67,16 +67,18 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     if (r.target.ok()) return harness_failure(fmt::format("harness: the reference accepts degenerate row '{}'", c.label));
     bad.push_back(std::move(r));
   }
-  std::vector<const judged_row*> mixed, alone;
+  // The same batch with a good filler row in each degenerate row's slot: every good row
+  // keeps its slot and its stream, so this holds for slot-keyed streams too.
+  std::vector<const judged_row*> mixed, filled;
   for (size_t i = 0; i < good.size(); ++i) {
     mixed.push_back(&good[i]);
-    alone.push_back(&good[i]);
+    filled.push_back(&good[i]);
     if (i < bad.size()) mixed.push_back(&bad[i]);
+    if (i < bad.size()) filled.push_back(&good[0]);
   }
-  sample_call with_bad = call_for_rows(ctx.subj, mixed), only_good = call_for_rows(ctx.subj, alone);
-  // Each request keeps its own stream wherever it sits in the batch.
+  sample_call with_bad = call_for_rows(ctx.subj, mixed), only_good = call_for_rows(ctx.subj, filled);
   for (size_t i = 0; i < mixed.size(); ++i) add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
-  for (size_t i = 0; i < alone.size(); ++i) add_output(only_good, static_cast<int32_t>(i), seed, 1000 + 2 * i, 8);
+  for (size_t i = 0; i < filled.size(); ++i) add_output(only_good, static_cast<int32_t>(i), seed, 1000 + i, 8);
   const call_status st = run_call(ctx.subj, with_bad);
   const call_status st_good = run_call(ctx.subj, only_good);
   out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
@@ -84,7 +86,7 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   if (!st.ok() || !st_good.ok()) {
     // Say what the subject did: a refused batch, or a contract broken inside it.
     const call_status& bad_call = st.ok() ? st_good : st;
-    const char* which = st.ok() ? "the batch of good rows alone" : "the batch with degenerate rows";
+    const char* which = st.ok() ? "the batch of good rows only" : "the batch with degenerate rows";
     out.exact_failure = true;
     out.detail = bad_call.fault == harness::call_fault::subject_status
                      ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
@@ -103,11 +105,11 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
       return out;
     }
     if (!is_bad) {
-      const size_t g = i / 2;  // good rows sit at even positions
+      const size_t g = i;  // the same slot of the batch with good fillers
       const bool in_range = t >= 0 && t < V;
       if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
         out.exact_failure = true;
-        out.detail = fmt::format("good row {} ('{}') next to degenerate rows: valid {} token {}, alone: valid {} token {}",
+        out.detail = fmt::format("good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in their slots: valid {} token {}",
                                  i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
                                  static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
         out.repro.update({{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});

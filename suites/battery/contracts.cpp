@@ -28,6 +28,11 @@ std::string contract_not_applicable(std::string_view check, const subject& s) {
         "the subject declares rng_policy {}: a request moved to another slot draws other "
         "random numbers, so permuting requests need not permute tokens",
         rng_word(c.rng_policy));
+  if (check == "batch_invariance" && (slot || own))
+    return fmt::format(
+        "the subject declares rng_policy {}: a request's random numbers follow its slot or "
+        "the call's generator, so its token may change with the batch by declaration",
+        rng_word(c.rng_policy));
   if (check == "offset_advancement" && own)
     return "the subject declares rng_policy subject_generator: offsets do not address its "
            "generator, so there is no declared advance to judge";

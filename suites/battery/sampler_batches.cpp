@@ -32,6 +32,21 @@ std::vector<int64_t> sampler_batch_sizes() {
   return sizes;
 }
 
+namespace {
+
+// A NaN row and an empty one (all zero, or every logit -Inf).
+void add_degenerate_rows(const subject& s, int64_t V, uint64_t seed, sampler_pool& pool) {
+  std::vector<float> nan_row = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
+  if (s.is_logits()) nan_row = fixtures::probs_to_logits(nan_row);
+  nan_row[7] = std::numeric_limits<float>::quiet_NaN();
+  pool.rows.push_back(degenerate_row(s, "NaN at token 7", std::move(nan_row)));
+  const float empty = s.is_logits() ? -std::numeric_limits<float>::infinity() : 0.0f;
+  pool.rows.push_back(degenerate_row(s, s.is_logits() ? "every logit -Inf" : "all zero",
+                                     std::vector<float>(static_cast<size_t>(V), empty)));
+}
+
+}  // namespace
+
 sampler_pool make_sampler_pool(const subject& s, int64_t V, uint64_t seed, int requests) {
   sampler_pool pool;
   const auto grid = fixtures::parameter_grid(s.sampler->filters);
@@ -46,13 +61,9 @@ sampler_pool make_sampler_pool(const subject& s, int64_t V, uint64_t seed, int r
   if (s.declares(SC_FILTER_TOP_K)) half.top_k = static_cast<int32_t>(V / 2);
   for (const shape sh : {shape::flat, shape::zipf})
     pool.rows.push_back(make_row(s, sh, {.vocab_size = V, .seed = ++shape_seed}, half));
-  std::vector<float> nan_row = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
-  if (s.is_logits()) nan_row = fixtures::probs_to_logits(nan_row);
-  nan_row[7] = std::numeric_limits<float>::quiet_NaN();
-  pool.rows.push_back(degenerate_row(s, "NaN at token 7", std::move(nan_row)));
-  const float empty = s.is_logits() ? -std::numeric_limits<float>::infinity() : 0.0f;
-  pool.rows.push_back(degenerate_row(s, s.is_logits() ? "every logit -Inf" : "all zero",
-                                     std::vector<float>(static_cast<size_t>(V), empty)));
+  // Degenerate batchmates only where the subject promises valid = 0 for them (ABI 1.2).
+  if (registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_VALID_FLAG)
+    add_degenerate_rows(s, V, seed, pool);
   const uint64_t advance = std::max<uint64_t>(1, s.sampler->philox_outputs_per_call);
   for (int q = 0; q < requests; ++q)
     pool.requests.push_back({static_cast<int32_t>(q % pool.rows.size()), seed + 1 + q,
