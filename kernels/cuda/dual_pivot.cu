@@ -145,6 +145,12 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
         __shared__ float atomic_kept;
         if (threadIdx.x == 0) atomic_kept = 0.0f;
         __syncthreads();
+#if defined(SC_GPU_CUDA)
+        // One block's warps are scheduled nearly alike launch after launch, where the
+        // real multi-CTA kernel's blocks arrive from different SMs: a clock-derived
+        // pause before each warp's additions stands in for that arrival jitter.
+        __nanosleep(static_cast<unsigned>(clock64() & 1023));
+#endif
         for (int64_t t = 0; t < tiles; ++t) {
           float x[kItems];
           load_items(row, b.dtype, v, tile_first(t), x, 0.0f);

@@ -71,7 +71,8 @@ struct check_definition {
   std::function<check_outcome(const check_context&)> run;
 };
 
-// Every check, in the order reports print them.
+// Every check, in the order reports print them. A name appears at most once per subject
+// kind (batch_invariance and run_to_run: one property, judged on samplers and matmuls).
 const std::vector<check_definition>& all_checks();
 const check_definition* find_check(std::string_view name);
 // The names of every check, for usage messages.

@@ -4,6 +4,7 @@
 // failing case). docs/bisect.md is their user's page.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct fingerprint_request {
   std::string output;
   std::vector<std::string> compare;  // two manifests
   bool no_rerun = false;
+  std::optional<std::string> repeat_text;  // take it this many times in this process
 };
 void add_fingerprint_options(CLI::App* app, fingerprint_request& r);
 // 0: written, or identical; 1: manifests differ (or the subject failed a call); 2: bad

@@ -106,9 +106,22 @@ int take(const fingerprint_request& r) {
   o.vocab_size =
       common.vocab_size > 0 ? common.vocab_size : sb::budget_by_name(common.budget)->vocab_size;
   o.matmul = common.matmul;
+  const int repeats =
+      r.repeat_text ? static_cast<int>(parse_count("--repeat", *r.repeat_text, 1, 1000)) : 1;
+  const nlohmann::json plan = sb::fingerprint_plan(s, o);
   nlohmann::json manifest;
   try {
-    manifest = sb::take_fingerprint(s, sb::fingerprint_plan(s, o));
+    manifest = sb::take_fingerprint(s, plan);
+    // Run to run in one process: every repeat must give the first one's hashes.
+    for (int repeat = 2; repeat <= repeats; ++repeat) {
+      const nlohmann::json again = sb::take_fingerprint(s, plan);
+      const auto c = sb::compare_manifests(manifest, again);
+      if (c.differing.empty()) continue;
+      std::printf("fingerprint of %s: repeat %d differs from the first in %zu of %zu entries; first: %s\n",
+                  s.name().c_str(), repeat, c.differing.size(), c.entries,
+                  sb::entry_name(plan, c.differing.front()).c_str());
+      return 1;
+    }
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "fingerprint: the subject failed: %s\n", e.what());
     return 1;
@@ -116,8 +129,9 @@ int take(const fingerprint_request& r) {
   std::ofstream out(r.output);
   out << manifest.dump(1) << "\n";
   if (!out.flush()) throw usage_error(fmt::format("fingerprint: cannot write '{}'", r.output));
-  std::printf("fingerprint of %s: %zu entries, hash %s -> %s\n", s.name().c_str(),
+  std::printf("fingerprint of %s: %zu entries, hash %s%s -> %s\n", s.name().c_str(),
               manifest.at("entries").size(), manifest.at("hash").get<std::string>().c_str(),
+              repeats > 1 ? fmt::format(" ({} identical repeats)", repeats).c_str() : "",
               r.output.c_str());
   return 0;
 }
@@ -133,6 +147,9 @@ void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
   app->add_option("--compare", r.compare, "compare two manifests: exit 0 identical, 1 differ")
       ->expected(2)
       ->type_name("A.json B.json");
+  app->add_option("--repeat", r.repeat_text,
+                  "take the fingerprint N times in this process; exit 1 if a repeat differs")
+      ->type_name("N");
   app->add_flag("--no-rerun", r.no_rerun,
                 "compare: do not re-run the subjects for the first diverging element");
   app->add_option("--seed", r.common.seed_text, "operand and request seed (default fixed)")

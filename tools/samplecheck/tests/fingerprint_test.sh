@@ -46,6 +46,15 @@ else
   bad "X02 vs cpu.dual_pivot (exit $rc, batch size '$b')"
 fi
 
+# --repeat: the same process twice. cpu.segmented repeats its bits; S16 (its renorm
+# total summed in a new order every call) does not, and the entry is named.
+out=$("$sc" fingerprint --subject cpu.segmented --shape 32x1001 --m 1,2,3 --repeat 2 -o "$work/r.json")
+[ $? -eq 0 ] && grep -q "(2 identical repeats)" <<<"$out" && ok "cpu.segmented --repeat 2: identical" ||
+  bad "cpu.segmented --repeat 2: $out"
+out=$("$sc" fingerprint --subject cpu.dual_pivot_topk_first:S16 --vocab-size 16384 --repeat 2 -o "$work/s16.json")
+[ $? -eq 1 ] && grep -q "repeat 2 differs from the first in [0-9]* of 102 entries; first: dtype" <<<"$out" &&
+  ok "S16 --repeat 2: the repeat differs ($out)" || bad "S16 --repeat 2: $out"
+
 # Another plan: incomparable, exit 2, the differing field named.
 "$sc" fingerprint --subject cpu.segmented --shape 4096x4096 --m 1,2 -o "$work/other.json" >/dev/null
 out=$("$sc" fingerprint --compare "$work/a.json" "$work/other.json" 2>&1)
