@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   if (!host.empty())
     ways.push_back({"exec", *exec_catalog.add_exec(host + " --in-tree " + name).front(), {}});
 
+  // Both subject processes start before anything here may initialise a device: a
+  // process forked after CUDA's initialisation could not use it.
+  for (auto& w : ways)
+    if (w.subj.process) w.subj.process->descriptors();
   const sb::judged_row row = sb::make_row(*in_tree, samplecheck::fixtures::shape::zipf,
                                           {.vocab_size = vocab, .seed = 7}, {});
   sb::sample_call templ = sb::call_for_rows(*in_tree, {&row});
