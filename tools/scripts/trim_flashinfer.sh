@@ -30,7 +30,7 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 wheels=$(cd "$1" && pwd)
-out=$2
+out=$(realpath -m "$2")
 fi_wheel=$(ls "$wheels"/flashinfer_python-*.whl 2>/dev/null | head -1)
 tvm_wheel=$(ls "$wheels"/apache_tvm_ffi-*.whl 2>/dev/null | head -1)
 if [ -z "$fi_wheel" ] || [ -z "$tvm_wheel" ]; then
