@@ -38,12 +38,13 @@ double binomial_randomized_upper_tail(uint64_t k, uint64_t n, double p, double u
   if (k > n) return 0.0;
   const double above = k == n ? 0.0 : binomial_upper_tail(k + 1, n, p);
   double at = 0.0;
-  if (p <= 0.0) at = k == 0 ? 1.0 : 0.0;
-  else if (p >= 1.0) at = k == n ? 1.0 : 0.0;
+  if (p <= 0.0)
+    at = k == 0 ? 1.0 : 0.0;
+  else if (p >= 1.0)
+    at = k == n ? 1.0 : 0.0;
   else
-    at = boost::math::pdf(
-        boost::math::binomial_distribution<double>(static_cast<double>(n), p),
-        static_cast<double>(k));
+    at = boost::math::pdf(boost::math::binomial_distribution<double>(static_cast<double>(n), p),
+                          static_cast<double>(k));
   return std::clamp(above + u * at, 0.0, 1.0);
 }
 

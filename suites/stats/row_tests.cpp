@@ -109,7 +109,8 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
   r.tests = 1;
   const size_t family = cuts.size() + (deviance.size() >= 2 ? deviance.size() : 0);
   if (order.size() > 2 && family > 0) {
-    const double p_family_min = std::min(cuts.empty() ? 1.0 : p_cut, deviance.size() >= 2 ? p_tok : 1.0);
+    const double p_family_min =
+        std::min(cuts.empty() ? 1.0 : p_cut, deviance.size() >= 2 ? p_tok : 1.0);
     r.p_directed = sidak_combine(p_family_min, family);
     p_min = std::min(p_min, r.p_directed);
     ++r.tests;

@@ -52,8 +52,8 @@ struct row_test_result {
   double worst_token_q = 0;
   double p_directed = 1;  // cuts and tokens as one family (Sidak over both)
   uint64_t tests = 0;     // omnibus, and the directed family when it has members
-  double p_min = 1;    // their smallest p-value
-  double p_value = 1;  // sidak_combine(p_min, tests)
+  double p_min = 1;       // their smallest p-value
+  double p_value = 1;     // sidak_combine(p_min, tests)
 };
 
 // counts and probs as in goodness_of_fit (probs renormalised; q = 0 tokens in no test).

@@ -28,8 +28,10 @@ double anderson_darling_cdf(double z) {
   // Marsaglia & Marsaglia (2004), ADinf.
   if (z < 2.0)
     return std::exp(-1.2337141 / z) / std::sqrt(z) *
-           (2.00012 + (0.247105 - (0.0649821 - (0.0347962 - (0.011672 - 0.00168691 * z) * z) * z) * z) * z);
-  return std::exp(-std::exp(1.0776 - (2.30695 - (0.43424 - (0.082433 - (0.008056 - 0.0003146 * z) * z) * z) * z) * z));
+           (2.00012 +
+            (0.247105 - (0.0649821 - (0.0347962 - (0.011672 - 0.00168691 * z) * z) * z) * z) * z);
+  return std::exp(-std::exp(
+      1.0776 - (2.30695 - (0.43424 - (0.082433 - (0.008056 - 0.0003146 * z) * z) * z) * z) * z));
 }
 
 uniformity_result uniformity(std::span<const double> p_values, double band) {
@@ -37,14 +39,15 @@ uniformity_result uniformity(std::span<const double> p_values, double band) {
   std::vector<double> x(p_values.begin(), p_values.end());
   for (size_t i = 0; i < x.size(); ++i)
     if (!(x[i] >= 0.0 && x[i] <= 1.0))
-      throw std::invalid_argument("uniformity: p-value " + std::to_string(i) + " = " + std::to_string(x[i]) +
-                                  " is not in [0, 1]");
+      throw std::invalid_argument("uniformity: p-value " + std::to_string(i) + " = " +
+                                  std::to_string(x[i]) + " is not in [0, 1]");
   std::sort(x.begin(), x.end());
   uniformity_result r;
   r.n = x.size();
   const double n = static_cast<double>(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    r.ks_distance = std::max({r.ks_distance, static_cast<double>(i + 1) / n - x[i], x[i] - static_cast<double>(i) / n});
+    r.ks_distance = std::max(
+        {r.ks_distance, static_cast<double>(i + 1) / n - x[i], x[i] - static_cast<double>(i) / n});
     r.below_half += x[i] < 0.5 ? 1 : 0;
   }
   const double sqrt_n = std::sqrt(n);

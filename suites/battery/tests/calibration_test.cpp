@@ -6,12 +6,12 @@
 //  - goodness_of_fit's looks: a gross mutant (S07, S15) fails at the first look with
 //    a small fraction of the planned draws and its record names the look; a correct
 //    subject spends its whole plan; the replay stops at the same look.
-#include <catch2/catch.hpp>
+#include "suites/battery/calibration.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 
-#include "suites/battery/calibration.h"
 #include "suites/battery/catalog.h"
 #include "suites/battery/replay.h"
 
@@ -27,7 +27,8 @@ run_options in_process_quick() {
 }
 }  // namespace
 
-TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1", "[battery][calibration]") {
+TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
+          "[battery][calibration]") {
   subject_catalog catalog;
   catalog.add_in_tree();
   const subject* s = catalog.find("cpu.multinomial");
@@ -76,8 +77,10 @@ TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays th
     REQUIRE(r.checks.size() == 1);
     const check_report& c = r.checks.front();
     CAPTURE(name, c.detail, c.samples, full.samples);
-    std::printf("%s: goodness_of_fit failed after %llu draws (the correct cpu.sort_filter spends %llu)\n", name,
-                static_cast<unsigned long long>(c.samples), static_cast<unsigned long long>(full.samples));
+    std::printf(
+        "%s: goodness_of_fit failed after %llu draws (the correct cpu.sort_filter spends %llu)\n",
+        name, static_cast<unsigned long long>(c.samples),
+        static_cast<unsigned long long>(full.samples));
     CHECK(c.result == verdict::fail);
     CHECK_THAT(c.detail, Catch::Contains("look 1 of"));
     CHECK(c.samples <= 15 * 256);

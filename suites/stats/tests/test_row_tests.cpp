@@ -1,9 +1,8 @@
 // The row tests (omnibus, cumulative, token; Sidak over them), the Sidak combination,
 // the randomised binomial p-value and the uniformity tests: known values, null
 // calibration (p-values close to uniform, not piled at 1) and power on planted rows.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -34,17 +33,21 @@ TEST_CASE("randomised binomial p-value: bounds and exact uniformity") {
   // X ~ Binomial(10, 0.1): P(X > 1) + u P(X = 1), against the pmf summed by hand.
   const double p0 = std::pow(0.9, 10), p1 = 10 * 0.1 * std::pow(0.9, 9);
   CHECK(st::binomial_randomized_upper_tail(1, 10, 0.1, 0.0) == Approx(1 - p0 - p1).epsilon(1e-12));
-  CHECK(st::binomial_randomized_upper_tail(1, 10, 0.1, 0.5) == Approx(1 - p0 - 0.5 * p1).epsilon(1e-12));
-  CHECK(st::binomial_randomized_upper_tail(0, 10, 0.1, 0.999999) == Approx(1 - 1e-6 * p0).epsilon(1e-9));
+  CHECK(st::binomial_randomized_upper_tail(1, 10, 0.1, 0.5) ==
+        Approx(1 - p0 - 0.5 * p1).epsilon(1e-12));
+  CHECK(st::binomial_randomized_upper_tail(0, 10, 0.1, 0.999999) ==
+        Approx(1 - 1e-6 * p0).epsilon(1e-9));
   // With an expected count of 0.4 the plain p-value is 1 in 67% of null draws; the
   // randomised one is uniform: its count below 0.1 is Binomial(4000, 0.1).
   std::mt19937_64 rng(7);
   std::binomial_distribution<uint64_t> x(4000, 1e-4);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   vector<double> p;
-  for (int i = 0; i < 4000; ++i) p.push_back(st::binomial_randomized_upper_tail(x(rng), 4000, 1e-4, u(rng)));
+  for (int i = 0; i < 4000; ++i)
+    p.push_back(st::binomial_randomized_upper_tail(x(rng), 4000, 1e-4, u(rng)));
   const auto band = st::testing::binomial_band(4000, 0.1);
-  const auto below = static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
+  const auto below =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
   CHECK(below >= band.low);
   CHECK(below <= band.high);
   CHECK(st::uniformity(p).ks_p > 1e-3);
@@ -92,7 +95,8 @@ TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]"
     vector<double> q = st::testing::zipf(V, 1.1);
     if (V == 2049) {
       const vector<double> tail = st::testing::zipf(V - 8, 1.1);
-      for (size_t i = 0; i < V; ++i) q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+      for (size_t i = 0; i < V; ++i)
+        q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
     }
     multinomial_sim sim(q, 1000 + V);
     vector<double> p, omnibus, cumulative, token;
@@ -105,16 +109,18 @@ TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]"
       token.push_back(t.p_directed);
     }
     const auto all = st::uniformity(p);
-    std::printf("V %zu: medians: row %.3f (band [%.3f, %.3f], AD p %.3g), omnibus %.3f, cumulative %.3f, "
-                "token %.3f\n",
-                V, all.median, all.median_low, all.median_high, all.ad_p, st::uniformity(omnibus).median,
-                st::uniformity(cumulative).median, st::uniformity(token).median);
+    std::printf(
+        "V %zu: medians: row %.3f (band [%.3f, %.3f], AD p %.3g), omnibus %.3f, cumulative %.3f, "
+        "token %.3f\n",
+        V, all.median, all.median_low, all.median_high, all.ad_p, st::uniformity(omnibus).median,
+        st::uniformity(cumulative).median, st::uniformity(token).median);
     CAPTURE(V, all.median, all.ad_p);
     CHECK(all.median >= all.median_low);
     CHECK(all.median <= all.median_high);
     CHECK(st::uniformity(omnibus).ad_p > 1e-3);
     // Never anti-conservative: no excess of small p-values (Sidak's inequality).
-    const auto small = static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; }));
+    const auto small =
+        static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; }));
     CHECK(small <= st::testing::binomial_band(300, 0.05).high);
   }
 }
