@@ -37,20 +37,28 @@ calibration_summary calibrate(const subject& s, run_options options, const subje
   return out;
 }
 
+bool calibration_summary::acceptable(double fail_below) const {
+  bool ok = failure_p_value >= fail_below;
+  for (const auto& [name, u] : checks)
+    ok &= u.false_alarm_p >= fail_below && u.uniformity.ks_lower_p >= fail_below &&
+          u.uniformity.median <= kMaxMedianP;
+  return ok;
+}
+
 std::string format_calibration(const std::string& subject, const calibration_summary& s) {
   std::string out = fmt::format("calibration of {}: {} runs with fresh seeds, alpha {:g}: {} failed runs "
                                 "(expected <= {:.3g}; P(X >= {}) = {:.3g})\n",
                                 subject, s.runs, s.alpha, s.failed_runs, s.runs * s.alpha, s.failed_runs,
                                 s.failure_p_value);
-  out += fmt::format("  {:<26} {:>5} {:>6} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:<15} {:>9}\n", "check", "n",
+  out += fmt::format("  {:<26} {:>5} {:>6} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:<15} {:>9} {:>9}\n", "check", "n",
                      "alarms", "expected", "P(>=)", "KS D", "KS p", "AD A2", "AD p", "median", "band (99.9%)",
-                     "sign p");
+                     "sign p", "D- p");
   for (const auto& [name, u] : s.checks) {
     const auto& f = u.uniformity;
     out += fmt::format("  {:<26} {:>5} {:>6} {:>8.3g} {:>9.3g} {:>7.4f} {:>9.3g} {:>7.3f} {:>9.3g} {:>7.3f} "
-                       "[{:.3f}, {:.3f}]  {:>9.3g}\n",
+                       "[{:.3f}, {:.3f}]  {:>9.3g} {:>9.3g}\n",
                        name, f.n, u.false_alarms, u.expected_false_alarms, u.false_alarm_p, f.ks_distance, f.ks_p,
-                       f.ad_statistic, f.ad_p, f.median, f.median_low, f.median_high, f.sign_p);
+                       f.ad_statistic, f.ad_p, f.median, f.median_low, f.median_high, f.sign_p, f.ks_lower_p);
   }
   return out;
 }

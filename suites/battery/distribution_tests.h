@@ -31,7 +31,7 @@ uint64_t row_sub_tests(const judged_row& row);
 struct row_fit {
   double p_value = 1.0;       // Sidak over the row's sub-tests
   double detectable_tvd = 0;  // power at the IN draws seen
-  std::string detail;         // statistics, TVD bound, deviating tokens when p is small
+  std::string detail;         // statistics, deviating tokens when p is small
 };
 // `alpha` is the row's share (it decides how many deviating tokens are named).
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power);

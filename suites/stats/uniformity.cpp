@@ -48,9 +48,11 @@ uniformity_result uniformity(std::span<const double> p_values, double band) {
   for (size_t i = 0; i < x.size(); ++i) {
     r.ks_distance = std::max(
         {r.ks_distance, static_cast<double>(i + 1) / n - x[i], x[i] - static_cast<double>(i) / n});
+    r.ks_lower_distance = std::max(r.ks_lower_distance, static_cast<double>(i + 1) / n - x[i]);
     r.below_half += x[i] < 0.5 ? 1 : 0;
   }
   const double sqrt_n = std::sqrt(n);
+  r.ks_lower_p = std::min(1.0, std::exp(-2.0 * n * r.ks_lower_distance * r.ks_lower_distance));
   r.ks_p = kolmogorov_upper_tail((sqrt_n + 0.12 + 0.11 / sqrt_n) * r.ks_distance);
 
   // ln 0 and ln(1 - 1) are clamped to the smallest and largest p a double can tell

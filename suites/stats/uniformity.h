@@ -4,6 +4,8 @@
 //  - Kolmogorov-Smirnov: D = sup |F_n(x) - x|; p from Kolmogorov's limit
 //    Q(l) = 2 sum_k (-1)^(k-1) exp(-2 k^2 l^2) at l = (sqrt(n) + 0.12 + 0.11 / sqrt(n)) D
 //    (Stephens 1970; within 1% of the exact tail for n >= 5 at the usual levels).
+//    One-sided D- = sup (F_n(x) - x) (too many small p-values: an anti-conservative
+//    check), p = exp(-2 n D-^2) (Smirnov's limit; an upper bound for every n, Massart).
 //  - Anderson-Darling: A2 = -n - 1/n sum_i (2i - 1) (ln x_(i) + ln(1 - x_(n+1-i))),
 //    which weights the tails, so p-values piled at 1 (a conservative check) or at 0
 //    show sooner than with KS; p from the limit distribution by Marsaglia & Marsaglia
@@ -25,6 +27,7 @@ namespace samplecheck::stats {
 struct uniformity_result {
   uint64_t n = 0;
   double ks_distance = 0, ks_p = 1;
+  double ks_lower_distance = 0, ks_lower_p = 1;  // D- and its p
   double ad_statistic = 0, ad_p = 1;
   double median = 0.5;
   double median_low = 0, median_high = 1;  // the band's interval for the median

@@ -401,6 +401,7 @@ struct row {
   std::string name, parameter;
   double tvd, np, battery;
   int battery_killed = 0, reps = 0;
+  vector<double> battery_p;  // the row test's p-value of each simulated planted row
   int peer_killed[3] = {0, 0, 0}, peer_false[3] = {0, 0, 0};
 };
 
@@ -426,7 +427,9 @@ row measure(const alternative& a, int reps, uint64_t seed) {
     if (support) {
       for (size_t i = 0; i < kV; ++i) killed |= a.q[i] == 0 && c[i] > 0;
     } else {
-      killed = st::row_tests(c, a.q).p_value <= alpha;
+      const double p = st::row_tests(c, a.q).p_value;
+      r.battery_p.push_back(p);
+      killed = p <= alpha;
     }
     r.battery_killed += killed ? 1 : 0;
     for (int j = 0; j < 3; ++j) {
@@ -471,18 +474,38 @@ int main(int argc, char** argv) {
   std::printf(
       "V = %zu, row level alpha = %.3g (standard run), power 0.99, %d simulated rows per cell\n",
       kV, row_level(), reps);
-  std::printf("%-24s %7s %10s %10s %6s %9s %-11s %-11s %-11s  %s\n", "alternative", "TVD",
-              "NP draws", "battery", "ratio", "killed", "FlashInfer", "vLLM", "PyTorch", "planted");
-  for (const auto& r : rows)
+  std::printf("%-24s %7s %10s %10s %6s %9s %-13s %9s %-11s %-11s %-11s  %s\n", "alternative", "TVD",
+              "NP draws", "battery", "ratio", "killed", "95% CI", "median p", "FlashInfer", "vLLM",
+              "PyTorch", "planted");
+  double worst = 0;
+  for (auto& r : rows) {
+    using boost::math::binomial_distribution;
+    const double lo = r.battery_killed == 0 ? 0.0
+                                            : binomial_distribution<double>::find_lower_bound_on_p(
+                                                  r.reps, r.battery_killed, 0.025);
+    const double hi =
+        r.battery_killed == r.reps
+            ? 1.0
+            : binomial_distribution<double>::find_upper_bound_on_p(r.reps, r.battery_killed, 0.025);
+    std::string median = "exact";
+    if (!r.battery_p.empty()) {
+      std::sort(r.battery_p.begin(), r.battery_p.end());
+      median = fmt::format("{:.1e}", r.battery_p[r.battery_p.size() / 2]);
+    }
+    worst = std::max(worst, r.battery / r.np);
     std::printf(
-        "%-24s %7.4f %10.0f %10.0f %6.2f %4d/%-4d %3d/%-3d %2d%% %3d/%-3d %2d%% %3d/%-3d %2d%%  "
-        "%s\n",
-        r.name.c_str(), r.tvd, r.np, r.battery, r.battery / r.np, r.battery_killed, r.reps,
-        r.peer_killed[0], r.reps, 100 * r.peer_false[0] / r.reps, r.peer_killed[1], r.reps,
-        100 * r.peer_false[1] / r.reps, r.peer_killed[2], r.reps, 100 * r.peer_false[2] / r.reps,
-        r.parameter.c_str());
+        "%-24s %7.4f %10.0f %10.0f %6.2f %4d/%-4d [%.3f,%.3f] %9s %3d/%-3d %2d%% %3d/%-3d %2d%% "
+        "%3d/%-3d %2d%%  %s\n",
+        r.name.c_str(), r.tvd, r.np, r.battery, r.battery / r.np, r.battery_killed, r.reps, lo, hi,
+        median.c_str(), r.peer_killed[0], r.reps, 100 * r.peer_false[0] / r.reps, r.peer_killed[1],
+        r.reps, 100 * r.peer_false[1] / r.reps, r.peer_killed[2], r.reps,
+        100 * r.peer_false[2] / r.reps, r.parameter.c_str());
+  }
+  std::printf("largest battery / NP ratio: %.2f (goal: within 3)\n", worst);
   std::printf(
-      "killed: planted rows the battery's row test rejected at its draws; peers: planted rows "
+      "killed: planted rows the battery's row test rejected at its draws (Clopper-Pearson 95%%; "
+      "the "
+      "row test's median p); peers: planted rows "
       "rejected at "
       "their own n (FlashInfer %lld, vLLM %lld, PyTorch %lld) and the %% of correct rows they "
       "rejected\n",
