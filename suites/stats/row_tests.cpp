@@ -11,16 +11,10 @@
 
 namespace samplecheck::stats {
 namespace {
-
 constexpr size_t kTokensExact = 64;
-// Tokens below this expected count have p-values too discrete to matter; they are
-// the merged cells' business (as in merge_by_expected).
-constexpr double kTokenMinExpected = 20.0;
-// Cuts whose tail holds fewer expected draws are as discrete.
-constexpr double kCutMinExpected = 5.0;
+}  // namespace
 
-// The cut points of the cumulative test over the q-descending order.
-std::vector<size_t> cut_points(const std::vector<double>& prefix, double n) {
+std::vector<size_t> row_cut_points(std::span<const double> prefix, double n) {
   std::vector<size_t> cuts;
   const size_t R = prefix.size() - 1;  // prefix[r] = mass of the first r tokens
   for (int j = 1; j < 64; j += 2) {
@@ -38,8 +32,6 @@ std::vector<size_t> cut_points(const std::vector<double>& prefix, double n) {
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   return cuts;
 }
-
-}  // namespace
 
 row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs) {
   row_test_result r;
@@ -64,7 +56,7 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
   }
   for (double& m : prefix) m = std::min(m / prefix.back(), 1.0);
 
-  const std::vector<size_t> cuts = cut_points(prefix, nd);
+  const std::vector<size_t> cuts = row_cut_points(prefix, nd);
   r.cuts = static_cast<int64_t>(cuts.size());
   double p_cut = 1.0;
   for (const size_t c : cuts) {

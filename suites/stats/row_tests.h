@@ -33,12 +33,21 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "suites/stats/goodness_of_fit.h"
 
 namespace samplecheck::stats {
 
 inline constexpr uint64_t kRowSubTests = 2;
+// Tokens below this expected count are left to the merged cells (their p-values are
+// too discrete); cuts whose tail holds fewer expected draws likewise.
+inline constexpr double kTokenMinExpected = 20.0;
+inline constexpr double kCutMinExpected = 5.0;
+
+// The cuts r of the directed family, from the q-descending prefix masses (prefix[0] = 0,
+// prefix[r] = mass of the first r tokens, normalised) at n draws.
+std::vector<size_t> row_cut_points(std::span<const double> prefix, double n);
 
 struct row_test_result {
   gof_result omnibus;

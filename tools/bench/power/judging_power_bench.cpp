@@ -320,7 +320,7 @@ double battery_power(const alternative& a, double n, double alpha) {
     best = boost::math::cdf(
         boost::math::complement(boost::math::non_central_chi_squared(df, n * chi2), crit));
   }
-  // Directed family: the cuts and the tokens with n q >= 20.
+  // Directed family: the cuts and the tokens with n q >= kTokenMinExpected (row_tests.h).
   vector<size_t> order;
   for (size_t i = 0; i < kV; ++i)
     if (a.q[i] > 0) order.push_back(i);
@@ -328,20 +328,9 @@ double battery_power(const alternative& a, double n, double alpha) {
   vector<double> qp(order.size() + 1, 0), pp(order.size() + 1, 0);
   for (size_t k = 0; k < order.size(); ++k)
     qp[k + 1] = qp[k] + a.q[order[k]], pp[k + 1] = pp[k] + a.p[order[k]];
-  vector<size_t> cuts;
-  for (int j = 1; j < 64; j += 2) {
-    const double t = std::ldexp(1.0, -j);
-    if (n * t < 5.0) break;
-    for (const double target : {t, 1.0 - t}) {
-      const size_t r =
-          static_cast<size_t>(std::lower_bound(qp.begin() + 1, qp.end(), target) - qp.begin());
-      if (r >= 1 && r < order.size() && qp[r] < 1.0) cuts.push_back(r);
-    }
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  const vector<size_t> cuts = st::row_cut_points(qp, n);
   size_t tokens = 0;
-  for (const size_t i : order) tokens += n * a.q[i] >= 20.0 ? 1 : 0;
+  for (const size_t i : order) tokens += n * a.q[i] >= st::kTokenMinExpected ? 1 : 0;
   const size_t family = cuts.size() + (tokens >= 2 ? tokens : 0);
   if (family == 0) return best;
   const double member = st::sidak_level(sub, family);
@@ -349,7 +338,7 @@ double battery_power(const alternative& a, double n, double alpha) {
     best = std::max(best, binomial_power(n, qp[r], std::min(pp[r], 1.0), member));
   if (tokens >= 2)
     for (const size_t i : order)
-      if (n * a.q[i] >= 20.0 && std::fabs(a.p[i] - a.q[i]) > 1e-3 * a.q[i])
+      if (n * a.q[i] >= st::kTokenMinExpected && std::fabs(a.p[i] - a.q[i]) > 1e-3 * a.q[i])
         best = std::max(best, binomial_power(n, a.q[i], a.p[i], member));
   return best;
 }
