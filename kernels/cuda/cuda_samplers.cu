@@ -43,19 +43,14 @@ const subject_spec kSubjects[] = {
     {"cuda.dual_pivot", "FlashInfer sorting-free dual-pivot rejection, joint top-k / top-p / min-p",
      algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, false},
     {"cuda.dual_pivot_cluster",
-     "cuda.dual_pivot's rule with a row spread over a thread-block cluster of up to 16 SMs, held in registers; "
-     "batch-variant: the cluster width (narrow, wide) follows the batch size, and with it the scan order",
+     "cuda.dual_pivot's rule with a row spread over a thread-block cluster of up to 16 SMs, held in registers",
      algorithm::dual_pivot_cluster, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, false},
     {"cuda.dual_pivot_deterministic", "cuda.dual_pivot with the fixed-association (warp-width independent) scan",
      algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, true},
-    {"cuda.dual_pivot_topk_first",
-     "top_k_renorm_probs, then dual pivot with top-p / min-p; batch-variant: on a cluster whose width "
-     "(narrow, wide, or one block a row) follows the batch size, and with it the scan order",
+    {"cuda.dual_pivot_topk_first", "top_k_renorm_probs, then dual pivot with top-p / min-p",
      algorithm::dual_pivot_topk_first, SC_INPUT_PROBS, kFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_KEEP_TIES, kRounds,
      false},
-    {"cuda.dual_pivot_logits",
-     "top_k_mask_logits, softmax(z / T), then dual pivot with top-p / min-p; batch-variant: narrow clusters "
-     "up to about five waves of rows, one block a row beyond, so the scan order follows the batch size",
+    {"cuda.dual_pivot_logits", "top_k_mask_logits, softmax(z / T), then dual pivot with top-p / min-p",
      algorithm::dual_pivot_logits, SC_INPUT_LOGITS, kFilters | SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST,
      SC_TIE_KEEP_TIES, kRounds, false},
 };

@@ -218,25 +218,18 @@ bool launch_with(launch_request& q, gpuError_t* status) {
   const device_batch& b = q.batch;
   const int64_t rows = b.num_output_rows;
   if (rows > 65535) return false;
-  // The narrow clusters (more SMs a row, shorter passes) until rows would queue
-  // for them over more than two waves; then the wide ones, which hold about twice
-  // as many rows at once. H200, V = 151,936, device time per call, narrow / wide:
-  // B = 8 24.7 / 42.8 us, B = 32 73.2 / 61.1, B = 64 137.5 / 99.7.
+  // The cluster width follows V alone, never the batch: each width scans the vocabulary
+  // in its own order (and one block a row in another), so a width chosen from the batch
+  // size made a request's token depend on its batchmates (batch_invariance; docs/h200.md).
+  // Narrow clusters where V fits one, else wide ones, else the block-per-row kernels.
   const int64_t narrow = cluster_blocks<6>(b.vocab_size);
   const int narrow_fit = narrow <= kMaxCluster ? active_clusters<6, Mode>(static_cast<int>(narrow)) : 0;
+  if (narrow_fit > 0) return launch_clusters<6, Mode>(q, narrow, status);
   if constexpr (Mode == held_preparation::softmax_logits) {
-    // Its wide clusters spill (448 bytes a thread), and its many exchanges make
-    // queued waves dear: narrow clusters while rows fit in about five waves, else
-    // the block-per-row kernels. dual_pivot_logits, device time per call: B = 32
-    // 202.6 us (narrow) / 229.3 (wide), B = 64 400.5 / 395.0, against 264.8 and
-    // 288.8 for the block-per-row kernels (an earlier run).
-    if (narrow_fit == 0 || rows > 5 * narrow_fit) return false;
-    return launch_clusters<6, Mode>(q, narrow, status);
+    return false;  // its wide clusters spill (448 bytes a thread)
   } else {
     const int64_t wide = cluster_blocks<12>(b.vocab_size);
     const int wide_fit = wide <= kMaxCluster ? active_clusters<12, Mode>(static_cast<int>(wide)) : 0;
-    if (narrow_fit > 0 && (rows <= 2 * narrow_fit || wide_fit == 0))
-      return launch_clusters<6, Mode>(q, narrow, status);
     if (wide_fit == 0) return false;
     return launch_clusters<12, Mode>(q, wide, status);
   }

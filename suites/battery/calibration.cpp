@@ -18,25 +18,31 @@ calibration_summary calibrate(const subject& s, run_options options, const subje
     options.seed = first_seed + static_cast<uint64_t>(i);
     const battery_report r = run_battery(s, options, lookup);
     out.failed_runs += r.passed() ? 0 : 1;
-    for (const auto& c : r.checks)
-      if (c.p_value >= 0)
-        out.checks[c.dtype.empty() ? c.check : c.check + "[" + c.dtype + "]"].p_values.push_back(c.p_value);
-  }
-  out.failure_p_value = stats::binomial_upper_tail(static_cast<uint64_t>(out.failed_runs), static_cast<uint64_t>(runs), out.alpha);
-  for (auto& [name, u] : out.checks) {
-    std::vector<double> p = u.p_values;
-    std::sort(p.begin(), p.end());
-    const double n = static_cast<double>(p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      const double above = static_cast<double>(i + 1) / n - p[i];  // F_n(p_i) - p_i
-      const double below = p[i] - static_cast<double>(i) / n;
-      u.ks_lower_distance = std::max(u.ks_lower_distance, above);
-      u.ks_distance = std::max({u.ks_distance, above, below});
+    for (const auto& c : r.checks) {
+      if (c.p_value < 0) continue;
+      auto& u = out.checks[c.dtype.empty() ? c.check : c.check + "[" + c.dtype + "]"];
+      u.p_values.push_back(c.p_value);
+      u.false_alarms += c.failed() ? 1 : 0;
+      u.expected_false_alarms += std::max(c.alpha_share, 0.0);
     }
-    u.ks_p_bound = std::min(1.0, 2 * std::exp(-2 * n * u.ks_distance * u.ks_distance));
-    u.ks_lower_p_bound = std::min(1.0, std::exp(-2 * n * u.ks_lower_distance * u.ks_lower_distance));
+  }
+  out.failure_p_value = stats::binomial_upper_tail(static_cast<uint64_t>(out.failed_runs),
+                                                   static_cast<uint64_t>(runs), out.alpha);
+  for (auto& [name, u] : out.checks) {
+    const auto n = static_cast<uint64_t>(u.p_values.size());
+    u.false_alarm_p = stats::binomial_upper_tail(u.false_alarms, n,
+                                                 std::min(1.0, u.expected_false_alarms / static_cast<double>(n)));
+    u.uniformity = stats::uniformity(u.p_values);
   }
   return out;
+}
+
+bool calibration_summary::acceptable(double fail_below) const {
+  bool ok = failure_p_value >= fail_below;
+  for (const auto& [name, u] : checks)
+    ok &= u.false_alarm_p >= fail_below && u.uniformity.ks_lower_p >= fail_below &&
+          u.uniformity.median <= kMaxMedianP;
+  return ok;
 }
 
 std::string format_calibration(const std::string& subject, const calibration_summary& s) {
@@ -44,14 +50,15 @@ std::string format_calibration(const std::string& subject, const calibration_sum
                                 "(expected <= {:.3g}; P(X >= {}) = {:.3g})\n",
                                 subject, s.runs, s.alpha, s.failed_runs, s.runs * s.alpha, s.failed_runs,
                                 s.failure_p_value);
-  out += fmt::format("  {:<20} {:>6} {:>8} {:>10} {:>8} {:>10} {:>9} {:>9}\n", "check", "n", "KS D", "DKW p<=", "D-",
-                     "p<=", "min p", "median p");
+  out += fmt::format("  {:<26} {:>5} {:>6} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:<15} {:>9} {:>9}\n", "check", "n",
+                     "alarms", "expected", "P(>=)", "KS D", "KS p", "AD A2", "AD p", "median", "band (99.9%)",
+                     "sign p", "D- p");
   for (const auto& [name, u] : s.checks) {
-    std::vector<double> p = u.p_values;
-    std::sort(p.begin(), p.end());
-    out += fmt::format("  {:<20} {:>6} {:>8.4f} {:>10.3g} {:>8.4f} {:>10.3g} {:>9.2e} {:>9.3f}\n", name, p.size(),
-                       u.ks_distance, u.ks_p_bound, u.ks_lower_distance, u.ks_lower_p_bound,
-                       p.empty() ? 1.0 : p.front(), p.empty() ? 1.0 : p[p.size() / 2]);
+    const auto& f = u.uniformity;
+    out += fmt::format("  {:<26} {:>5} {:>6} {:>8.3g} {:>9.3g} {:>7.4f} {:>9.3g} {:>7.3f} {:>9.3g} {:>7.3f} "
+                       "[{:.3f}, {:.3f}]  {:>9.3g} {:>9.3g}\n",
+                       name, f.n, u.false_alarms, u.expected_false_alarms, u.false_alarm_p, f.ks_distance, f.ks_p,
+                       f.ad_statistic, f.ad_p, f.median, f.median_low, f.median_high, f.sign_p, f.ks_lower_p);
   }
   return out;
 }

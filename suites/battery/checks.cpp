@@ -9,7 +9,8 @@ const std::vector<check_definition>& all_checks() {
   static const std::vector<check_definition> checks{
       {"support", S, check_kind::exact, 0, "no OUT token, no id outside [0, V), no valid = 0 on a valid row", {}, run_support},
       {"goodness_of_fit", S, check_kind::statistical, 4,
-       "chi-square and identity statistic on the IN-conditional distribution, BOUNDARY count in range, TVD bound",
+       "chi-square, cumulative-mass cuts and single tokens on the IN-conditional distribution, BOUNDARY count "
+       "in range; Sidak-combined, group-sequential looks",
        {}, run_goodness_of_fit},
       {"ties", S, check_kind::statistical, 1, "exact ties at the k-th value follow the declared tie policy",
        ties_not_applicable, run_ties},

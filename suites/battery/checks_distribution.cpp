@@ -8,6 +8,7 @@
 #include "suites/battery/checks.h"
 #include "suites/battery/distribution_tests.h"
 #include "suites/battery/report_evidence.h"
+#include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 #include "suites/stats/tail_test.h"
 
@@ -62,49 +63,141 @@ check_outcome run_support(const check_context& ctx) {
 }
 
 // Goodness of fit on one list of rows; shared by goodness_of_fit and ties.
+//
+// Group-sequential: row i's planned draws n_i are drawn in looks; look j holds
+// min(n_i, kFirstLook * 4^j) draws of every row (the last look: all of them), on the
+// same subsequences a one-shot draw would use, so the looks are fixed by the plan and
+// a replay stops where the run stopped. Alpha spending: the last look is tested at
+// (1 - kEarlyShare) of the check's level, each of the J - 1 earlier looks at
+// kEarlyShare / (J - 1); the check's p-value is min over looks of p_j / w_j
+// (Bonferroni over the looks, so its false-alarm probability stays <= its level
+// whatever the looks' dependence). The last look's p / (1 - kEarlyShare) would pile
+// 1% of null runs at exactly 1; above 1/2 it is mapped linearly onto [1/2, 1] instead
+// (last_look_p), so the bound holds at every level up to 1/2 and the p-values stay
+// uniform. A look whose p_j / w_j is at or below the planning
+// share (the smallest level Holm can compare the check with) ends the check: Holm
+// rejects it whatever the others do, and the remaining draws are not spent. A correct
+// subject loses 1% of its level and nothing else; a gross defect fails at the first
+// look (kFirstLook draws a row).
+namespace {
+double last_look_p(double p, double weight) {
+  const double knee = weight / 2.0;  // p at which p / weight reaches 1/2
+  return p <= knee ? p / weight : 0.5 + 0.5 * (p - knee) / (1.0 - knee);
+}
+}  // namespace
+
 check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
                        const std::vector<judged_row>& rows) {
+  constexpr uint64_t kFirstLook = 256;
+  constexpr double kEarlyShare = 0.01;
   check_outcome out;
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   size_t testable = 0;
   for (const auto& r : rows) testable += gof_testable(r) ? 1 : 0;
-  const double alpha_row = ctx.alpha_share / static_cast<double>(std::max<size_t>(testable, 1));
+  const uint64_t tested = std::max<size_t>(testable, 1);
   const auto support_draws = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  // The plan before the looks: the last look's level decides the draws.
+  const double level_first = ctx.alpha_share * (1.0 - kEarlyShare);
   std::vector<uint64_t> draws;
   bool capped = false;
   for (const auto& r : rows) {
     uint64_t n = support_draws;
     if (gof_testable(r)) {
-      const auto plan = plan_gof_draws(r, alpha_row, ctx.budget.gof_tvd, ctx.budget.power, ctx.budget.max_draws_per_row);
+      const auto plan = plan_gof_draws(r, stats::sidak_level(level_first, tested), ctx.budget.gof_tvd,
+                                       ctx.budget.power, ctx.budget.max_draws_per_row);
       n = std::max(n, plan.draws);
       capped |= plan.capped;
     }
     draws.push_back(n);
   }
-  drawn_counts drawn;
-  if (!draw_and_check_support(ctx, check, seed, rows, draws, drawn, out)) return out;
-  double worst_p = 1.0, worst_power = 0.0;
+  std::vector<uint64_t> looks_at;  // the look sizes before the last
+  const uint64_t most = *std::max_element(draws.begin(), draws.end());
+  for (uint64_t l = kFirstLook; l < most; l *= 4) looks_at.push_back(l);
+  const size_t looks = looks_at.size() + 1;
+  const double early_weight = looks > 1 ? kEarlyShare / static_cast<double>(looks - 1) : 0.0;
+  const double last_weight = looks > 1 ? 1.0 - kEarlyShare : 1.0;
+
+  std::vector<uint64_t> first(rows.size()), done(rows.size(), 0);
+  for (size_t i = 1; i < rows.size(); ++i) first[i] = first[i - 1] + draws[i - 1];
+  drawn_counts drawn = empty_counts(rows);
+  double p_check = 1.0, worst_power = 0.0;
   std::string worst_detail;
-  size_t worst_row = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!gof_testable(rows[i])) continue;
-    const row_fit fit = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power);
-    worst_power = std::max(worst_power, fit.detectable_tvd);
-    if (fit.p_value <= worst_p) {
-      worst_p = fit.p_value;
-      worst_detail = fit.detail;
-      worst_row = i;
+  size_t worst_row = 0, stop_look = looks;
+  for (size_t look = 0; look < looks; ++look) {
+    std::vector<uint64_t> from(rows.size()), more(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint64_t target = look + 1 < looks ? std::min(draws[i], looks_at[look]) : draws[i];
+      from[i] = first[i] + done[i];
+      more[i] = target - done[i];
+      done[i] = target;
+    }
+    const uint64_t before = drawn.samples;
+    draw_more(ctx.subj, rows, from, more, seed, drawn);
+    out.samples += drawn.samples - before;
+    if (!drawn.failure.empty()) {
+      out.exact_failure = true;
+      out.detail = drawn.failure;
+      out.repro = repro_base(seed);
+      out.repro.update(drawn.repro);
+      return out;
+    }
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
+        out.exact_failure = true;
+        out.detail = *bad;
+        out.repro = repro_base(seed);
+        out.repro.update({{"row", rows[i].label}, {"params", setting_json(rows[i].setting)},
+                          {"token", drawn.first_out[i].token}, {"subsequence", drawn.first_out[i].subsequence},
+                          {"offset", drawn.first_out[i].offset}, {"draws_per_row", draws},
+                          {"look", look + 1}, {"looks", looks}, {"draws_per_row_at_look", done},
+                          {"subsequences", "row i from the sum of the planned draws of rows < i"}});
+        return out;
+      }
+    const double weight = look + 1 < looks ? early_weight : last_weight;
+    const double alpha_row = stats::sidak_level(ctx.alpha_share * weight, tested);
+    double p_min = 1.0;
+    std::string look_detail;
+    size_t look_row = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!gof_testable(rows[i])) continue;
+      const row_fit fit = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power);
+      if (look + 1 == looks) worst_power = std::max(worst_power, fit.detectable_tvd);
+      if (fit.p_value <= p_min) {
+        p_min = fit.p_value;
+        look_detail = fit.detail;
+        look_row = i;
+      }
+    }
+    const double p_rows = stats::sidak_combine(p_min, tested);
+    const double p_look = look + 1 < looks ? std::min(1.0, p_rows / weight) : last_look_p(p_rows, weight);
+    if (p_look <= p_check) {
+      p_check = p_look;
+      worst_detail = look_detail;
+      worst_row = look_row;
+    }
+    if (look + 1 < looks && p_look <= ctx.alpha_share) {
+      stop_look = look + 1;
+      break;
     }
   }
-  out.p_value = std::min(1.0, worst_p * static_cast<double>(std::max<size_t>(testable, 1)));
-  out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
-  out.detail = fmt::format("{} rows ({} tested); worst {}", rows.size(), testable, worst_detail);
+  out.p_value = p_check;
+  if (stop_look < looks) {
+    out.power = fmt::format("stopped at look {} of {}", stop_look, looks);
+  } else {
+    out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
+  }
+  out.detail = fmt::format("{} rows ({} tested), look {} of {} ({} draws a row at most of {} planned); worst {}",
+                           rows.size(), testable, std::min(stop_look, looks), looks,
+                           *std::max_element(done.begin(), done.end()), most, worst_detail);
   out.repro = repro_base(seed);
   out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
-                    {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
-                    {"draws_per_row", draws}});
-  if (worst_p <= kFitEvidenceBelow)
-    out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row], alpha_row);
+                    {"seed", seed}, {"offset", 0},
+                    {"subsequences", "one per draw; row i from the sum of the planned draws of rows < i"},
+                    {"draws_per_row", draws}, {"look", std::min(stop_look, looks)}, {"looks", looks},
+                    {"draws_per_row_at_look", done}});
+  if (p_check <= kFitEvidenceBelow)
+    out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row],
+                                    stats::sidak_level(ctx.alpha_share * last_weight, tested));
   return out;
 }
 
@@ -135,16 +228,24 @@ check_outcome run_tail(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "tail");
   const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
-  const double alpha_row = ctx.alpha_share / static_cast<double>(rows.size());
-  std::vector<uint64_t> draws;
+  // Sidak over the rows whose tail holds mass: a row without any (an fp16 tail that
+  // underflowed) can only fail exactly (a draw there has p 0), and counting it would
+  // push every p-value up (p ~ 1 - (1 - p_1)^2: median 0.8 in calibrate).
   std::vector<double> tail_mass;
-  bool capped = false;
   for (const auto& r : rows) {
     const auto& d = r.target.distribution();
     double q_tail = 0;
     for (size_t t = 0; t < d.prob.size(); ++t)
       if (d.prob[t] < stats::kDefaultTailThreshold) q_tail += d.prob[t];
     tail_mass.push_back(q_tail);
+  }
+  const auto tested = static_cast<uint64_t>(
+      std::max<std::ptrdiff_t>(1, std::count_if(tail_mass.begin(), tail_mass.end(), [](double m) { return m > 0; })));
+  const double alpha_row = stats::sidak_level(ctx.alpha_share, tested);
+  std::vector<uint64_t> draws;
+  bool capped = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double q_tail = tail_mass[i];
     // Enough draws that (a) an excess of tail_shift is detected with probability 0.99
     // and (b) losing the whole tail (S11, S13) cannot pass: P(count = 0) <= alpha / 2.
     uint64_t lo = 64, hi = ctx.budget.max_draws_per_row;
@@ -202,7 +303,7 @@ check_outcome run_tail(const check_context& ctx) {
                                t.observed_fraction, t.p_value);
     }
   }
-  out.p_value = std::min(1.0, worst_p * static_cast<double>(rows.size()));
+  out.p_value = stats::sidak_combine(worst_p, tested);
   // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
   out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss",
                           capped ? " (draw cap)" : "");

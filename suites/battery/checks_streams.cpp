@@ -9,6 +9,7 @@
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
 #include "suites/stats/collision_test.h"
+#include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
 namespace samplecheck::battery {
@@ -61,13 +62,20 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
   return true;
 }
 
-void collision_outcome(const check_context& ctx, const stats::collision_result& c, std::string_view what,
-                       check_outcome& out) {
-  out.p_value = c.p_value;
+// The randomised p-value P(X > C) + u P(X = C) (stats/combine.h): exactly uniform
+// under the null, where the plain P(X >= C) is 1 whenever no pair collides (most runs:
+// the flat row's expected collisions are below 1). u is the first output of the
+// check's stream (seed, 2^63, 0), which no draw of the check uses, so a replay
+// reproduces the p-value.
+void collision_outcome(const check_context& ctx, uint64_t seed, const stats::collision_result& c,
+                       std::string_view what, check_outcome& out) {
+  philox_stream stream(seed, uint64_t{1} << 63, 0);
+  const double u = static_cast<double>(stream.next()) * 0x1p-32;
+  out.p_value = stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob, u);
   out.power = fmt::format("collision rate +{:.1e}",
                           stats::detectable_mass_shift(c.pairs, c.collision_prob, 2 * ctx.alpha_share, ctx.budget.power));
-  out.detail = fmt::format("{}: {} equal pairs of {} (expected {:.3g}), p {:.2e}", what, c.collisions, c.pairs,
-                           c.expected, c.p_value);
+  out.detail = fmt::format("{}: {} equal pairs of {} (expected {:.3g}), P(X >= {}) {:.2e}, randomised p {:.2e}",
+                           what, c.collisions, c.pairs, c.expected, c.collisions, c.p_value, out.p_value);
 }
 
 }  // namespace
@@ -121,7 +129,7 @@ check_outcome run_offset_advancement(const check_context& ctx) {
       !run_valid(ctx, second, "call at offset " + std::to_string(start + advance), out))
     return out;
   const auto c = stats::collision_test(first.tokens, second.tokens, row.target.distribution().prob);
-  collision_outcome(ctx, c, fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
+  collision_outcome(ctx, seed, c, fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
   out.repro = repro_base(seed);
   out.repro.update({{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});
   return out;
@@ -153,7 +161,7 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
     }
   const std::span<const int32_t> t(distinct.tokens);
   const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
-  collision_outcome(ctx, c, "seeds [a, b, ...], first half vs second half", out);
+  collision_outcome(ctx, seed, c, "seeds [a, b, ...], first half vs second half", out);
   out.repro = repro_base(seed);
   out.repro.update({{"seeds", fmt::format("{} + 1 + j", seed)}, {"offset", 0}, {"subsequence", 0}});
   return out;
@@ -231,7 +239,7 @@ check_outcome run_parallel_samples(const check_context& ctx) {
   if (!run_valid(ctx, call, "parallel samples", out)) return out;
   const std::span<const int32_t> t(call.tokens);
   const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
-  collision_outcome(ctx, c, "outputs sharing one input row, subsequence i vs i + 2^(16 + i % 48)", out);
+  collision_outcome(ctx, seed, c, "outputs sharing one input row, subsequence i vs i + 2^(16 + i % 48)", out);
   out.repro = repro_base(seed);
   out.repro.update({{"seed", seed}, {"offset", 0}, {"row", row.label},
                     {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"}, {"pairs", pairs}});

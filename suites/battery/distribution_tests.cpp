@@ -6,15 +6,12 @@
 #include <fmt/format.h>
 
 #include "suites/stats/binomial_intervals.h"
-#include "suites/stats/goodness_of_fit.h"
+#include "suites/stats/combine.h"
 #include "suites/stats/power.h"
-#include "suites/stats/tvd.h"
+#include "suites/stats/row_tests.h"
 
 namespace samplecheck::battery {
 namespace {
-
-// Sub-tests per row: Pearson, identity, BOUNDARY count. Each gets alpha / 3.
-constexpr double kSubTests = 3.0;
 
 // Cells merge_by_expected would form at n draws: one per token with n q >= 5, plus the
 // pooled rest in pools of expected 5.
@@ -45,18 +42,24 @@ bool gof_testable(const judged_row& row) {
   return d.num_in >= 2 || d.num_boundary > 0;
 }
 
+uint64_t row_sub_tests(const judged_row& row) {
+  const auto& d = row.target.distribution();
+  return (d.num_in >= 2 ? stats::kRowSubTests : 0) + (d.num_boundary > 0 ? 1 : 0);
+}
+
 planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power, uint64_t cap) {
   const auto& d = row.target.distribution();
   const std::vector<double> q = in_probs_sorted(d);
   // The IN share of draws is at least 1 - (largest BOUNDARY target mass).
   const double in_share = std::max(1e-3, 1.0 - d.boundary_target_mass_max);
+  const double level = stats::sidak_level(alpha, std::max<uint64_t>(1, row_sub_tests(row)));
   planned_draws plan;
   int64_t df = std::max<int64_t>(1, static_cast<int64_t>(q.size()) - 1);
   df = std::min<int64_t>(df, 50);
   uint64_t n_in = 0;
   // df depends on n through the merging; three rounds settle it (cells grow like n).
   for (int round = 0; round < 4; ++round) {
-    n_in = stats::samples_for_tvd(df, alpha / kSubTests, tvd, power);
+    n_in = stats::samples_for_tvd(df, level, tvd, power);
     df = std::max<int64_t>(1, cells_at(q, static_cast<double>(n_in)) - 1);
   }
   plan.df = df;
@@ -71,21 +74,25 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power) {
   const auto& d = row.target.distribution();
   const in_conditional c = condition_on_in(d, counts);
+  // Planned for row_sub_tests(row); combined over the sub-tests that had something to
+  // test, never more, so the row's level is kept.
+  const uint64_t sub_tests = std::max<uint64_t>(1, row_sub_tests(row));
+  uint64_t tests = 0;
   row_fit fit;
   double p_min = 1.0;
-  int tests = 0;
   std::string stats_text;
   if (d.num_in >= 2 && c.in_count > 0) {
-    const auto gof = stats::goodness_of_fit(c.counts, c.probs);
-    const auto id = stats::identity_test(c.counts, c.probs);
-    p_min = std::min({p_min, gof.p_pearson, id.p_value});
-    tests += 2;
-    fit.detectable_tvd = gof.df > 0 ? stats::detectable_tvd(gof.df, alpha / kSubTests, c.in_count, power) : 0.0;
-    const auto tv = stats::tvd_upper_bound(c.counts, c.probs, 1e-3);
-    stats_text = fmt::format("X2 {:.1f} df {} p {:.2e}; identity z {:.2f} p {:.2e}; TVD {:.4f} (<= {:.4f} at 99.9%)",
-                             gof.pearson, gof.df, gof.p_pearson,
-                             id.null_sd > 0 ? (id.statistic - id.null_mean) / id.null_sd : 0.0, id.p_value,
-                             tv.point, tv.upper);
+    const auto t = stats::row_tests(c.counts, c.probs);
+    const auto& gof = t.omnibus;
+    p_min = std::min(p_min, t.p_min);
+    tests += t.tests;
+    fit.detectable_tvd =
+        gof.df > 0 ? stats::detectable_tvd(gof.df, stats::sidak_level(alpha, sub_tests), c.in_count, power) : 0.0;
+    stats_text = fmt::format("X2 {:.1f} df {} p {:.2e}; first {} tokens (mass {:.4g}) drew {:.4g}, {} cuts p {:.2e}; "
+                             "token {} drew {} (q {:.3g}) p {:.2e}",
+                             gof.pearson, gof.df, gof.p_pearson, t.worst_cut_tokens, t.worst_cut_mass,
+                             t.worst_cut_seen, t.cuts, t.p_cumulative, t.worst_token, t.worst_token_count,
+                             t.worst_token_q, t.p_token);
   }
   if (d.num_boundary > 0 && c.n > 0) {
     // Any resolution of the BOUNDARY tokens is allowed: the count is judged against
@@ -98,7 +105,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     stats_text += fmt::format("{}boundary {}/{} vs mass [{:.3g}, {:.3g}] p {:.2e}", stats_text.empty() ? "" : "; ",
                               c.boundary_count, c.n, d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
   }
-  fit.p_value = tests == 0 ? 1.0 : std::min(1.0, kSubTests * p_min);
+  fit.p_value = tests == 0 ? 1.0 : stats::sidak_combine(p_min, tests);
   fit.detail = fmt::format("row '{}': {}", row.label, stats_text);
   if (fit.p_value <= alpha && c.in_count > 0) {
     const auto bad = stats::deviating_tokens(c.counts, c.probs, alpha, 4);

@@ -164,10 +164,17 @@ nlohmann::json calibration_report(const report_header& h,
     for (const auto& [name, u] : c.checks)
       checks.push_back({{"check", name},
                         {"p_values", u.p_values},
-                        {"ks_distance", u.ks_distance},
-                        {"ks_p_bound", u.ks_p_bound},
-                        {"ks_lower_distance", u.ks_lower_distance},
-                        {"ks_lower_p_bound", u.ks_lower_p_bound}});
+                        {"false_alarms", u.false_alarms},
+                        {"expected_false_alarms", u.expected_false_alarms},
+                        {"false_alarm_p", u.false_alarm_p},
+                        {"ks_distance", u.uniformity.ks_distance},
+                        {"ks_p", u.uniformity.ks_p},
+                        {"ks_lower_distance", u.uniformity.ks_lower_distance},
+                        {"ks_lower_p", u.uniformity.ks_lower_p},
+                        {"ad_statistic", u.uniformity.ad_statistic},
+                        {"ad_p", u.uniformity.ad_p},
+                        {"median", u.uniformity.median},
+                        {"median_band", {u.uniformity.median_low, u.uniformity.median_high}}});
     j["calibration"].push_back({{"subject", subject},
                                 {"runs", c.runs},
                                 {"failed_runs", c.failed_runs},
@@ -217,11 +224,18 @@ std::string junit_xml(const nlohmann::json& report) {
       cases.push_back(runs);
       for (const auto& c : s.at("checks")) {
         junit_case u{"uniformity " + c.at("check").get<std::string>(), "", "", "", 0};
-        if (c.at("ks_lower_p_bound").get<double>() < below)
+        // The rule calibration_summary::acceptable applies.
+        const double fa_p = c.at("false_alarm_p").get<double>();
+        const double ks_lower_p = c.at("ks_lower_p").get<double>();
+        const double median = c.at("median").get<double>();
+        if (fa_p < below || ks_lower_p < below || median > kMaxMedianP)
           u.outcome = "failure",
-          u.message = fmt::format("too many small p-values: D- {:.4f}, p <= {:.3g} < {:g}",
-                                  c.at("ks_lower_distance").get<double>(),
-                                  c.at("ks_lower_p_bound").get<double>(), below);
+          u.message = fmt::format(
+              "{} false alarms ({:.3g} expected, P = {:.3g}); too many small p-values: D- {:.4f}, "
+              "p = {:.3g}; median {:.3f} (at most {:g}); fail below {:g}",
+              c.at("false_alarms").get<uint64_t>(), c.at("expected_false_alarms").get<double>(),
+              fa_p, c.at("ks_lower_distance").get<double>(), ks_lower_p, median, kMaxMedianP,
+              below);
         cases.push_back(u);
       }
       out += suite_xml("calibrate " + s.at("subject").get<std::string>(), cases);

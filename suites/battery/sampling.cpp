@@ -73,18 +73,34 @@ nlohmann::json setting_json(const fixtures::filter_setting& f) {
   return {{"top_k", f.top_k}, {"top_p", f.top_p}, {"min_p", f.min_p}, {"temperature", f.temperature}};
 }
 
-drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
-                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base) {
-  // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
-  constexpr uint64_t kOutputsPerCall = 1u << 16;
+drawn_counts empty_counts(const std::vector<judged_row>& rows) {
   drawn_counts out;
-  std::vector<const judged_row*> row_ptrs;
-  for (const auto& r : rows) row_ptrs.push_back(&r);
   const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   out.counts.assign(rows.size(), std::vector<uint64_t>(static_cast<size_t>(V), 0));
   out.first_out.assign(rows.size(), {});
+  return out;
+}
+
+drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base) {
+  drawn_counts out = empty_counts(rows);
+  std::vector<uint64_t> first;
+  for (const uint64_t n : draws) {
+    first.push_back(subsequence_base);
+    subsequence_base += n;
+  }
+  draw_more(s, rows, first, draws, seed, out);
+  return out;
+}
+
+void draw_more(const subject& s, const std::vector<judged_row>& rows, const std::vector<uint64_t>& first,
+               const std::vector<uint64_t>& draws, uint64_t seed, drawn_counts& out) {
+  // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
+  constexpr uint64_t kOutputsPerCall = 1u << 16;
+  std::vector<const judged_row*> row_ptrs;
+  for (const auto& r : rows) row_ptrs.push_back(&r);
+  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   const sample_call templ = call_for_rows(s, row_ptrs);
-  uint64_t subsequence = subsequence_base;
   size_t row = 0;
   uint64_t done_in_row = 0;
   while (row < rows.size()) {
@@ -96,7 +112,7 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
         done_in_row = 0;
         continue;
       }
-      add_output(call, static_cast<int32_t>(row), seed, subsequence++, 0);
+      add_output(call, static_cast<int32_t>(row), seed, first[row] + done_in_row, 0);
       owner.push_back(row);
       ++done_in_row;
     }
@@ -107,7 +123,7 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
       out.failure = fmt::format("on a valid batch: {}", st.describe());
       out.repro = {{"seed", seed}, {"subsequence_first", call.subsequence.front()}, {"offset", 0},
                    {"row", rows[owner.front()].label}, {"params", setting_json(rows[owner.front()].setting)}};
-      return out;
+      return;
     }
     for (size_t j = 0; j < owner.size(); ++j) {
       const judged_row& jr = rows[owner[j]];
@@ -121,7 +137,7 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
                                         jr.label, t, V, seed, call.subsequence[j]);
         out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"offset", 0}, {"row", jr.label},
                      {"token", t}, {"params", setting_json(jr.setting)}};
-        return out;
+        return;
       }
       if (jr.target.ok() && jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
           out.first_out[owner[j]].token < 0)
@@ -129,7 +145,6 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
       ++out.counts[owner[j]][static_cast<size_t>(t)];
     }
   }
-  return out;
 }
 
 std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,

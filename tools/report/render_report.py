@@ -336,14 +336,17 @@ def calibration_page(report):
     for s in report["calibration"]:
         rows = "".join(
             f"<tr><td>{esc(c['check'])}</td><td>{len(c['p_values'])}</td>"
-            f"<td>{c['ks_distance']:.4f}</td><td>{c['ks_p_bound']:.3g}</td>"
-            f"<td>{c['ks_lower_distance']:.4f}</td><td>{c['ks_lower_p_bound']:.3g}</td></tr>"
+            f"<td>{c['false_alarms']} ({c['expected_false_alarms']:.2g})</td>"
+            f"<td>{c['ks_distance']:.4f}</td><td>{c['ks_p']:.3g}</td>"
+            f"<td>{c['ks_lower_distance']:.4f}</td><td>{c['ks_lower_p']:.3g}</td>"
+            f"<td>{c['ad_p']:.3g}</td><td>{c['median']:.3f}</td></tr>"
             for c in s["checks"])
         parts.append(
             f"<section><h2>{esc(s['subject'])}</h2><p>{s['runs']} runs with fresh seeds, alpha "
             f"{s['alpha']:g}: {s['failed_runs']} failed (P(X &ge; {s['failed_runs']}) = "
-            f"{s['failure_p_value']:.3g})</p><table><tr><th>check</th><th>n</th><th>KS D</th>"
-            f"<th>DKW p &le;</th><th>D-</th><th>p &le;</th></tr>{rows}</table>"
+            f"{s['failure_p_value']:.3g})</p><table><tr><th>check</th><th>n</th>"
+            f"<th>false alarms (expected)</th><th>KS D</th><th>KS p</th><th>D-</th><th>D- p</th>"
+            f"<th>Anderson-Darling p</th><th>median p</th></tr>{rows}</table>"
             f"<div class=\"plots\">{qq_plot(s)}</div></section>")
     return "".join(parts)
 

@@ -224,7 +224,7 @@ void add_calibrate_options(CLI::App* app, calibrate_request& r) {
   app->add_option("--first-seed", r.first_seed_text, "seed of the first run; run i uses first + i")
       ->type_name("UINT");
   app->add_option("--fail-below", r.fail_below_text,
-                  "exit 1 if a one-sided KS or failure-count p falls below this")
+                  "exit 1 if a false-alarm count or one-sided KS p falls below this (or a median p-value is above 0.75)")
       ->type_name("FLOAT");
 }
 

@@ -1,0 +1,105 @@
+// Calibration and sequential stopping on the CPU subjects, fast enough for CI:
+//  - 100 fresh-seed runs of cpu.multinomial's statistical checks (V = 2,048, the quick
+//    budget's targets, run-wide alpha 0.05 so that false alarms are expected and
+//    countable): no excess of false alarms, the collision checks' (randomised)
+//    p-values uniform (Anderson-Darling), goodness_of_fit's not piled at 1;
+//  - goodness_of_fit's looks: a gross mutant (S07, S15) fails at the first look with
+//    a small fraction of the planned draws and its record names the look; a correct
+//    subject spends its whole plan; the replay stops at the same look.
+#include "suites/battery/calibration.h"
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+
+#include "suites/battery/catalog.h"
+#include "suites/battery/replay.h"
+
+using namespace samplecheck::battery;
+
+namespace {
+run_options in_process_quick() {
+  run_options o;
+  o.budget = quick_budget();
+  o.isolate = false;
+  o.dtype = "f32";
+  return o;
+}
+}  // namespace
+
+TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
+          "[battery][calibration]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  const subject* s = catalog.find("cpu.multinomial");
+  REQUIRE(s != nullptr);
+  run_options o = in_process_quick();
+  o.budget.vocab_size = 2048;
+  o.alpha = 0.05;
+  o.checks = {"goodness_of_fit", "offset_advancement", "per_request_seeds", "parallel_samples"};
+  const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1);
+  std::fputs(format_calibration(s->name(), c).c_str(), stdout);
+  REQUIRE(c.checks.size() == 4);
+  CHECK(c.failure_p_value >= 1e-3);
+  CHECK(c.acceptable(1e-3));
+  for (const auto& [name, u] : c.checks) {
+    CAPTURE(name, u.false_alarms, u.expected_false_alarms, u.uniformity.median, u.uniformity.ad_p);
+    CHECK(u.p_values.size() == 100);
+    CHECK(u.false_alarm_p >= 1e-3);
+    // Not piled at 1: the old Bonferroni-and-bounds p-values had a median of 1.0.
+    CHECK(u.uniformity.median <= kMaxMedianP);
+    CHECK(u.uniformity.ks_lower_p >= 1e-3);
+    if (name.rfind("goodness_of_fit", 0) != 0) {
+      // Randomised collision p-values are exactly uniform under the null.
+      CHECK(u.uniformity.ad_p >= 1e-3);
+      CHECK(u.uniformity.median >= u.uniformity.median_low);
+      CHECK(u.uniformity.median <= u.uniformity.median_high);
+    }
+  }
+}
+
+TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays there",
+          "[battery][sequential]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  run_options o = in_process_quick();
+  o.checks = {"goodness_of_fit"};
+  const subject* correct = catalog.find("cpu.sort_filter");
+  REQUIRE(correct != nullptr);
+  const battery_report pass = run_battery(*correct, o, catalog.lookup());
+  REQUIRE(pass.checks.size() == 1);
+  const check_report& full = pass.checks.front();
+  CAPTURE(full.detail);
+  CHECK(full.result == verdict::pass);
+  CHECK_THAT(full.detail, Catch::Contains("look 4 of 4"));
+  for (const char* name : {"cpu.sort_filter:S07", "cpu.gumbel_logits:S15"}) {
+    const subject* mutant = catalog.find(name);
+    REQUIRE(mutant != nullptr);
+    const battery_report r = run_battery(*mutant, o, catalog.lookup());
+    REQUIRE(r.checks.size() == 1);
+    const check_report& c = r.checks.front();
+    CAPTURE(name, c.detail, c.samples, full.samples);
+    std::printf(
+        "%s: goodness_of_fit failed after %llu draws (the correct cpu.sort_filter spends %llu)\n",
+        name, static_cast<unsigned long long>(c.samples),
+        static_cast<unsigned long long>(full.samples));
+    CHECK(c.result == verdict::fail);
+    CHECK_THAT(c.detail, Catch::Contains("look 1 of"));
+    CHECK(c.samples <= 15 * 256);
+    CHECK(c.samples * 10 < full.samples);
+    REQUIRE(c.repro.contains("evidence"));
+    CHECK(c.repro["evidence"]["look"] == 1);
+    // The record replays to the same look, p-value and draws.
+    const replay_plan plan = plan_replay(c.repro);
+    const subject* again = catalog.find(plan.subject);
+    REQUIRE(again != nullptr);
+    run_options ro = plan.options;
+    ro.isolate = false;
+    const battery_report replayed = run_battery(*again, ro, catalog.lookup());
+    REQUIRE(replayed.checks.size() == 1);
+    const replay_comparison cmp = compare_replay(c.repro, replayed.checks.front());
+    CAPTURE(cmp.text);
+    CHECK(cmp.reproduced);
+    CHECK(replayed.checks.front().repro["evidence"]["look"] == 1);
+  }
+}

@@ -1,0 +1,71 @@
+// The tests one row's counts get against its reference q (the battery's
+// goodness_of_fit and ties, and the judging-power bench): an omnibus test and a
+// directed family on the same counts, combined by Sidak over the minimum.
+//
+//  - omnibus: goodness_of_fit's Pearson over cells merged by expected counts
+//    (moment-matched reference). Any deviation of TVD eps over the cells is seen at
+//    n ~ lambda*(df) / (4 eps^2) (power.h); this is the row's stated power.
+//  - directed family: binomial counts, each with the exact two-sided p-value,
+//    Sidak over the family's size:
+//    - cuts: in the order of q (descending, ties by token id) the count on the first
+//      r tokens is Binomial(n, Q_r), at the r where the head mass Q_r first reaches
+//      4^-j / 2 (j >= 0) or the tail mass 1 - Q_r first falls to 4^-j / 2 or below
+//      (while n 4^-j / 2 >= 5). Mass moved between head and tail (a temperature off,
+//      a tail cut by a noise floor) is a shift of one such count: close to the
+//      Neyman-Pearson test of that direction. Cuts a factor 4 apart in mass correlate
+//      about 0.5, so Sidak over them stays close to exact (a factor 2: 0.7, and the
+//      p-values piled towards 1).
+//    - tokens: every token with n q_i >= 20 (below it the counts are too discrete and
+//      the p-values piled towards 1); the 64 of largest Poisson deviance get the exact
+//      tail (a token outside them holds the minimum only where the deviance ranking
+//      and the exact tails disagree, i.e. for near-equal p). One token doubled, a cut
+//      one token early, ties broken to one side are seen at about
+//      ln(V / alpha) / ln(1 / alpha) times the Neyman-Pearson draws.
+//    A cut of one token is that token's test, so the two share one Sidak count.
+//
+// p_value = sidak_combine(min(p_omnibus, p_directed), tests), tests = 1 or 2 (the
+// family is left out when it is empty or the row has <= 2 tokens, where it repeats
+// the omnibus): a function of q and n. The two are statistics of one multinomial;
+// Sidak's inequality (Sidak 1967: for two-sided statistics of jointly normal
+// variables P(all accept) >= the product) makes the combination valid in the normal
+// limit, and across rows (disjoint Philox subsequences) it is exact.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "suites/stats/goodness_of_fit.h"
+
+namespace samplecheck::stats {
+
+inline constexpr uint64_t kRowSubTests = 2;
+// Tokens below this expected count are left to the merged cells (their p-values are
+// too discrete); cuts whose tail holds fewer expected draws likewise.
+inline constexpr double kTokenMinExpected = 20.0;
+inline constexpr double kCutMinExpected = 5.0;
+
+// The cuts r of the directed family, from the q-descending prefix masses (prefix[0] = 0,
+// prefix[r] = mass of the first r tokens, normalised) at n draws.
+std::vector<size_t> row_cut_points(std::span<const double> prefix, double n);
+
+struct row_test_result {
+  gof_result omnibus;
+  double p_cumulative = 1;
+  int64_t cuts = 0;
+  int64_t worst_cut_tokens = 0;  // the cut's r
+  double worst_cut_mass = 0, worst_cut_seen = 0;
+  double p_token = 1;
+  int64_t worst_token = -1;
+  uint64_t worst_token_count = 0;
+  double worst_token_q = 0;
+  double p_directed = 1;  // cuts and tokens as one family (Sidak over both)
+  uint64_t tests = 0;     // omnibus, and the directed family when it has members
+  double p_min = 1;       // their smallest p-value
+  double p_value = 1;     // sidak_combine(p_min, tests)
+};
+
+// counts and probs as in goodness_of_fit (probs renormalised; q = 0 tokens in no test).
+row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs);
+
+}  // namespace samplecheck::stats

@@ -1,0 +1,150 @@
+// The row tests (omnibus, cumulative, token; Sidak over them), the Sidak combination,
+// the randomised binomial p-value and the uniformity tests: known values, null
+// calibration (p-values close to uniform, not piled at 1) and power on planted rows.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "suites/stats/combine.h"
+#include "suites/stats/row_tests.h"
+#include "suites/stats/tests/multinomial_sim.h"
+#include "suites/stats/uniformity.h"
+
+namespace st = samplecheck::stats;
+using st::testing::multinomial_sim;
+using std::vector;
+
+TEST_CASE("sidak: combination and level") {
+  CHECK(st::sidak_combine(0.0, 5) == 0.0);
+  CHECK(st::sidak_combine(1.0, 5) == 1.0);
+  // 1 - 0.99^10, and its inverse.
+  CHECK(st::sidak_combine(0.01, 10) == Approx(1 - std::pow(0.99, 10)).epsilon(1e-13));
+  CHECK(st::sidak_level(1 - std::pow(0.99, 10), 10) == Approx(0.01).epsilon(1e-12));
+  // At tiny levels Sidak and Bonferroni agree: 1e-9 * 30 to 1e-8 relative.
+  CHECK(st::sidak_combine(1e-9, 30) == Approx(3e-8).epsilon(1e-7));
+  const vector<double> p{0.3, 0.02, 0.9};
+  CHECK(st::sidak_min(p) == Approx(1 - std::pow(0.98, 3)).epsilon(1e-13));
+  CHECK_THROWS_AS(st::sidak_combine(0.5, 0), std::invalid_argument);
+}
+
+TEST_CASE("randomised binomial p-value: bounds and exact uniformity") {
+  // X ~ Binomial(10, 0.1): P(X > 1) + u P(X = 1), against the pmf summed by hand.
+  const double p0 = std::pow(0.9, 10), p1 = 10 * 0.1 * std::pow(0.9, 9);
+  CHECK(st::binomial_randomized_upper_tail(1, 10, 0.1, 0.0) == Approx(1 - p0 - p1).epsilon(1e-12));
+  CHECK(st::binomial_randomized_upper_tail(1, 10, 0.1, 0.5) ==
+        Approx(1 - p0 - 0.5 * p1).epsilon(1e-12));
+  CHECK(st::binomial_randomized_upper_tail(0, 10, 0.1, 0.999999) ==
+        Approx(1 - 1e-6 * p0).epsilon(1e-9));
+  // With an expected count of 0.4 the plain p-value is 1 in 67% of null draws; the
+  // randomised one is uniform: its count below 0.1 is Binomial(4000, 0.1).
+  std::mt19937_64 rng(7);
+  std::binomial_distribution<uint64_t> x(4000, 1e-4);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  vector<double> p;
+  for (int i = 0; i < 4000; ++i)
+    p.push_back(st::binomial_randomized_upper_tail(x(rng), 4000, 1e-4, u(rng)));
+  const auto band = st::testing::binomial_band(4000, 0.1);
+  const auto below =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
+  CHECK(below >= band.low);
+  CHECK(below <= band.high);
+  CHECK(st::uniformity(p).ks_p > 1e-3);
+}
+
+TEST_CASE("uniformity: limit distributions against published critical values") {
+  // Kolmogorov: Q(1.3581) = 0.05, Q(1.6276) = 0.01 (Smirnov's table).
+  CHECK(st::kolmogorov_upper_tail(1.3581) == Approx(0.05).epsilon(1e-3));
+  CHECK(st::kolmogorov_upper_tail(1.6276) == Approx(0.01).epsilon(2e-3));
+  // Anderson-Darling limit: 2.492 -> 0.95, 3.857 -> 0.99, 1.933 -> 0.90 (Stephens 1974).
+  CHECK(st::anderson_darling_cdf(2.492) == Approx(0.95).epsilon(1e-3));
+  CHECK(st::anderson_darling_cdf(3.857) == Approx(0.99).epsilon(1e-3));
+  CHECK(st::anderson_darling_cdf(1.933) == Approx(0.90).epsilon(1e-3));
+  // p-values piled at 1 (Bonferroni's k * min p, k = 30) are rejected; uniform ones are not.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  vector<double> uniform, bonferroni;
+  for (int i = 0; i < 200; ++i) {
+    uniform.push_back(u(rng));
+    double m = 1;
+    for (int k = 0; k < 30; ++k) m = std::min(m, u(rng));
+    bonferroni.push_back(std::min(1.0, 30 * m));
+  }
+  const auto good = st::uniformity(uniform), piled = st::uniformity(bonferroni);
+  CHECK(good.ad_p > 1e-3);
+  CHECK(good.sign_p > 1e-3);
+  CHECK(piled.ad_p < 1e-6);
+  CHECK(piled.median > piled.median_high);
+}
+
+namespace {
+vector<double> planted_double(vector<double> q, size_t token) {
+  q[token] *= 2;
+  double s = 0;
+  for (double v : q) s += v;
+  for (double& v : q) v /= s;
+  return q;
+}
+}  // namespace
+
+TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]") {
+  // Zipf(1.1) rows of 2,048 and 32,000 tokens at 20,000 draws: 300 null replicates each.
+  for (const size_t V : {size_t{2048}, size_t{32000}, size_t{2049}}) {
+    // V = 2049: the peaked shape of the fixtures (8 halving head tokens, 0.05 in a tail).
+    vector<double> q = st::testing::zipf(V, 1.1);
+    if (V == 2049) {
+      const vector<double> tail = st::testing::zipf(V - 8, 1.1);
+      for (size_t i = 0; i < V; ++i)
+        q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+    }
+    multinomial_sim sim(q, 1000 + V);
+    vector<double> p, omnibus, cumulative, token;
+    for (int r = 0; r < 300; ++r) {
+      const auto c = sim.counts(20000);
+      const auto t = st::row_tests(c, q);
+      p.push_back(t.p_value);
+      omnibus.push_back(t.omnibus.p_pearson);
+      cumulative.push_back(t.p_cumulative);
+      token.push_back(t.p_directed);
+    }
+    const auto all = st::uniformity(p);
+    std::printf(
+        "V %zu: medians: row %.3f (band [%.3f, %.3f], AD p %.3g), omnibus %.3f, cumulative %.3f, "
+        "token %.3f\n",
+        V, all.median, all.median_low, all.median_high, all.ad_p, st::uniformity(omnibus).median,
+        st::uniformity(cumulative).median, st::uniformity(token).median);
+    CAPTURE(V, all.median, all.ad_p);
+    CHECK(all.median >= all.median_low);
+    CHECK(all.median <= all.median_high);
+    CHECK(st::uniformity(omnibus).ad_p > 1e-3);
+    // Never anti-conservative: no excess of small p-values (Sidak's inequality).
+    const auto small =
+        static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; }));
+    CHECK(small <= st::testing::binomial_band(300, 0.05).high);
+  }
+}
+
+TEST_CASE("row tests: each sub-test sees its class of defect") {
+  const vector<double> q = st::testing::zipf(2048, 1.1);
+  // One token of mass ~0.01 doubled: the token test holds the minimum.
+  const size_t b = 5;
+  REQUIRE(q[b] > 0.01);
+  multinomial_sim doubled(planted_double(q, b), 3);
+  const auto t = st::row_tests(doubled.counts(20000), q);
+  CHECK(t.worst_token == static_cast<int64_t>(b));
+  CHECK(t.p_token < 1e-20);
+  CHECK(t.p_value < 1e-15);
+  // The tail (the last tokens holding 1% of the mass) zeroed: the cumulative test.
+  vector<double> floor = q;
+  double tail = 0;
+  for (size_t i = floor.size(); i-- > 0 && tail + floor[i] < 0.01;) tail += floor[i], floor[i] = 0;
+  for (double& v : floor) v /= 1 - tail;
+  multinomial_sim floored(floor, 5);
+  const auto f = st::row_tests(floored.counts(5000), q);
+  CHECK(f.p_cumulative < 1e-8);
+  CHECK(f.worst_cut_seen > f.worst_cut_mass);  // the head holds more than its mass
+  // A correct row at the same draws is not rejected.
+  multinomial_sim null(q, 9);
+  CHECK(st::row_tests(null.counts(5000), q).p_value > 1e-4);
+}
