@@ -111,11 +111,26 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
                   grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat}));
 }
 
-std::string ties_not_applicable(const subject& s, const subject_lookup&) {
-  return s.declares(SC_FILTER_TOP_K) ? "" : "the subject declares no top-k filter, so no tie policy applies";
-}
+// Ties apply to every sampler: exact ties must be split evenly whatever it declares.
+std::string ties_not_applicable(const subject&, const subject_lookup&) { return ""; }
 
 check_outcome run_ties(const check_context& ctx) {
+  if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
+  // Half the share each: the tie policy at the k-th (below) and the even split.
+  const check_context half{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  check_outcome split = run_tie_split(half, half.alpha_share);
+  if (split.exact_failure || !split.harness_error.empty()) return split;
+  check_outcome policy = run_ties_at_k(half);
+  if (policy.exact_failure || !policy.harness_error.empty()) return policy;
+  check_outcome out = split.p_value <= policy.p_value ? split : policy;
+  out.p_value = std::min(1.0, 2 * std::min(split.p_value, policy.p_value));
+  out.samples = split.samples + policy.samples;
+  out.power = fmt::format("{}; {}", split.power, policy.power);
+  out.detail = fmt::format("split: {} | at the k-th: {}", split.detail, policy.detail);
+  return out;
+}
+
+check_outcome run_ties_at_k(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "ties");
   std::vector<judged_row> rows;
   // The tie group of 4 equal values straddles rank k: lowest_index keeps some of it,
