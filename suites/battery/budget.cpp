@@ -12,7 +12,8 @@ budget_settings quick_budget() {
           .support_rate = 2e-3,
           .batch_rows = 64,
           .check_timeout_s = 300,
-          .tie_ratio = 0.2};
+          .tie_ratio = 0.2,
+          .drawn_rows = 2};
 }
 
 budget_settings standard_budget() {
@@ -25,7 +26,8 @@ budget_settings standard_budget() {
           .support_rate = 2e-4,
           .batch_rows = 256,
           .check_timeout_s = 3600,
-          .tie_ratio = 0.01};
+          .tie_ratio = 0.01,
+          .drawn_rows = 8};
 }
 
 std::optional<budget_settings> budget_by_name(std::string_view name) {
