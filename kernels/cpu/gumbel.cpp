@@ -1,6 +1,6 @@
 // Gumbel-max, in the two spellings SGLang v0.5.20 carries:
 //   probs:  q_i ~ Exp(1), clamped to FLT_MIN; token = argmax p_i / q_i
-//   logits: G_i = -log(q_i);                  token = argmax z_i / T + G_i
+//   logits: G_i = -log(q_i);                  token = argmax (z_i - max z) / T + G_i
 // with q_i = -log1p(-v_i), v_i = uniform_fine_near_zero (reference/uniform.h says why
 // not -log(u_i): a 24-bit u truncates the tail). Token i takes stream output
 // offset + i in both, so on the same stream the two spellings see the same v_i and

@@ -34,7 +34,7 @@ const subject_entry kSubjects[] = {
      cpu::make_gumbel_probs},
     {{"cpu.gumbel_logits", SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST,
       SC_TIE_LOWEST_INDEX, kGumbelOutputs, cpu::kGumbelMaxVocab},
-     "argmax z / T - log(Exp(1)), the same Exp(1) as cpu.gumbel_probs; T = 0 greedy",
+     "argmax (z - max z) / T - log(Exp(1)), the same Exp(1) as cpu.gumbel_probs; T = 0 greedy",
      cpu::make_gumbel_logits},
     {{"cpu.sort_filter", SC_INPUT_PROBS, kAllFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 2, 0},
      "stable sort, top-k, top-p on the top-k-renormalised float cumsum, min-p, inverse CDF",

@@ -67,6 +67,7 @@ const struct {
     {"cuda.gumbel_logits", defect::S05, "S05"}, {"cuda.dual_pivot", defect::S08, "S08"},
     {"cuda.dual_pivot", defect::S09, "S09"},   {"cuda.sort_filter", defect::S09, "S09"},
     {"cuda.dual_pivot", defect::S10, "S10"},   {"cuda.dual_pivot", defect::S14, "S14"},
+    {"cuda.gumbel_logits", defect::S19, "S19"},
 };
 
 struct subject {
