@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kGumbelThreads) row_max_kernel(device_batch b,
   float m = -INFINITY;
   if (in >= 0) {
     const unsigned char* row = row_pointer(b, in);
-    for (int64_t i = int64_t{threadIdx.x} * kItems; i < b.vocab_size; i += int64_t{kGumbelThreads} * kItems) {
+    for (int64_t i = static_cast<int64_t>(threadIdx.x) * kItems; i < b.vocab_size; i += int64_t{kGumbelThreads} * kItems) {
       float x[kItems];
       load_items(row, b.dtype, b.vocab_size, i, x, -INFINITY);
 #pragma unroll
