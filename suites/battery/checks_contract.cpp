@@ -86,7 +86,9 @@ check_outcome run_round_advancement(const check_context& ctx) {
   // A row that leaves (nearly) one token says nothing about independence: pairs agree
   // by themselves (sort_filter's lowest_index keeps one token of k 64 + p 0.01 + min_p 0.99).
   constexpr double kMostCollisionProb = 0.25;
-  std::erase_if(rows, [&](const judged_row& r) { return collision_prob(r.target.distribution()) > kMostCollisionProb; });
+  std::erase_if(rows, [&](const judged_row& r) {
+    return collision_prob(r.target.distribution()) > kMostCollisionProb;
+  });
   const double alpha_row = ctx.alpha_share / static_cast<double>(rows.size());
   const uint64_t advance = ctx.subj.sampler->philox_outputs_per_call;
   const uint64_t start = 4 * advance + 4;
