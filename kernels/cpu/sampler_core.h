@@ -20,9 +20,9 @@ enum class defect : int {
   S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15,
   X01,  // beyond the catalog: proves the replay check can fail
   S17, S18, S19,
-  X02,  // declares fewer stream outputs per call than its rejection rounds take
-  X03,  // stream position (offset) kept in 32 bits
-  X04,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
+  X03,  // declares fewer stream outputs per call than its rejection rounds take
+  X04,  // stream position (offset) kept in 32 bits
+  X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means

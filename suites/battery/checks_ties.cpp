@@ -11,7 +11,7 @@
 // power 0.99 at the group's level (stats::noncentrality_for_power), sized on the row's
 // most probable group.
 //
-// What a quantised or absorbed noise does (S19, X04): keys of tied tokens coincide and
+// What a quantised or absorbed noise does (S19, X05): keys of tied tokens coincide and
 // the comparison hands the tie to one side, so one id of the group wins too often.
 #include <fmt/format.h>
 

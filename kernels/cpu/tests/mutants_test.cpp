@@ -221,22 +221,22 @@ std::pair<int, int> tied_counts(const call& c) {
 
 }  // namespace
 
-TEST_CASE("X02: declares 2 outputs per call while its rounds read further") {
-  REQUIRE(sampler_named("cpu.dual_pivot:X02").philox_outputs_per_call == 2);
+TEST_CASE("X03: declares 2 outputs per call while its rounds read further") {
+  REQUIRE(sampler_named("cpu.dual_pivot:X03").philox_outputs_per_call == 2);
   REQUIRE(sampler_named("cpu.dual_pivot").philox_outputs_per_call == 320);
   // The defect is the declaration alone: the tokens are the host's on every stream.
   std::vector<float> flat(4096, 1.0f / 4096);
   call c = draws_of(flat, 512);
   c.top_k.assign(1, 64);
-  pair_run run(c, "cpu.dual_pivot", "X02");
+  pair_run run(c, "cpu.dual_pivot", "X03");
   REQUIRE(run.host.tokens == run.mutant.tokens);
 }
 
-TEST_CASE("X03: an offset past 2^32 wraps to its low 32 bits") {
+TEST_CASE("X04: an offset past 2^32 wraps to its low 32 bits") {
   call low = draws_of(kFlat64, 256), high = draws_of(kFlat64, 256);
   for (auto& o : low.offset) o = 12;
   for (auto& o : high.offset) o = 12 + (uint64_t{1} << 32);
-  pair_run a(low, "cpu.dual_pivot", "X03"), b(high, "cpu.dual_pivot", "X03");
+  pair_run a(low, "cpu.dual_pivot", "X04"), b(high, "cpu.dual_pivot", "X04");
   REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) == 256);
   REQUIRE(equal_rows(a.host.tokens, b.host.tokens) < 20);  // 1/64 each: about 4 expected
 }
@@ -263,10 +263,10 @@ TEST_CASE("S18: top_k = 1 keeps both tokens tied at the maximum") {
   REQUIRE(b > 100);  // about 200
 }
 
-TEST_CASE("S19 and X04: tied logits at large magnitudes go to the lower id") {
-  // S19: unshifted float32 keys at 2^24 (ulp 1-2); X04: bf16 keys at 160 (ulp 1). The
+TEST_CASE("S19 and X05: tied logits at large magnitudes go to the lower id") {
+  // S19: unshifted float32 keys at 2^24 (ulp 1-2); X05: bf16 keys at 160 (ulp 1). The
   // host shifts by the maximum and splits the tie evenly.
-  for (const auto& [id, magnitude] : {std::pair<const char*, float>{"S19", 16777216.0f}, {"X04", 160.0f}}) {
+  for (const auto& [id, magnitude] : {std::pair<const char*, float>{"S19", 16777216.0f}, {"X05", 160.0f}}) {
     CAPTURE(id);
     std::vector<float> z = log_of(tied_top_row());
     for (float& x : z) x = std::round(x + magnitude);  // exact at both magnitudes
