@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 24> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 32> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support", "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement", "the Philox offset is frozen: every call draws the same numbers"},
     {"S03", "seed-element-zero", "per_request_seeds", "seed and offset arrays read at element 0 for every request"},
@@ -35,12 +35,20 @@ inline constexpr std::array<mutant_entry, 24> mutant_catalog{{
     // X ids: classes of our own (docs/bug-catalog.md, "Our own classes"), negative controls.
     {"X01", "hidden-rng-state", "replay", "draws from a hidden generator state that moves every call, not the caller's stream"},
     {"X02", "batch-chunked-scan", "batch_invariance", "the prefix sum's chunking follows the batch size, so a request's token depends on B"},
+    {"S17", "masked-last-tile", "support", "a search that falls into an all-masked last tile returns the tile's end, an id >= V"},
+    {"S18", "top-k-one-ties", "ties", "top_k = 1 keeps every token tied with the maximum while declaring lowest_index"},
+    {"S19", "huge-logit-absorption", "ties", "z / T + Gumbel noise in float32 without subtracting the max: at large logits the noise is absorbed"},
+    {"X03", "undeclared-rounds", "round_advancement", "declares 2 stream outputs per call but its rejection rounds take up to 320"},
+    {"X04", "offset-32-bit", "stream_position", "the stream offset is held in 32 bits, so offsets 2^32 apart share a stream"},
+    {"X05", "bf16-gumbel-keys", "ties", "Gumbel keys z / T + G rounded to bf16, so tied logits tie in the key and the lower id wins"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance", "reduction order depends on M only for power-of-two K"},
     {"B04", "short-k-rounding", "launch_config_independence", "K <= 256 split and unsplit launches round differently"},
     {"B05", "bias-in-partial", "batch_invariance", "bias added to one segment's partial instead of after the sum"},
     {"B06", "atomic-reduce", "run_to_run", "partials combined with atomicAdd in arrival order"},
+    {"B07", "threshold-switch", "batch_invariance", "an undeclared tile switch at M = 2048 changes the segment count"},
+    {"B08", "split-from-budget", "batch_invariance", "the K split count is taken from an SM budget over the batch's tiles"},
 }};
 
 inline const mutant_entry* find_mutant(std::string_view id) {

@@ -1,6 +1,6 @@
 // Gumbel-max, in the two spellings SGLang v0.5.20 carries:
 //   probs:  q_i ~ Exp(1), clamped to FLT_MIN; token = argmax p_i / q_i
-//   logits: G_i = -log(q_i);                  token = argmax z_i / T + G_i
+//   logits: G_i = -log(q_i);                  token = argmax (z_i - max z) / T + G_i
 // with q_i = -log1p(-v_i), v_i = uniform_fine_near_zero (reference/uniform.h says why
 // not -log(u_i): a 24-bit u truncates the tail). Token i takes stream output
 // offset + i in both, so on the same stream the two spellings see the same v_i and
@@ -8,6 +8,7 @@
 // as torch does it on a float32 tensor.
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/subjects.h"
 #include "reference/uniform.h"
@@ -36,6 +37,16 @@ float token_fraction(uint32_t raw, defect planted) {
 // 20) absolute, see below), so a skipped token's float key is never above the best and
 // the argmax is bit for bit the one the full loop finds (tests/stream_oracle_test.cpp).
 constexpr double kProbsMargin = 1.0 + 1e-6;
+
+// Round to nearest even bf16, kept as a float (X05's low-precision cast).
+float round_to_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
 
 class gumbel_probs final : public row_sampler {
  public:
@@ -92,13 +103,15 @@ class gumbel_logits final : public row_sampler {
       for (float& z : scaled_) sum += (z = std::exp(z - max));
       for (float& z : scaled_) z = std::log(z / sum / params.temperature);
     } else {
-      // z / T as SGLang spells it, unless a tiny T overflows the largest logit to +Inf
-      // (then every large logit would tie at +Inf); shifting by the max first keeps the
-      // same softmax with the winner at 0 and the rest at most 0.
+      // (z - max z) / T: the same softmax as z / T, with the winner at 0 and the rest at
+      // most 0. Unshifted (S19, and SGLang's z / T), a logit of magnitude 2^24 has a
+      // float ulp of 2, so the Gumbel noise added to it is absorbed in rounding and
+      // tied or near-tied top logits break towards the lower id instead of evenly;
+      // a tiny T would also overflow z / T to +Inf.
       float max_logit = -INFINITY;
       for (const float z : scaled_) max_logit = std::fmax(max_logit, z);
-      const bool overflow = std::isinf(max_logit / params.temperature);
-      for (float& z : scaled_) z = overflow ? (z - max_logit) / params.temperature : z / params.temperature;
+      const bool shift = planted_ != defect::S19 && planted_ != defect::X05;
+      for (float& z : scaled_) z = shift ? (z - max_logit) / params.temperature : z / params.temperature;
     }
     weigh();
     return true;
@@ -112,9 +125,15 @@ class gumbel_logits final : public row_sampler {
     for (size_t i = 0; i < scaled_.size(); ++i) {
       const float v = token_fraction(stream.next(), planted_);
       // Rounding of -log(-log1p(-v)) and of s + G stays under this absolute bound.
-      const double rounding = 1e-5 + 3e-7 * (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
+      // (X05's bf16 keys round by up to 2^-8 of |key|.)
+      const double rounding = 1e-5 + (planted_ == defect::X05 ? 8e-3 : 3e-7) *
+                                         (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
       if (v >= weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;  // never skips v == 0 (S05)
-      const float key = scaled_[i] - std::log(-std::log1p(-v));
+      float key = scaled_[i] - std::log(-std::log1p(-v));
+      // X05: logits, noise and key in bf16 (logits.to(bf16) + gumbel.to(bf16)): at raw
+      // logit magnitudes (|z| ~ 128, ulp 1) tied logits tie in the key on about half the
+      // draws, and the strict > below hands every such tie to the lower id.
+      if (planted_ == defect::X05) key = round_to_bf16(scaled_[i] + round_to_bf16(-std::log(-std::log1p(-v))));
       if (key > best_key) {
         best_key = key;
         best = static_cast<int32_t>(i);

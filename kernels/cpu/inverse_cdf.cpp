@@ -64,6 +64,10 @@ class sort_filter final : public row_sampler {
       keep = static_cast<size_t>(params.top_k);
       if (planted_ == defect::S06)  // S06: every tie with the k-th survives
         while (keep < order_.size() && row[order_[keep]] == row[order_[keep - 1]]) ++keep;
+      // S18: top_k = 1 read as "greedy, but among ties sample": every token tied with
+      // the maximum survives, so a row tied at its top is not greedy.
+      if (planted_ == defect::S18 && params.top_k == 1)
+        while (keep < order_.size() && row[order_[keep]] == row[order_[0]]) ++keep;
     }
     if (params.top_p_on()) keep = top_p_prefix(row, keep, params.top_p);
     if (params.min_p_on()) {

@@ -98,6 +98,9 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
   // X01: a generator state of the subject's own (a global torch.Generator, say) moves
   // on every call, so the caller's (seed, subsequence, offset) no longer decide the draw.
   if (planted == defect::X01) key.offset += hidden_call * 4096;
+  // X04: the position is held in 32 bits (an `unsigned` offset, as a port that passes
+  // curand_init's offset through a uint32_t does), so offsets 2^32 apart share a stream.
+  if (planted == defect::X04) key.offset = static_cast<uint32_t>(key.offset);
   if (planted == defect::S14) {
     // The real kernel forms subsequence * vocab_size in 32 bits (wraps at 2^32); the
     // mutant wraps at 2^20 so that at V = 32768 the streams repeat every 32 rows

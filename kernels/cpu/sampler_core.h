@@ -21,6 +21,10 @@ enum class defect : int {
   X01,  // beyond the catalog: proves the replay check can fail
   X02,  // batch-chunked-scan: the prefix-sum chunking follows the batch size
   S16,  // renorm-atomic-sum: the renorm total's float additions arrive in a new order each call
+  S17, S18, S19,
+  X03,  // declares fewer stream outputs per call than its rejection rounds take
+  X04,  // stream position (offset) kept in 32 bits
+  X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means

@@ -68,6 +68,7 @@ const struct {
     {"cuda.dual_pivot", defect::S09, "S09"},   {"cuda.sort_filter", defect::S09, "S09"},
     {"cuda.dual_pivot", defect::S10, "S10"},   {"cuda.dual_pivot", defect::S14, "S14"},
     {"cuda.dual_pivot_topk_first", defect::S16, "S16"},
+    {"cuda.gumbel_logits", defect::S19, "S19"},
 };
 
 struct subject {

@@ -1,6 +1,9 @@
 // Gumbel-max, both spellings, fused into one pass over the row:
 //   probs  (SGLang v0.5.20): argmax p_i / q_i, q_i = Exp(1) = -log1p(-v_i) clamped to FLT_MIN
-//   logits:                  argmax z_i / T + g_i, g_i = -log(q_i); T = 0 is greedy
+//   logits:                  argmax (z_i - max z) / T + g_i, g_i = -log(q_i); T = 0 is greedy
+// (the shift by the row's largest logit, from a pre-pass, keeps g_i from being absorbed
+// in float32 at large logits: at |z| = 2^24 the ulp is 2, and tied logits would go to
+// one id. S19 is the unshifted z_i / T + g_i.)
 // Token i takes output offset + i of its row's stream, as cpu.gumbel_* do, so the CPU
 // and GPU subjects pick the same token from the same numbers (up to float log).
 //
@@ -87,7 +90,7 @@ struct gumbel_carry {
 // One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
 template <int Groups, bool Logits, bool PlantedS05>
 __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f, const unsigned char* row,
-                                            const stream_key& key, int64_t begin, gumbel_carry& c) {
+                                            const stream_key& key, int64_t begin, float shift, gumbel_carry& c) {
   // Past the row's end: probs 0 (no mass, a key of 0 never wins), logits -inf
   // (not finite, never wins), so the body needs no test of the row's end.
   float x[Groups][kItems];
@@ -144,7 +147,7 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
     for (int j = 0; j < kItems; ++j) {
       const float z = x[g][j];
       if (!Logits && bounds.below(z, v[g][j])) continue;
-      const float k = gumbel_key<Logits>(z, v[g][j], f.temperature);
+      const float k = gumbel_key<Logits>(Logits ? z - shift : z, v[g][j], f.temperature);
       // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
       // an all-underflow row comes out invalid), a logits key must beat -inf.
       if ((Logits ? k > -INFINITY : k > 0.0f) && k > c.key) c.key = k, c.index = static_cast<int>(i + j);
@@ -162,9 +165,34 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
 // logits one took 110 (two blocks an SM) and measured 77.4 rather than 66.2 us at
 // B = 64; a cap of four (64 registers) spilled and lost on both kinds. Logits keep
 // two stripes a thread, which fit the cap without spilling.
+// The largest finite logit of each output row's input row (0 when none is finite, or
+// for S19, whose keys are unshifted): one block a row, before gumbel_kernel.
+__global__ void __launch_bounds__(kGumbelThreads) row_max_kernel(device_batch b, float* row_max) {
+  __shared__ float staged[kGumbelThreads / sc_warp_size];
+  const int64_t r = blockIdx.x;
+  const int64_t in = input_row_of(b, r);
+  float m = -INFINITY;
+  if (in >= 0) {
+    const unsigned char* row = row_pointer(b, in);
+    for (int64_t i = static_cast<int64_t>(threadIdx.x) * kItems; i < b.vocab_size; i += int64_t{kGumbelThreads} * kItems) {
+      float x[kItems];
+      load_items(row, b.dtype, b.vocab_size, i, x, -INFINITY);
+#pragma unroll
+      for (int j = 0; j < kItems; ++j)
+        if (x[j] < INFINITY) m = fmaxf(m, x[j]);  // fmaxf drops NaN; +Inf makes the row invalid anyway
+    }
+  }
+  m = gpu_warp_max(m);
+  if (threadIdx.x % sc_warp_size == 0) staged[threadIdx.x / sc_warp_size] = m;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kGumbelThreads / sc_warp_size; ++w) m = fmaxf(m, staged[w]);
+  row_max[r] = b.planted == defect::S19 || !(m > -INFINITY) ? 0.0f : m;
+}
+
 template <int Groups, bool Logits, bool PlantedS05>
 __global__ void __launch_bounds__(kGumbelThreads, Groups > 1 ? 3 : 1)
-gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators) {
+gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators, const float* row_max) {
   __shared__ block_share staged[kGumbelThreads / sc_warp_size];
 
   const int64_t r = blockIdx.x;
@@ -176,8 +204,9 @@ gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators) {
     const row_filters f = filters_of(b, r, in);
     const unsigned char* row = row_pointer(b, in);
     const stream_key key = stream_key_of(b, r, in);
+    const float shift = Logits ? row_max[r] : 0.0f;
     for (int chunk = split; chunk < chunks; chunk += splits)
-      visit_chunk<Groups, Logits, PlantedS05>(b, f, row, key, chunk * gumbel_chunk<Groups>, c);
+      visit_chunk<Groups, Logits, PlantedS05>(b, f, row, key, chunk * gumbel_chunk<Groups>, shift, c);
     if constexpr (!Logits) c.bad = !(c.lowest >= 0.0f);
   }
   const block_share share = gpu::block_fold<kGumbelThreads>(
@@ -223,8 +252,14 @@ gpuError_t launch_gumbel(launch_request& q) {
   const int64_t splits = (chunks + per_block - 1) / per_block;
   row_best* accumulators = nullptr;
   if (auto e = q.scratch->get(workspace::partials, rows, q.capturing, &accumulators); e != gpuSuccess) return e;
+  float* row_max = nullptr;
+  if (logits) {
+    if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_max); e != gpuSuccess) return e;
+    row_max_kernel<<<static_cast<unsigned>(rows), kGumbelThreads, 0, q.stream>>>(b, row_max);
+    if (auto e = gpuGetLastError(); e != gpuSuccess) return e;
+  }
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(splits));
-  using kernel_type = void (*)(device_batch, int, int, row_best*);
+  using kernel_type = void (*)(device_batch, int, int, row_best*, const float*);
   // [wide][logits][S05]
   constexpr kernel_type kernels[2][2][2] = {
       {{gumbel_kernel<1, false, false>, gumbel_kernel<1, false, true>},
@@ -233,7 +268,7 @@ gpuError_t launch_gumbel(launch_request& q) {
        {gumbel_kernel<2, true, false>, gumbel_kernel<2, true, true>}}};
   const kernel_type kernel = kernels[wide][logits][b.planted == defect::S05];
   kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), static_cast<int>(chunks),
-                                                accumulators);
+                                                accumulators, row_max);
   return gpuGetLastError();
 }
 

@@ -33,7 +33,8 @@ sc_status run_cpu(void* context, const sc_matmul_problem* p, char* error, size_t
       plan = persistent_plan(p->k);
     } else {
       const int32_t config = p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n);
-      plan = segmented_plan(subject.planted, p->m, p->k, kSegmentedConfigs[config].split);
+      plan = segmented_plan(subject.planted, p->m, p->k, kSegmentedConfigs[config].split,
+                            kSegmentedConfigs[config].tile_m);
     }
     const uint64_t arrival = arrival_counter.fetch_add(0x9e3779b97f4a7c15ull);
     emulate_matmul(plan, p->m, p->n, p->k, p->a, p->weight, p->bias, p->out, arrival);
@@ -68,8 +69,8 @@ struct cpu_registry {
   cpu_registry() {
     subjects.push_back({"cpu.persistent", kernel_kind::persistent, defect::none});
     subjects.push_back({"cpu.segmented", kernel_kind::segmented, defect::none});
-    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06"};
-    for (int i = 0; i < 6; ++i)
+    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
+    for (int i = 0; i < 8; ++i)
       subjects.push_back({std::string("cpu.segmented:") + ids[i], kernel_kind::segmented, static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {

@@ -109,7 +109,7 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
       plan = persistent_plan(p->k);
     } else {
       config = kSegmentedConfigs[p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n)];
-      plan = segmented_plan(subject.planted, p->m, p->k, config.split);
+      plan = segmented_plan(subject.planted, p->m, p->k, config.split, config.tile_m);
     }
     if (const sc_status s = ensure_workspace(subject, 0, workspace_bytes(plan, p->m, p->n),
                                             static_cast<cudaStream_t>(p->stream), error, error_size);
@@ -158,8 +158,8 @@ struct cuda_registry {
     subjects.push_back({"cuda.persistent_mma", kernel_kind::persistent_mma, defect::none});
     subjects.push_back({"cuda.segmented_mma", kernel_kind::segmented_mma, defect::none});
     subjects.push_back({"cuda.cublas", kernel_kind::cublas, defect::none});
-    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06"};
-    for (int i = 0; i < 6; ++i)
+    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
+    for (int i = 0; i < 8; ++i)
       subjects.push_back({std::string("cuda.segmented:") + ids[i], kernel_kind::segmented, static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {

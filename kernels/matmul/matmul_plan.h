@@ -41,7 +41,15 @@ enum class defect : int32_t {
   b04_short_k_rounding, // K <= 256 goes segmented; split partials rounded to bf16
   b05_bias_in_partial,  // split launches add the bias into segment 0's partial
   b06_atomic_reduce,    // split partials combined with atomicAdd in arrival order
+  b07_threshold_switch, // an undeclared large-batch tile at M >= 2048 with 2 segments
+  b08_split_from_budget,  // segments = an SM budget over the batch's M tiles
 };
+
+// B07's undeclared threshold (a vendor does not declare its bug) and B08's SM budget
+// (the H200's 132 SMs): B08 takes 132 / ceil(M / tile_m) splits, rounded down to 4, 2
+// or 1, as split-KV planners size their splits to fill the GPU.
+inline constexpr int64_t kB07Threshold = 2048;
+inline constexpr int64_t kB08SmBudget = 132;
 
 struct reduction_plan {
   int64_t segment_length = 0;  // multiple of kChunk except for a single segment
@@ -98,12 +106,18 @@ inline reduction_plan persistent_plan(int64_t k) {
 
 // The segmented kernel's plan for one call. `split` comes from the launch
 // configuration (or the table); a correct plan's bits do not depend on it.
-inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split) {
+// tile_m: the launch's output rows per reduction group (only B08 reads it).
+inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split, int32_t tile_m = 1) {
   if (k <= kSegmentMinK && d != defect::b04_short_k_rounding) return persistent_plan(k);
   reduction_plan plan;
   plan.split = split;
   plan.num_segments = kSegments;
   if (d == defect::b01_split_by_m && m > 64) plan.num_segments = 2;
+  if (d == defect::b07_threshold_switch && m >= kB07Threshold) plan.num_segments = 2;
+  if (d == defect::b08_split_from_budget) {
+    const int64_t per_tile = kB08SmBudget / ceil_div(m, tile_m > 0 ? tile_m : 1);
+    plan.num_segments = per_tile >= 4 ? 4 : per_tile >= 2 ? 2 : 1;
+  }
   if (d == defect::b04_short_k_rounding && k <= kSegmentMinK) {
     // Each segment is one short block, as in seed 003 before its fix, and the
     // split launch's partials go through the output dtype.

@@ -11,7 +11,9 @@ budget_settings quick_budget() {
           .max_draws_per_row = 200000,
           .support_rate = 2e-3,
           .batch_rows = 64,
-          .check_timeout_s = 300};
+          .check_timeout_s = 300,
+          .tie_ratio = 0.2,
+          .drawn_rows = 2};
 }
 
 budget_settings standard_budget() {
@@ -23,7 +25,9 @@ budget_settings standard_budget() {
           .max_draws_per_row = 8000000,
           .support_rate = 2e-4,
           .batch_rows = 256,
-          .check_timeout_s = 3600};
+          .check_timeout_s = 3600,
+          .tie_ratio = 0.01,
+          .drawn_rows = 8};
 }
 
 std::optional<budget_settings> budget_by_name(std::string_view name) {

@@ -27,6 +27,10 @@ struct budget_settings {
   // still running then is stopped and reported as TIMEOUT.
   double check_timeout_s;
   double power = 0.99;
+  // ties: shares of two tied tokens in the ratio 1 + tie_ratio are detected with prob. 0.99
+  double tie_ratio = 0.2;
+  // goodness_of_fit: rows whose settings are drawn from the run seed, beside the fixed grid
+  size_t drawn_rows = 2;
 };
 
 // quick: CI on 2 cores (V = 32,000). standard: V = 151,936, 5x finer targets.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "suites/battery/check.h"
+#include "suites/battery/sampling.h"
 
 namespace samplecheck::battery {
 
@@ -22,6 +23,14 @@ check_outcome run_parameter_routing(const check_context& ctx);
 check_outcome run_spelling_agreement(const check_context& ctx);
 check_outcome run_sampler_batch_invariance(const check_context& ctx);
 check_outcome run_sampler_run_to_run(const check_context& ctx);
+check_outcome run_round_advancement(const check_context& ctx);
+// The ties check's two halves: exact ties split evenly among tied IN tokens (every
+// sampler, at level alpha), and goodness of fit on rows (the tie policy at the k-th).
+check_outcome run_tie_split(const check_context& ctx, double alpha);
+check_outcome run_ties_at_k(const check_context& ctx);
+check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
+                       const std::vector<judged_row>& rows);
+check_outcome run_stream_position(const check_context& ctx);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);
 check_outcome run_matmul_run_to_run(const check_context& ctx);

@@ -44,21 +44,78 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
   return true;
 }
 
+// The filters whose parameters the subject reads (temperature only for logits).
+uint32_t declared_params(const subject& s) {
+  return s.sampler->filters & (s.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE);
+}
+
+// Rows at V = 65,535 and 65,537 (one list each: a call holds one V): the peaked shape
+// unfiltered and under one setting drawn from the seed.
+std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, uint64_t seed) {
+  std::vector<std::vector<judged_row>> out;
+  for (const int64_t V : {int64_t{65535}, int64_t{65537}}) {
+    std::vector<judged_row> rows{make_row(ctx.subj, shape::peaked, {.vocab_size = V, .seed = seed + V}, {})};
+    for (const auto& f : fixtures::drawn_settings(declared_params(ctx.subj), V, seed + V, 1))
+      rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = V, .seed = seed + V + 1}, f));
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+// Two outcomes of one check on disjoint rows, each judged at half its share: an exact
+// failure or harness error of either is the outcome; else the smaller p-value, doubled.
+check_outcome combine_halves(check_outcome a, check_outcome b) {
+  for (check_outcome* o : {&a, &b})
+    if (o->exact_failure || !o->harness_error.empty()) {
+      o->samples = a.samples + b.samples;
+      return *o;
+    }
+  check_outcome out = a.p_value <= b.p_value ? a : b;
+  out.p_value = std::min(1.0, 2 * std::min(a.p_value, b.p_value));
+  out.samples = a.samples + b.samples;
+  out.power = fmt::format("{}; {}", a.power, b.power);
+  out.detail = fmt::format("{} | {}", a.detail, b.detail);
+  return out;
+}
+
 }  // namespace
 
 check_outcome run_support(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "support");
-  const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
-                              {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
+  auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
+                        {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
+  // A padded vocabulary: masked tokens fill the last tiles (S17), under every setting.
+  for (auto& r : grid_rows(ctx.subj, ctx.budget, seed + 1000, {shape::padded_tail}, {})) rows.push_back(std::move(r));
+  // Every parameter edge of the declared filters (k = 1..V with the powers of two
+  // 256..65,536 and their neighbours, p and min_p near 0 and 1), on the peaked shape:
+  // 3% of its mass lies past rank 256, so a k moved up draws OUT tokens at 15x the
+  // support rate, and a rejection sampler accepts in its first round on most draws (on
+  // the flat shape each draw of cpu.dual_pivot took 10x longer, on zipf 3x).
+  const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
+  for (size_t i = 0; i < edges.size(); ++i)
+    rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i},
+                            edges[i]));
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
   const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
   std::vector<uint64_t> draws(rows.size(), per_row);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, "support", seed, rows, draws, drawn, out)) return out;
+  // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
+  size_t wide_rows = 0;
+  for (const auto& wide : wide_vocab_rows(ctx, seed)) {
+    if (auto e = reference_errors(wide); !e.empty()) return harness_failure(e);
+    drawn_counts wide_drawn;
+    if (!draw_and_check_support(ctx, "support", seed, wide, std::vector<uint64_t>(wide.size(), per_row), wide_drawn,
+                                out))
+      return out;
+    wide_rows += wide.size();
+  }
   out.power = exact_power(draws.front(), "OUT") + " per row";
-  out.detail = fmt::format("{} rows x {} draws, every token IN or BOUNDARY", rows.size(), draws.front());
+  out.detail = fmt::format("{} rows at V = {} ({} at the parameter edges) and {} at V = 65,535 / 65,537, x {} draws, "
+                           "every token IN or BOUNDARY",
+                           rows.size(), ctx.budget.vocab_size, edges.size(), wide_rows, draws.front());
   return out;
 }
 
@@ -203,15 +260,30 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
 
 check_outcome run_goodness_of_fit(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
-  return fit_rows(ctx, "goodness_of_fit", seed,
-                  grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat}));
+  auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
+  // Beside the fixed grid, settings drawn from the run seed (CCCL's habit), on zipf.
+  const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size, seed, ctx.budget.drawn_rows);
+  for (size_t i = 0; i < drawn.size(); ++i)
+    rows.push_back(make_row(ctx.subj, shape::zipf, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i},
+                            drawn[i]));
+  // Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
+  const check_context half{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  check_outcome main = fit_rows(half, "goodness_of_fit", seed, rows);
+  auto wide = wide_vocab_rows(ctx, seed);
+  return combine_halves(std::move(main), fit_rows(half, "goodness_of_fit", seed + 1, wide.back()));
 }
 
-std::string ties_not_applicable(const subject& s, const subject_lookup&) {
-  return s.declares(SC_FILTER_TOP_K) ? "" : "the subject declares no top-k filter, so no tie policy applies";
-}
+// Ties apply to every sampler: exact ties must be split evenly whatever it declares.
+std::string ties_not_applicable(const subject&, const subject_lookup&) { return ""; }
 
 check_outcome run_ties(const check_context& ctx) {
+  if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
+  // Half the share each: the tie policy at the k-th (below) and the even split.
+  const check_context half{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  return combine_halves(run_tie_split(half, half.alpha_share), run_ties_at_k(half));
+}
+
+check_outcome run_ties_at_k(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "ties");
   std::vector<judged_row> rows;
   // The tie group of 4 equal values straddles rank k: lowest_index keeps some of it,

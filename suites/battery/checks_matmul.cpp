@@ -3,7 +3,8 @@
 //
 // Default batch sizes: every M = 1..4096 on a device; on the host (CI) the fixture's
 // "cpu" list (every tile edge and split threshold of the in-tree launch table), the
-// subject's own declared thresholds and their neighbours, and M = 4095 and 4096.
+// subject's own declared thresholds and their neighbours, and every power of two 2..4096
+// with its neighbours (undeclared thresholds: B07).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -69,8 +70,11 @@ std::vector<int64_t> invariance_sizes(const check_context& ctx) {
     return sizes;
   }
   sizes = fixture(ctx).sizes("cpu");
-  sizes.push_back(kLargestM - 1);
-  sizes.push_back(kLargestM);
+  // Every power of two and its neighbours, declared or not: a kernel that switches its
+  // tile at a threshold it does not declare (B07) switches at one of these in practice.
+  for (int64_t p = 2; p <= kLargestM; p *= 2)
+    for (const int64_t m : {p - 1, p, p + 1})
+      if (m <= kLargestM) sizes.push_back(m);
   return with_thresholds(ctx, sizes);
 }
 

@@ -8,6 +8,7 @@
 #include "reference/philox.h"
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
+#include "suites/battery/collision_helpers.h"
 #include "suites/stats/collision_test.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
@@ -23,13 +24,17 @@ judged_row flat_row(const check_context& ctx, uint64_t seed) {
   return make_row(ctx.subj, shape::flat, {.vocab_size = ctx.budget.vocab_size, .seed = seed}, {});
 }
 
-// Pairs a collision test needs so that an excess collision rate of collision_shift is
-// detected with probability 0.99 (one-sided at alpha: two-sided at 2 alpha).
 uint64_t pairs_for(const check_context& ctx, double s, uint64_t max_pairs) {
+  return collision_pairs_for(ctx, s, max_pairs, ctx.alpha_share);
+}
+
+}  // namespace
+
+uint64_t collision_pairs_for(const check_context& ctx, double s, uint64_t max_pairs, double alpha) {
   uint64_t lo = 16, hi = max_pairs;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (stats::detectable_mass_shift(mid, s, 2 * ctx.alpha_share, ctx.budget.power) <= ctx.budget.collision_shift) hi = mid;
+    if (stats::detectable_mass_shift(mid, s, 2 * alpha, ctx.budget.power) <= ctx.budget.collision_shift) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -61,6 +66,8 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
     }
   return true;
 }
+
+namespace {
 
 // The randomised p-value P(X > C) + u P(X = C) (stats/combine.h): exactly uniform
 // under the null, where the plain P(X >= C) is 1 whenever no pair collides (most runs:

@@ -171,6 +171,8 @@ TEST_CASE("matmul_gpu every B mutant is killed by its catalog check", "[gpu][mut
       {"B04", "short_k128", false, {1, 3, 33, 129}},
       {"B05", "qwen3_8b.o", true, {1, 2, 1024, 1025, 1500}},
       {"B06", "qwen3_8b.o", false, {64}},
+      {"B07", "qwen3_8b.o", false, {1, 2047, 2048, 2049}},
+      {"B08", "qwen3_8b.o", false, {1, 264, 265, 1000}},
   };
   for (const auto& c : cases) {
     const std::string check(samplecheck::find_mutant(c.id)->killing_check);

@@ -1,4 +1,4 @@
-// Every planted matmul defect (B01-B06) must be killed by the check the mutant
+// Every planted matmul defect (B01-B08) must be killed by the check the mutant
 // catalog names for it, while the correct emulation passes the same check on
 // the same data, so the kill is the defect's doing.
 #include "kernels/matmul/cpu_matmuls.h"
@@ -34,6 +34,8 @@ const std::vector<mutant_case> kCases = {
     {"B04", "short_k128", false, {1, 3, 33}, "split partials of the four 32-wide segments rounded to bf16"},
     {"B05", "qwen3_8b.o", true, {1, 2, 1024, 1025}, "bias inside partial 0 while split (M <= 1024)"},
     {"B06", "qwen3_8b.o", false, {64}, "partials summed in a random arrival order"},
+    {"B07", "n32", false, {1, 2047, 2048}, "2 segments from the undeclared threshold M = 2048"},
+    {"B08", "n32", false, {1, 264, 265}, "132 / ceil(M / 8) splits: 4 up to M = 264, then 2"},
 };
 
 check_result run_named_check(std::string_view check, matmul_testbed& testbed, const std::vector<int64_t>& sizes) {

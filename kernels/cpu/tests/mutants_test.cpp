@@ -215,6 +215,20 @@ std::vector<float> jittered_row(size_t vocab) {
   return row;
 }
 
+// A row tied at its top: ids 3 and 40 at 1/4 each, the rest equal (44 tokens).
+std::vector<float> tied_top_row() {
+  std::vector<float> row(64, 0.5f / 62);
+  row[3] = row[40] = 0.25f;
+  return row;
+}
+
+// Counts of ids 3 and 40 in the call's tokens.
+std::pair<int, int> tied_counts(const call& c) {
+  int a = 0, b = 0;
+  for (const int32_t t : c.tokens) a += t == 3, b += t == 40;
+  return {a, b};
+}
+
 }  // namespace
 
 TEST_CASE("X02: a request's token depends on the batch size (the scan's chunking follows B)") {
@@ -246,4 +260,64 @@ TEST_CASE("S16: the renorm total's float additions arrive in a new order each ca
   pair_run a(c, "cpu.dual_pivot_topk_first", "S16"), b(c, "cpu.dual_pivot_topk_first", "S16");
   REQUIRE(equal_rows(a.host.tokens, b.host.tokens) == 4096);
   REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) < 4096);
+}
+
+TEST_CASE("X03: declares 2 outputs per call while its rounds read further") {
+  REQUIRE(sampler_named("cpu.dual_pivot:X03").philox_outputs_per_call == 2);
+  REQUIRE(sampler_named("cpu.dual_pivot").philox_outputs_per_call == 320);
+  // The defect is the declaration alone: the tokens are the host's on every stream.
+  std::vector<float> flat(4096, 1.0f / 4096);
+  call c = draws_of(flat, 512);
+  c.top_k.assign(1, 64);
+  pair_run run(c, "cpu.dual_pivot", "X03");
+  REQUIRE(run.host.tokens == run.mutant.tokens);
+}
+
+TEST_CASE("X04: an offset past 2^32 wraps to its low 32 bits") {
+  call low = draws_of(kFlat64, 256), high = draws_of(kFlat64, 256);
+  for (auto& o : low.offset) o = 12;
+  for (auto& o : high.offset) o = 12 + (uint64_t{1} << 32);
+  pair_run a(low, "cpu.dual_pivot", "X04"), b(high, "cpu.dual_pivot", "X04");
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) == 256);
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) < 20);  // 1/64 each: about 4 expected
+}
+
+TEST_CASE("S17: a draw past the scanned total returns the masked last tile's end") {
+  // 3000 tokens: 3 tiles of 1024, the last (2048..2999) all zero. About 1 draw in 1025
+  // passes the total (the amplification) and then comes back as 3072 >= V.
+  std::vector<float> row(3000, 0.0f);
+  for (size_t i = 0; i < 2048; ++i) row[i] = 1.0f / 2048;
+  pair_run run(draws_of(row, 20000), "cpu.dual_pivot", "S17");
+  REQUIRE(histogram(run.host).back() == 0);
+  REQUIRE(histogram(run.mutant).back() >= 5);
+  for (const int32_t t : run.mutant.tokens)
+    if (t >= 3000) REQUIRE(t == 3072);
+}
+
+TEST_CASE("S18: top_k = 1 keeps both tokens tied at the maximum") {
+  call c = draws_of(tied_top_row(), 400);
+  c.top_k.assign(1, 1);
+  pair_run run(c, "cpu.sort_filter", "S18");
+  REQUIRE(tied_counts(run.host) == std::pair<int, int>{400, 0});  // lowest_index: id 3 only
+  const auto [a, b] = tied_counts(run.mutant);
+  REQUIRE(a + b == 400);
+  REQUIRE(b > 100);  // about 200
+}
+
+TEST_CASE("S19 and X05: tied logits at large magnitudes go to the lower id") {
+  // S19: unshifted float32 keys at 2^24 (ulp 1-2); X05: bf16 keys at 160 (ulp 1). The
+  // host shifts by the maximum and splits the tie evenly.
+  for (const auto& [id, magnitude] : {std::pair<const char*, float>{"S19", 16777216.0f}, {"X05", 160.0f}}) {
+    CAPTURE(id);
+    std::vector<float> z = log_of(tied_top_row());
+    for (float& x : z) x = std::round(x + magnitude);  // exact at both magnitudes
+    call c = draws_of(z, 4000);
+    c.temperature.assign(1, 1.0f);
+    pair_run run(c, "cpu.gumbel_logits", id);
+    const auto [ha, hb] = tied_counts(run.host);
+    const auto [ma, mb] = tied_counts(run.mutant);
+    CAPTURE(ha, hb, ma, mb);
+    REQUIRE(std::abs(ha - hb) < 0.1 * (ha + hb));  // even: |a - b| ~ 60 for a + b ~ 3500
+    REQUIRE(ma > 1.3 * mb);
+  }
 }

@@ -27,9 +27,10 @@ int32_t plain_probs(const std::vector<float>& p, uint64_t seed) {
 int32_t plain_logits(const std::vector<float>& z, float temperature, uint64_t seed) {
   philox_stream stream(seed, 0, 0);
   int32_t best = -1;
-  float best_key = -INFINITY;
+  float best_key = -INFINITY, max_z = -INFINITY;
+  for (const float x : z) max_z = std::fmax(max_z, x);
   for (size_t i = 0; i < z.size(); ++i) {
-    const float key = z[i] / temperature - std::log(-std::log1p(-uniform_fine_near_zero(stream.next())));
+    const float key = (z[i] - max_z) / temperature - std::log(-std::log1p(-uniform_fine_near_zero(stream.next())));
     if (key > best_key) best_key = key, best = static_cast<int32_t>(i);
   }
   return best;

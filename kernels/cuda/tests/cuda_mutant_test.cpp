@@ -3,6 +3,7 @@
 // battery's kill matrix judges the same mutants statistically. (S02 is caught by the
 // graph replay test in cuda_graph_test.cpp, S08 here and by the degenerate rows.)
 #include <algorithm>
+#include <cstdlib>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -66,6 +67,25 @@ TEST_CASE("S05: a uniform that reaches 1 hands the draw to a tail token", "[muta
     CHECK(tail(run(subject(std::string(host) + ":S05"), h)) > outputs / 2);
     CHECK(tail(run(subject(host), h)) == 0);
   }
+}
+
+TEST_CASE("S19: unshifted keys at 2^24 hand tied logits to the lower id", "[mutant]") {
+  // Ids 100 and 3000 tie at 2^24 - 1, the rest sit 10 below. In float32 the ulp there is
+  // 1, so z + g absorbs the Gumbel noise and the lower id wins most ties; the host
+  // subtracts the row's largest logit first and splits the pair evenly.
+  const int64_t v = 4096, outputs = 4000;
+  sample_call h = one_row(subject("cuda.gumbel_logits"), v, outputs);
+  h.input.assign(v, 16777205.0f);
+  h.input[100] = h.input[3000] = 16777215.0f;
+  const auto counts = [](const call_result& got) {
+    return std::pair<int64_t, int64_t>{std::count(got.token.begin(), got.token.end(), 100),
+                                       std::count(got.token.begin(), got.token.end(), 3000)};
+  };
+  const auto [ha, hb] = counts(run(subject("cuda.gumbel_logits"), h));
+  const auto [ma, mb] = counts(run(subject("cuda.gumbel_logits:S19"), h));
+  INFO("host " << ha << " / " << hb << ", mutant " << ma << " / " << mb);
+  CHECK(std::abs(ha - hb) < (ha + hb) / 10);  // even: |a - b| ~ 60 of ~3300
+  CHECK(ma > 13 * mb / 10);
 }
 
 TEST_CASE("S08: a NaN row comes back as token 0 marked valid", "[mutant]") {

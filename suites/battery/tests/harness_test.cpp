@@ -233,7 +233,8 @@ TEST_CASE("checks that do not apply say n/a with the reason, never pass", "[batt
   catalog.add_in_tree();
   const subject* multinomial = catalog.find("cpu.multinomial");
   REQUIRE(multinomial != nullptr);
-  const auto report = run_battery(*multinomial, quick({"ties", "parameter_routing", "spelling_agreement"}), catalog.lookup());
+  // (ties applies to every sampler since issue 17: exact ties must split evenly.)
+  const auto report = run_battery(*multinomial, quick({"parameter_routing", "spelling_agreement"}), catalog.lookup());
   for (const auto& c : report.checks) {
     CAPTURE(c.check);
     CHECK(c.result == verdict::not_applicable);

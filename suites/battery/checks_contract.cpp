@@ -1,0 +1,164 @@
+// The checks that judge the stream contract itself (kernels/samplecheck_plugin.h): a
+// call consumes at most philox_outputs_per_call outputs of curand_init(seed,
+// subsequence, offset) and draws from no other stream.
+//
+// round_advancement: calls exactly one declared advance apart, on rows whose filters
+// force a rejection sampler through many rounds (offset_advancement's unfiltered row
+// is accepted in one round, so a sampler that reads past its declaration passes it).
+// stream_position: offsets 2^32..2^62 apart and subsequences 2^32..2^63 apart, where a
+// position kept in 32 bits (or any m < 64 bits of the subsequence) maps both members of
+// a pair to one stream.
+//
+// Both are collision tests (stats/collision_test.h): under the contract the two
+// members of a pair are independent draws from the row's target q, equal with
+// probability sum q^2; any shared uniform shows as excess equal pairs.
+#include <fmt/format.h>
+
+#include "suites/battery/check_helpers.h"
+#include "suites/battery/checks.h"
+#include "suites/battery/collision_helpers.h"
+#include "suites/stats/collision_test.h"
+#include "suites/stats/power.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using fixtures::filter_setting;
+using fixtures::shape;
+
+// Settings that make a rejection sampler reject round after round on the flat row
+// (kernels/cpu/dual_pivot.cpp: a round accepts only a token that already satisfies
+// every filter, and on a flat row almost none does): top_k 256, top_p 0.01 and min_p
+// 0.99 keep 256, ~1% and ~0.5% of the tokens, each alone, and each crossed with
+// temperature 0.5 for a logits subject. Measured on cpu.dual_pivot (docs/judging-power.md):
+// calls 2 outputs apart agree 4.7x (k 64), 10.5x (p 0.01) and 10.6x (min_p 0.99) as often
+// as independent calls; on the unfiltered row not at all.
+std::vector<filter_setting> round_forcing_settings(const subject& s) {
+  std::vector<filter_setting> out{filter_setting{}};
+  if (s.declares(SC_FILTER_TOP_K)) out.push_back({.top_k = 256});
+  if (s.declares(SC_FILTER_TOP_P)) out.push_back({.top_p = 0.01f});
+  if (s.declares(SC_FILTER_MIN_P)) out.push_back({.min_p = 0.99f});
+  if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE)) {
+    const size_t untempered = out.size();
+    for (size_t i = 0; i < untempered; ++i) {
+      filter_setting hot = out[i];
+      hot.temperature = 0.5f;
+      out.push_back(hot);
+    }
+  }
+  return out;
+}
+
+struct pair_verdict {
+  double p_value = 1.0;
+  double power = 0;  // the largest detectable excess collision rate over the tests
+  std::string detail;
+  nlohmann::json repro;
+};
+
+// One collision test of `first` against `second` (same length), folded into `v` as
+// one of `tests` Bonferroni terms.
+void fold_collisions(const check_context& ctx, const sample_call& first, const sample_call& second,
+                     const filtered_distribution& d, double alpha, std::string what, size_t tests,
+                     pair_verdict& v) {
+  const auto c = stats::collision_test(first.tokens, second.tokens, d.prob);
+  v.power = std::max(v.power, stats::detectable_mass_shift(c.pairs, c.collision_prob, 2 * alpha,
+                                                           ctx.budget.power));
+  const double p = std::min(1.0, c.p_value * static_cast<double>(tests));
+  if (p <= v.p_value) {
+    v.p_value = p;
+    v.detail = fmt::format("{}: {} equal pairs of {} (expected {:.3g}), p {:.2e}", what,
+                           c.collisions, c.pairs, c.expected, c.p_value);
+  }
+}
+
+}  // namespace
+
+check_outcome run_round_advancement(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "round_advancement");
+  const auto settings = round_forcing_settings(ctx.subj);
+  std::vector<judged_row> rows;
+  for (size_t i = 0; i < settings.size(); ++i)
+    rows.push_back(make_row(ctx.subj, shape::flat,
+                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + i}, settings[i]));
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  // A row that leaves (nearly) one token says nothing about independence: pairs agree
+  // by themselves (sort_filter's lowest_index keeps one token of k 64 + p 0.01 + min_p 0.99).
+  constexpr double kMostCollisionProb = 0.25;
+  std::erase_if(rows, [&](const judged_row& r) {
+    return collision_prob(r.target.distribution()) > kMostCollisionProb;
+  });
+  const double alpha_row = ctx.alpha_share / static_cast<double>(rows.size());
+  const uint64_t advance = ctx.subj.sampler->philox_outputs_per_call;
+  const uint64_t start = 4 * advance + 4;
+  pair_verdict v;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& d = rows[i].target.distribution();
+    const uint64_t pairs = collision_pairs_for(ctx, collision_prob(d), 1u << 15, alpha_row);
+    // Consecutive calls of one request: offset `start`, then start + the declared advance.
+    sample_call first = call_for_rows(ctx.subj, {&rows[i]});
+    for (uint64_t j = 0; j < pairs; ++j) add_output(first, 0, seed, j, start);
+    sample_call second = first;
+    for (auto& o : second.offset) o = start + advance;
+    const std::string what =
+        fmt::format("row '{}', offsets {} and {}", rows[i].label, start, start + advance);
+    if (!run_valid(ctx, first, what, out) || !run_valid(ctx, second, what, out)) return out;
+    const double before = v.p_value;
+    fold_collisions(ctx, first, second, d, alpha_row, what, rows.size(), v);
+    if (v.p_value < before || i == 0)
+      v.repro = {{"row", rows[i].label},
+                 {"params", setting_json(rows[i].setting)},
+                 {"seed", seed},
+                 {"offsets", {start, start + advance}},
+                 {"subsequences", fmt::format("0..{}", pairs - 1)}};
+  }
+  out.p_value = v.p_value;
+  out.power = fmt::format("collision rate +{:.1e}", v.power);
+  out.detail =
+      fmt::format("{} rows (declared advance {}); worst {}", rows.size(), advance, v.detail);
+  out.repro = repro_base(seed);
+  out.repro.update(v.repro);
+  return out;
+}
+
+check_outcome run_stream_position(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "stream_position");
+  const judged_row row =
+      make_row(ctx.subj, shape::flat, {.vocab_size = ctx.budget.vocab_size, .seed = seed}, {});
+  if (!row.target.ok()) return harness_failure(reference_errors({row}));
+  const auto& d = row.target.distribution();
+  const double alpha_half = ctx.alpha_share / 2;
+  const uint64_t pairs = collision_pairs_for(ctx, collision_prob(d), 1u << 15, alpha_half);
+  // Offsets: pair j is (subsequence j, offset c_j) against (subsequence j, offset c_j +
+  // 2^(32 + j % 31)), c_j = j % 7 (not a multiple of 4: mid-block starts too).
+  // Subsequences: (j, offset 0) against (j + 2^(32 + j % 32), offset 0).
+  sample_call near = call_for_rows(ctx.subj, {&row}), far_offset = near, far_subsequence = near;
+  for (uint64_t j = 0; j < pairs; ++j) {
+    add_output(near, 0, seed, j, j % 7);
+    add_output(far_offset, 0, seed, j, j % 7 + (uint64_t{1} << (32 + j % 31)));
+    add_output(far_subsequence, 0, seed, j + (uint64_t{1} << (32 + j % 32)), j % 7);
+  }
+  if (!run_valid(ctx, near, "offsets c_j", out) ||
+      !run_valid(ctx, far_offset, "offsets c_j + 2^(32 + j % 31)", out) ||
+      !run_valid(ctx, far_subsequence, "subsequences j + 2^(32 + j % 32)", out))
+    return out;
+  pair_verdict v;
+  fold_collisions(ctx, near, far_offset, d, alpha_half, "offset c_j vs c_j + 2^(32 + j % 31)", 2,
+                  v);
+  fold_collisions(ctx, near, far_subsequence, d, alpha_half, "subsequence j vs j + 2^(32 + j % 32)",
+                  2, v);
+  out.p_value = v.p_value;
+  out.power = fmt::format("collision rate +{:.1e}", v.power);
+  out.detail = v.detail;
+  out.repro = repro_base(seed);
+  out.repro.update({{"row", row.label},
+                    {"seed", seed},
+                    {"pairs", pairs},
+                    {"offsets", "j % 7 against j % 7 + 2^(32 + j % 31)"},
+                    {"subsequences", "j against j + 2^(32 + j % 32), offset j % 7"}});
+  return out;
+}
+
+}  // namespace samplecheck::battery
