@@ -6,9 +6,9 @@
  * and adds assertions below; it never edits an existing one. A failing assertion
  * here means the ABI broke: a plugin built against the old header would be read
  * wrong. */
-#include "kernels/samplecheck_plugin.h"
-
 #include <stddef.h>
+
+#include "kernels/samplecheck_plugin.h"
 
 /* _Static_assert is C11; __extension__ keeps -pedantic quiet under C99 (GCC and
  * Clang), so the header itself is still proven to be C99. glibc's <sys/cdefs.h>
@@ -18,8 +18,8 @@
 #undef _Static_assert
 #endif
 #define SC_LAYOUT_ASSERT(cond, what) __extension__ _Static_assert(cond, what)
-#define SC_FIELD(type, field, offset, size)                                           \
-  SC_LAYOUT_ASSERT(offsetof(type, field) == (offset), #type "." #field " offset");    \
+#define SC_FIELD(type, field, offset, size)                                        \
+  SC_LAYOUT_ASSERT(offsetof(type, field) == (offset), #type "." #field " offset"); \
   SC_LAYOUT_ASSERT(sizeof(((type*)0)->field) == (size), #type "." #field " size")
 #define SC_SIZE(type, size) SC_LAYOUT_ASSERT(sizeof(type) == (size), "sizeof(" #type ")")
 

@@ -14,7 +14,8 @@ namespace samplecheck {
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-inline sc_status report_error(sc_status status, char* error, size_t error_size, const char* format, ...) {
+inline sc_status
+report_error(sc_status status, char* error, size_t error_size, const char* format, ...) {
   if (error != nullptr && error_size > 0) {
     va_list args;
     va_start(args, format);

@@ -15,6 +15,7 @@
 // the block primitives need the device compiler.
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
+
 #include <rocprim/rocprim.hpp>
 #define SC_GPU_HIP 1
 #else
@@ -163,10 +164,12 @@ __device__ __forceinline__ T gpu_warp_fold(T x, Op op) {
 // shuffles takes five to ten; HIP has no REDUX and takes the butterfly.
 __device__ __forceinline__ unsigned long long gpu_warp_max(unsigned long long x) {
 #if defined(SC_GPU_HIP)
-  return gpu_warp_fold<sc_warp_size>(x, [](unsigned long long a, unsigned long long b) { return a < b ? b : a; });
+  return gpu_warp_fold<sc_warp_size>(
+      x, [](unsigned long long a, unsigned long long b) { return a < b ? b : a; });
 #else
   const unsigned high = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32));
-  const unsigned low = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0u);
+  const unsigned low = __reduce_max_sync(
+      0xffffffffu, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0u);
   return static_cast<unsigned long long>(high) << 32 | low;
 #endif
 }
@@ -215,7 +218,10 @@ __device__ __forceinline__ unsigned gpu_arrive(unsigned* counter) {
   return __hip_atomic_fetch_add(counter, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
 #else
   unsigned before;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(before) : "l"(counter) : "memory");
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n"
+               : "=r"(before)
+               : "l"(counter)
+               : "memory");
   return before;
 #endif
 }
@@ -279,14 +285,20 @@ struct block_primitives {
   template <typename Op>
   __device__ __forceinline__ static T reduce(T value, Op op, T identity, shared_type& shared) {
     value = block_fold<BlockThreads>(
-        value, identity, [op](const T& x) { return gpu_warp_fold<sc_warp_size>(x, op); }, shared.staged);
+        value, identity, [op](const T& x) { return gpu_warp_fold<sc_warp_size>(x, op); },
+        shared.staged);
     __syncthreads();  // the next call may rewrite `staged`
     return value;
   }
-  __device__ __forceinline__ static T sum(T value, shared_type& shared) { return reduce(value, sum_op(), T(0), shared); }
+  __device__ __forceinline__ static T sum(T value, shared_type& shared) {
+    return reduce(value, sum_op(), T(0), shared);
+  }
   static constexpr T kLowest =  // max's identity
-      std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-  __device__ __forceinline__ static T max(T value, shared_type& shared) { return reduce(value, max_op(), kLowest, shared); }
+      std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                           : std::numeric_limits<T>::lowest();
+  __device__ __forceinline__ static T max(T value, shared_type& shared) {
+    return reduce(value, max_op(), kLowest, shared);
+  }
 
   // Inclusive prefix sum in thread order; `total` gets the block aggregate.
   __device__ __forceinline__ static T inclusive_sum(T value, T& total, shared_type& shared) {
@@ -304,16 +316,16 @@ struct block_primitives {
 // Stable ascending radix sort of (key, value) pairs on bits [begin_bit, end_bit) of
 // the key, over the whole device: equal keys keep their input order.
 template <typename Key, typename Value>
-inline gpuError_t radix_sort_pairs(void* temp, size_t& temp_bytes, const Key* keys_in, Key* keys_out,
-                                   const Value* values_in, Value* values_out, int num_items, int begin_bit,
-                                   int end_bit, gpuStream_t stream) {
+inline gpuError_t radix_sort_pairs(void* temp, size_t& temp_bytes, const Key* keys_in,
+                                   Key* keys_out, const Value* values_in, Value* values_out,
+                                   int num_items, int begin_bit, int end_bit, gpuStream_t stream) {
 #if defined(SC_GPU_HIP)
-  return rocprim::radix_sort_pairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
-                                   static_cast<unsigned>(num_items), static_cast<unsigned>(begin_bit),
-                                   static_cast<unsigned>(end_bit), stream);
+  return rocprim::radix_sort_pairs(
+      temp, temp_bytes, keys_in, keys_out, values_in, values_out, static_cast<unsigned>(num_items),
+      static_cast<unsigned>(begin_bit), static_cast<unsigned>(end_bit), stream);
 #else
-  return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, num_items,
-                                         begin_bit, end_bit, stream);
+  return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                         num_items, begin_bit, end_bit, stream);
 #endif
 }
 

@@ -106,9 +106,9 @@ typedef int32_t sc_status;
  * the declared promise only: a check whose premise a declaration breaks reports n/a
  * with the reason (docs/subject-protocol.md, section 6). */
 /* Whose random numbers output r draws. */
-#define SC_RNG_PER_REQUEST 1        /* curand_init(seed[r], subsequence[r], offset[r]), any slot */
-#define SC_RNG_BATCH_SLOT 2         /* keyed by the output row (FlashInfer: subsequence = row) */
-#define SC_RNG_SUBJECT_GENERATOR 3  /* the subject's own generator: same call, same tokens */
+#define SC_RNG_PER_REQUEST 1       /* curand_init(seed[r], subsequence[r], offset[r]), any slot */
+#define SC_RNG_BATCH_SLOT 2        /* keyed by the output row (FlashInfer: subsequence = row) */
+#define SC_RNG_SUBJECT_GENERATOR 3 /* the subject's own generator: same call, same tokens */
 /* Which row the top_k / top_p / min_p / temperature arrays are indexed by. */
 #define SC_PARAMS_BY_INPUT_ROW 1  /* [num_input_rows], as sc_sample_batch says */
 #define SC_PARAMS_BY_OUTPUT_ROW 2 /* [num_output_rows]: the caller repeats params[row_index[r]] */
@@ -151,18 +151,18 @@ typedef struct {
   int64_t num_input_rows;
   int64_t vocab_size;
   int64_t num_output_rows;
-  const int32_t* row_index;     /* [num_output_rows] or NULL */
-  const int32_t* top_k;         /* [num_input_rows] or NULL */
-  const float* top_p;           /* [num_input_rows] or NULL */
-  const float* min_p;           /* [num_input_rows] or NULL */
-  const float* temperature;     /* [num_input_rows] or NULL (logits subjects; NULL = 1) */
-  const uint64_t* seed;         /* [num_output_rows], never NULL */
-  const uint64_t* subsequence;  /* [num_output_rows] or NULL */
-  const uint64_t* offset;       /* [num_output_rows], never NULL */
-  int32_t* out_token;           /* [num_output_rows] */
-  uint8_t* out_valid;           /* [num_output_rows] */
-  void* stream;                 /* cudaStream_t / hipStream_t, NULL = default; ignored on host */
-  uint64_t flags;               /* 0 */
+  const int32_t* row_index;    /* [num_output_rows] or NULL */
+  const int32_t* top_k;        /* [num_input_rows] or NULL */
+  const float* top_p;          /* [num_input_rows] or NULL */
+  const float* min_p;          /* [num_input_rows] or NULL */
+  const float* temperature;    /* [num_input_rows] or NULL (logits subjects; NULL = 1) */
+  const uint64_t* seed;        /* [num_output_rows], never NULL */
+  const uint64_t* subsequence; /* [num_output_rows] or NULL */
+  const uint64_t* offset;      /* [num_output_rows], never NULL */
+  int32_t* out_token;          /* [num_output_rows] */
+  uint8_t* out_valid;          /* [num_output_rows] */
+  void* stream;                /* cudaStream_t / hipStream_t, NULL = default; ignored on host */
+  uint64_t flags;              /* 0 */
 } sc_sample_batch;
 
 typedef struct {

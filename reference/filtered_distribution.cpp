@@ -50,11 +50,13 @@ struct sorted_row {
 sorted_row sort_row(const source_row& row, const policy_order& order) {
   sorted_row s;
   // Zero-probability tokens (-Inf logits, zero probs, exp underflow) form the tail.
-  s.positive = std::partition_point(order.value_key.begin(), order.value_key.end(),
-                                    [&](uint32_t key) { return row.source_of(key_value(key)) > 0; }) -
-               order.value_key.begin();
+  s.positive =
+      std::partition_point(order.value_key.begin(), order.value_key.end(),
+                           [&](uint32_t key) { return row.source_of(key_value(key)) > 0; }) -
+      order.value_key.begin();
   const int64_t m = s.positive;
-  s.p.resize(m), s.lo.resize(m), s.hi.resize(m), s.err.resize(m), s.prefix.resize(m + 1), s.group_start.resize(m);
+  s.p.resize(m), s.lo.resize(m), s.hi.resize(m), s.err.resize(m), s.prefix.resize(m + 1),
+      s.group_start.resize(m);
   compensated_sum mass;
   for (int64_t r = 0; r < m; ++r) {
     // From the sorted key, not row.source[ids[r]]: source_of reproduces it bit for
@@ -131,7 +133,8 @@ filtered_distribution empty_distribution(const source_row& row) {
 
 // Target probabilities over positions [0, reach) of the order (beyond it all is OUT):
 // nominal over the exact rule's set, ranges over the resolutions of BOUNDARY tokens.
-void fill_targets(filtered_distribution& d, const std::vector<uint32_t>& ids, const std::vector<uint8_t>& nominal_kept) {
+void fill_targets(filtered_distribution& d, const std::vector<uint32_t>& ids,
+                  const std::vector<uint8_t>& nominal_kept) {
   compensated_sum in_mass, boundary_mass, nominal_mass;
   for (size_t r = 0; r < nominal_kept.size(); ++r) {
     const uint32_t i = ids[r];
@@ -139,7 +142,8 @@ void fill_targets(filtered_distribution& d, const std::vector<uint32_t>& ids, co
     if (d.status[i] == membership::boundary) boundary_mass.add(d.source[i]), ++d.num_boundary;
     if (nominal_kept[r]) nominal_mass.add(d.source[i]);
   }
-  const double in = in_mass.value(), boundary = boundary_mass.value(), nominal = nominal_mass.value();
+  const double in = in_mass.value(), boundary = boundary_mass.value(),
+               nominal = nominal_mass.value();
   d.in_source_mass = in;
   d.boundary_source_mass = boundary;
   for (size_t r = 0; r < nominal_kept.size(); ++r) {
@@ -159,10 +163,12 @@ void fill_targets(filtered_distribution& d, const std::vector<uint32_t>& ids, co
   d.boundary_target_mass_max = d.num_in == 0 ? 1.0 : boundary / (in + boundary);
 }
 
-filtered_distribution greedy_distribution(const source_row& row, const policy_order& order, tie_policy ties) {
+filtered_distribution greedy_distribution(const source_row& row, const policy_order& order,
+                                          tie_policy ties) {
   filtered_distribution d = empty_distribution(row);
   // The order holds exactly the argmax set (the selection cut is the max).
-  const auto winners = ties == tie_policy::lowest_index ? int64_t{1} : static_cast<int64_t>(order.ids.size());
+  const auto winners =
+      ties == tie_policy::lowest_index ? int64_t{1} : static_cast<int64_t>(order.ids.size());
   for (int64_t r = 0; r < winners; ++r) d.status[order.ids[r]] = membership::in;
   fill_targets(d, order.ids, std::vector<uint8_t>(static_cast<size_t>(winners), 1));
   return d;
@@ -171,7 +177,8 @@ filtered_distribution greedy_distribution(const source_row& row, const policy_or
 // min-p's threshold as a float32 kernel may compute it: [low, high].
 std::pair<double, double> min_p_threshold(const source_row& row, double min_p) {
   const double p_max = row.source_of(row.value_max), e_max = row.relative_error(row.value_max);
-  return {min_p * p_max * (1 - e_max) * (1 - 2 * kUnitRoundoff), min_p * p_max * (1 + e_max) * (1 + 2 * kUnitRoundoff)};
+  return {min_p * p_max * (1 - e_max) * (1 - 2 * kUnitRoundoff),
+          min_p * p_max * (1 + e_max) * (1 + 2 * kUnitRoundoff)};
 }
 
 // Tokens that top-k or min-p certainly drop never reach the sort. `drop_below`: a token
@@ -190,7 +197,8 @@ float selection_cut(const source_row& row, const filter_params& params, bool top
     drop_below = row.low_of(*kth);
   }
   // top_k_first needs the whole top-k mass (top-p's denominator), min-p or not.
-  if (params.min_p > 0 && !scaled) drop_below = std::max(drop_below, min_p_threshold(row, params.min_p).first);
+  if (params.min_p > 0 && !scaled)
+    drop_below = std::max(drop_below, min_p_threshold(row, params.min_p).first);
   if (!(drop_below > 0)) return -std::numeric_limits<float>::infinity();
   double lowest_survivor = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < row.values.size(); ++i) {
@@ -213,11 +221,13 @@ filtered_distribution filter(const source_row& row, const filter_params& params,
   const bool scaled = params.order == filter_order::top_k_first && top_k_on;
   const int64_t k = params.top_k;
   double drop_below = 0;
-  const policy_order order = sort_policy_order(row.values, selection_cut(row, params, top_k_on, scaled, drop_below));
+  const policy_order order =
+      sort_policy_order(row.values, selection_cut(row, params, top_k_on, scaled, drop_below));
   if (row.greedy) return greedy_distribution(row, order, params.ties);
   const sorted_row s = sort_row(row, order);
   const sum_gamma gamma(options);
-  const auto positive_tokens = std::count_if(row.source.begin(), row.source.end(), [](double p) { return p > 0; });
+  const auto positive_tokens =
+      std::count_if(row.source.begin(), row.source.end(), [](double p) { return p > 0; });
 
   // Top-k first: its kept mass is top-p's denominator D, an interval over the top-k
   // boundary. Once k tokens are certainly above a value, nothing further down can
@@ -241,8 +251,10 @@ filtered_distribution filter(const source_row& row, const filter_params& params,
   const double g_common = scaled ? 0.0 : normaliser_error;
   const double g_denominator = gamma(d_terms) + s.err[s.positive - 1];
   const double denominator = scaled ? d_nominal.value() : 1.0;
-  const double top_p_low = params.top_p * (scaled ? d_low.value() * (1 - g_denominator) : 1.0) * (1 - 2 * kUnitRoundoff);
-  const double top_p_high = params.top_p * (scaled ? d_high.value() * (1 + g_denominator) : 1.0) * (1 + 2 * kUnitRoundoff);
+  const double top_p_low =
+      params.top_p * (scaled ? d_low.value() * (1 - g_denominator) : 1.0) * (1 - 2 * kUnitRoundoff);
+  const double top_p_high = params.top_p * (scaled ? d_high.value() * (1 + g_denominator) : 1.0) *
+                            (1 + 2 * kUnitRoundoff);
   const auto [min_p_low, min_p_high] = min_p_threshold(row, params.min_p);
 
   filtered_distribution d = empty_distribution(row);
@@ -293,16 +305,20 @@ reference_result compute_filtered_distribution(const row_input& row, const filte
 }
 
 reference_result compute_filtered_distribution(std::span<const float> values, input_kind kind,
-                                               const filter_params& params, const reference_options& options) {
+                                               const filter_params& params,
+                                               const reference_options& options) {
   const row_input row{values.data(), storage_type::f32, static_cast<int64_t>(values.size()), kind};
   return compute_filtered_distribution(row, params, options);
 }
 
 const char* to_string(membership m) {
   switch (m) {
-    case membership::in: return "IN";
-    case membership::out: return "OUT";
-    default: return "BOUNDARY";
+    case membership::in:
+      return "IN";
+    case membership::out:
+      return "OUT";
+    default:
+      return "BOUNDARY";
   }
 }
 

@@ -122,9 +122,9 @@ struct filtered_distribution {
   int64_t vocab_size = 0;
   std::vector<membership> status;  // per token
   std::vector<double> prob;        // nominal target probability (exact rule in double); 0 for OUT
-  std::vector<double> prob_min;    // smallest target probability over resolutions of BOUNDARY tokens
-  std::vector<double> prob_max;    // largest
-  std::vector<double> source;      // the pre-filter distribution (after temperature softmax), sums to 1
+  std::vector<double> prob_min;  // smallest target probability over resolutions of BOUNDARY tokens
+  std::vector<double> prob_max;  // largest
+  std::vector<double> source;  // the pre-filter distribution (after temperature softmax), sums to 1
   int64_t num_in = 0, num_boundary = 0;
   double in_source_mass = 0;        // source mass of IN tokens
   double boundary_source_mass = 0;  // source mass of BOUNDARY tokens
@@ -147,7 +147,9 @@ class reference_result {
   explicit reference_result(row_error e) : value_(std::move(e)) {}
   bool ok() const { return std::holds_alternative<filtered_distribution>(value_); }
   // Calling the accessor of the other alternative throws std::bad_variant_access.
-  const filtered_distribution& distribution() const { return std::get<filtered_distribution>(value_); }
+  const filtered_distribution& distribution() const {
+    return std::get<filtered_distribution>(value_);
+  }
   const row_error& error() const { return std::get<row_error>(value_); }
 
  private:

@@ -31,7 +31,9 @@ SC_HOST_DEVICE uint32_t float_to_bits(float f) {
 #endif
 }
 
-SC_HOST_DEVICE float bf16_to_float(uint16_t h) { return bits_to_float(static_cast<uint32_t>(h) << 16); }
+SC_HOST_DEVICE float bf16_to_float(uint16_t h) {
+  return bits_to_float(static_cast<uint32_t>(h) << 16);
+}
 
 // Round to nearest even; NaN stays a quiet NaN.
 SC_HOST_DEVICE uint16_t float_to_bf16(float f) {
@@ -86,12 +88,17 @@ SC_HOST_DEVICE uint16_t float_to_f16(float f) {
 // Element i of a row stored as `type`.
 SC_HOST_DEVICE float load_element(const void* row, storage_type type, int64_t i) {
   switch (type) {
-    case storage_type::bf16: return bf16_to_float(static_cast<const uint16_t*>(row)[i]);
-    case storage_type::f16: return f16_to_float(static_cast<const uint16_t*>(row)[i]);
-    default: return static_cast<const float*>(row)[i];
+    case storage_type::bf16:
+      return bf16_to_float(static_cast<const uint16_t*>(row)[i]);
+    case storage_type::f16:
+      return f16_to_float(static_cast<const uint16_t*>(row)[i]);
+    default:
+      return static_cast<const float*>(row)[i];
   }
 }
 
-SC_HOST_DEVICE int64_t storage_bytes(storage_type type) { return type == storage_type::f32 ? 4 : 2; }
+SC_HOST_DEVICE int64_t storage_bytes(storage_type type) {
+  return type == storage_type::f32 ? 4 : 2;
+}
 
 }  // namespace samplecheck

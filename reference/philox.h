@@ -97,14 +97,17 @@ class philox_stream {
   }
 
   // Output number `index` of this stream's origin (offset 0), without moving.
-  SC_HOST_DEVICE uint32_t at(uint64_t index) const { return word_of(block_at(index >> 2), index & 3u); }
+  SC_HOST_DEVICE uint32_t at(uint64_t index) const {
+    return word_of(block_at(index >> 2), index & 3u);
+  }
 
   SC_HOST_DEVICE uint64_t position() const { return position_; }
 
  private:
   SC_HOST_DEVICE philox_block block_at(uint64_t block) const {
     const philox_block ctr{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                            static_cast<uint32_t>(subsequence_), static_cast<uint32_t>(subsequence_ >> 32)}};
+                            static_cast<uint32_t>(subsequence_),
+                            static_cast<uint32_t>(subsequence_ >> 32)}};
     return philox4x32_10(ctr, key0_, key1_);
   }
 

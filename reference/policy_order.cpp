@@ -24,7 +24,8 @@ float key_value(uint32_t key) {
 policy_order sort_policy_order(const std::vector<float>& values, float cut) {
   policy_order o;
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] >= cut) o.ids.push_back(static_cast<uint32_t>(i)), o.value_key.push_back(descending_key(values[i]));
+    if (values[i] >= cut)
+      o.ids.push_back(static_cast<uint32_t>(i)), o.value_key.push_back(descending_key(values[i]));
   }
   const size_t n = o.ids.size();
   std::vector<uint32_t> ids_tmp(n), key_tmp(n);

@@ -17,13 +17,14 @@ namespace samplecheck {
 // Source probability, error and float interval are functions of a token's value, so
 // the filters can evaluate them at a value (the k-th largest) without its token.
 struct source_row {
-  std::vector<float> values;   // decoded input (probs or logits), -0 folded into +0
-  std::vector<double> source;  // pre-filter distribution, sums to 1; source[i] == source_of(values[i])
-  float value_max = 0;         // largest value (z_max for logits)
-  double sum = 1;              // probs: the row's sum; logits: sum of exp((z - z_max) / T)
-  double temperature = 1;      // logits only
+  std::vector<float> values;  // decoded input (probs or logits), -0 folded into +0
+  std::vector<double>
+      source;              // pre-filter distribution, sums to 1; source[i] == source_of(values[i])
+  float value_max = 0;     // largest value (z_max for logits)
+  double sum = 1;          // probs: the row's sum; logits: sum of exp((z - z_max) / T)
+  double temperature = 1;  // logits only
   bool logits = false;
-  bool greedy = false;         // logits with T == 0: source is uniform on the argmax set
+  bool greedy = false;  // logits with T == 0: source is uniform on the argmax set
   // e(value) = error_base + error_slope * (value_max - value): affine in the distance
   // from the max logit (probs: slope 0).
   double error_base = 0, error_slope = 0;
@@ -47,7 +48,9 @@ struct source_row {
     return p > 0 ? std::max(0.0, p * (1 - relative_error(value))) : 0.0;
   }
   // The same, for token i, without recomputing its exp.
-  double high(size_t i) const { return source[i] > 0 ? source[i] * (1 + relative_error(values[i])) : 0.0; }
+  double high(size_t i) const {
+    return source[i] > 0 ? source[i] * (1 + relative_error(values[i])) : 0.0;
+  }
   double low(size_t i) const {
     return source[i] > 0 ? std::max(0.0, source[i] * (1 - relative_error(values[i]))) : 0.0;
   }

@@ -7,8 +7,7 @@ namespace {
 
 // Descending probability; equal probabilities in token order, so the draw for
 // a given uniform is reproducible.
-std::vector<int32_t> positive_tokens_by_probability(const std::vector<double>& probs,
-                                                    bool sort) {
+std::vector<int32_t> positive_tokens_by_probability(const std::vector<double>& probs, bool sort) {
   std::vector<int32_t> ids;
   for (size_t i = 0; i < probs.size(); ++i)
     if (probs[i] > 0.0) ids.push_back(static_cast<int32_t>(i));
@@ -32,8 +31,8 @@ size_t top_k_count(const std::vector<double>& probs, const std::vector<int32_t>&
 
 // How many of the first `keep` sorted tokens top-p keeps: whole tie groups, while
 // the mass before the group is below top_p times the mass of all `keep`.
-size_t top_p_count(const std::vector<double>& probs, const std::vector<int32_t>& ids,
-                   size_t keep, double top_p) {
+size_t top_p_count(const std::vector<double>& probs, const std::vector<int32_t>& ids, size_t keep,
+                   double top_p) {
   double mass = 0.0;
   for (size_t i = 0; i < keep; ++i) mass += probs[ids[i]];
   const double limit = top_p * mass;

@@ -36,8 +36,8 @@ sc_status check_problem(const sc_matmul_problem* p, char* error, size_t size) {
   for (const auto& e : extents)
     if (e.value <= 0)
       return report(SC_ERR_INVALID_ARGUMENT, error, size,
-                    "%s: sc_matmul_problem field %s = %" PRId64 " must be positive", kName,
-                    e.field, e.value);
+                    "%s: sc_matmul_problem field %s = %" PRId64 " must be positive", kName, e.field,
+                    e.value);
   // Element counts m * k, n * k and m * n must be addressable.
   if (p->m > INT64_MAX / p->k || p->n > INT64_MAX / p->k || p->m > INT64_MAX / p->n)
     return report(SC_ERR_INVALID_ARGUMENT, error, size,

@@ -23,10 +23,9 @@ inline philox_block philox4x32_10(philox_block counter, uint32_t key0, uint32_t 
   for (int round = 0; round < 10; ++round) {
     const uint64_t product0 = uint64_t{kMultiplier0} * counter[0];
     const uint64_t product1 = uint64_t{kMultiplier1} * counter[2];
-    counter = {static_cast<uint32_t>(product1 >> 32) ^ counter[1] ^ key0,
-               static_cast<uint32_t>(product1),
-               static_cast<uint32_t>(product0 >> 32) ^ counter[3] ^ key1,
-               static_cast<uint32_t>(product0)};
+    counter = {
+        static_cast<uint32_t>(product1 >> 32) ^ counter[1] ^ key0, static_cast<uint32_t>(product1),
+        static_cast<uint32_t>(product0 >> 32) ^ counter[3] ^ key1, static_cast<uint32_t>(product0)};
     key0 += kWeyl0;
     key1 += kWeyl1;
   }

@@ -4,7 +4,8 @@
 #include "samplecheck_plugin.h"
 #include "vendor.h"
 
-#define VENDOR_ABI {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}
+#define VENDOR_ABI \
+  { SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR }
 
 static const sc_sampler samplers[] = {
     {

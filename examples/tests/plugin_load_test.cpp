@@ -3,9 +3,8 @@
 // the rule written out here, its samplers on one-hot rows, degenerate rows,
 // refused calls, and streams keyed by output row (checked against the reference
 // Philox).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -2,9 +2,8 @@
 // samplecheck's truth: its Philox against Random123's known answers and the
 // reference stream, its bf16 rounding against the reference, and the tokens its
 // filters keep against the judge's exact rule (reference/filtered_distribution.h).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,7 +20,6 @@
 #include "suites/testing/philox_kat.h"
 
 namespace {
-
 
 std::vector<int32_t> kept_ids(const std::vector<float>& row, int32_t top_k, double top_p) {
   const std::vector<double> probs(row.begin(), row.end());

@@ -97,7 +97,8 @@ class dual_pivot final : public row_sampler {
       // entirely, its scan finds no crossing and the id keeps the tile's end, >= V.
       // (A last tile with mass falls back to its last eligible token, as the correct
       // search does.)
-      if (planted_ == defect::S17 && (u *= kS01Overshoot) >= running->back() && last_tile_masked(*running))
+      if (planted_ == defect::S17 && (u *= kS01Overshoot) >= running->back() &&
+          last_tile_masked(*running))
         return {static_cast<int32_t>(tiles_ * kScanTile), true};
       const int64_t j = crossing_search(probs_, low, *running, u, planted_ != defect::S01);
       if (j < 0 || j >= vocab) return {static_cast<int32_t>(j), true};  // S01's escape
@@ -128,12 +129,14 @@ class dual_pivot final : public row_sampler {
 
  private:
   static bool last_tile_masked(const std::vector<float>& running) {
-    return running.size() == 1 ? running.back() == 0.0f : running.back() == running[running.size() - 2];
+    return running.size() == 1 ? running.back() == 0.0f
+                               : running.back() == running[running.size() - 2];
   }
 
   bool accepts(const above_pivot& above, float pivot) const {
     if (top_k_on_ && above.count >= params_.top_k) return false;
-    if (params_.top_p_on() && above.mass >= static_cast<double>(params_.top_p) * total_) return false;
+    if (params_.top_p_on() && above.mass >= static_cast<double>(params_.top_p) * total_)
+      return false;
     if (params_.min_p_on() && pivot < params_.min_p * max_) return false;
     return true;
   }

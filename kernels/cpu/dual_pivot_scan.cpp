@@ -22,8 +22,8 @@ void kogge_stone_scan(float* buf) {
 
 }  // namespace
 
-void measure_eligible_mass(const std::vector<float>& p, const std::vector<int32_t>& eligible, size_t tiles,
-             std::vector<float>& running_after, size_t chunk_tiles) {
+void measure_eligible_mass(const std::vector<float>& p, const std::vector<int32_t>& eligible,
+                           size_t tiles, std::vector<float>& running_after, size_t chunk_tiles) {
   running_after.assign(tiles, 0.0f);
   for (const int32_t t : eligible) running_after[t / kScanTile] += p[t];
   if (chunk_tiles == 0) {
@@ -45,12 +45,13 @@ void measure_eligible_mass(const std::vector<float>& p, const std::vector<int32_
   }
 }
 
-int64_t crossing_search(const std::vector<float>& p, float low, const std::vector<float>& running_after,
-                        float u, bool guarded) {
+int64_t crossing_search(const std::vector<float>& p, float low,
+                        const std::vector<float>& running_after, float u, bool guarded) {
   const int64_t vocab = static_cast<int64_t>(p.size());
   // The running sum adds non-negative floats, so it is monotone even though the
   // scans inside tiles are not: a binary search finds the first tile passing u.
-  size_t tile = std::upper_bound(running_after.begin(), running_after.end(), u) - running_after.begin();
+  size_t tile =
+      std::upper_bound(running_after.begin(), running_after.end(), u) - running_after.begin();
   float buf[kScanTile];
   for (; tile < running_after.size(); ++tile) {
     const float u_in_tile = u - (tile == 0 ? 0.0f : running_after[tile - 1]);

@@ -111,7 +111,8 @@ class gumbel_logits final : public row_sampler {
       float max_logit = -INFINITY;
       for (const float z : scaled_) max_logit = std::fmax(max_logit, z);
       const bool shift = planted_ != defect::S19 && planted_ != defect::X05;
-      for (float& z : scaled_) z = shift ? (z - max_logit) / params.temperature : z / params.temperature;
+      for (float& z : scaled_)
+        z = shift ? (z - max_logit) / params.temperature : z / params.temperature;
     }
     weigh();
     return true;
@@ -133,7 +134,8 @@ class gumbel_logits final : public row_sampler {
       // X05: logits, noise and key in bf16 (logits.to(bf16) + gumbel.to(bf16)): at raw
       // logit magnitudes (|z| ~ 128, ulp 1) tied logits tie in the key on about half the
       // draws, and the strict > below hands every such tie to the lower id.
-      if (planted_ == defect::X05) key = round_to_bf16(scaled_[i] + round_to_bf16(-std::log(-std::log1p(-v))));
+      if (planted_ == defect::X05)
+        key = round_to_bf16(scaled_[i] + round_to_bf16(-std::log(-std::log1p(-v))));
       if (key > best_key) {
         best_key = key;
         best = static_cast<int32_t>(i);

@@ -57,7 +57,8 @@ class sort_filter final : public row_sampler {
     // With every filter off the order cannot matter, and a V log V sort per row would
     // dominate batches of many distinct rows.
     if (params.top_k_on(vocab) || params.top_p_on() || params.min_p_on())
-      std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+      std::stable_sort(order_.begin(), order_.end(),
+                       [&](int32_t a, int32_t b) { return row[a] > row[b]; });
 
     size_t keep = order_.size();
     if (params.top_k_on(vocab)) {

@@ -30,13 +30,15 @@ const subject_entry kSubjects[] = {
      cpu::make_multinomial},
     {{"cpu.gumbel_probs", SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX,
       kGumbelOutputs, cpu::kGumbelMaxVocab},
-     "argmax p / max(Exp(1), FLT_MIN), Exp(1) = -log1p(-v) from stream output offset+i (SGLang v0.5.20)",
+     "argmax p / max(Exp(1), FLT_MIN), Exp(1) = -log1p(-v) from stream output offset+i (SGLang "
+     "v0.5.20)",
      cpu::make_gumbel_probs},
     {{"cpu.gumbel_logits", SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST,
       SC_TIE_LOWEST_INDEX, kGumbelOutputs, cpu::kGumbelMaxVocab},
      "argmax (z - max z) / T - log(Exp(1)), the same Exp(1) as cpu.gumbel_probs; T = 0 greedy",
      cpu::make_gumbel_logits},
-    {{"cpu.sort_filter", SC_INPUT_PROBS, kAllFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 2, 0},
+    {{"cpu.sort_filter", SC_INPUT_PROBS, kAllFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 2,
+      0},
      "stable sort, top-k, top-p on the top-k-renormalised float cumsum, min-p, inverse CDF",
      cpu::make_sort_filter},
     {{"cpu.dual_pivot", SC_INPUT_PROBS, kAllFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES,
@@ -56,18 +58,18 @@ const struct {
   const char* id;
   defect planted;
 } kMutants[] = {
-    {"cpu.dual_pivot", "S01", defect::S01},          {"cpu.dual_pivot", "S02", defect::S02},
-    {"cpu.dual_pivot", "S03", defect::S03},          {"cpu.multinomial", "S04", defect::S04},
-    {"cpu.gumbel_probs", "S05", defect::S05},        {"cpu.sort_filter", "S06", defect::S06},
-    {"cpu.sort_filter", "S07", defect::S07},         {"cpu.multinomial", "S08", defect::S08},
-    {"cpu.dual_pivot", "S09", defect::S09},          {"cpu.multinomial", "S10", defect::S10},
-    {"cpu.sort_filter", "S11", defect::S11},         {"cpu.dual_pivot_topk_first", "S12", defect::S12},
-    {"cpu.dual_pivot", "S13", defect::S13},          {"cpu.dual_pivot", "S14", defect::S14},
-    {"cpu.gumbel_logits", "S15", defect::S15},       {"cpu.multinomial", "X01", defect::X01},
-    {"cpu.dual_pivot", "X02", defect::X02},          {"cpu.dual_pivot_topk_first", "S16", defect::S16},
-    {"cpu.dual_pivot", "S17", defect::S17},          {"cpu.sort_filter", "S18", defect::S18},
-    {"cpu.gumbel_logits", "S19", defect::S19},       {"cpu.dual_pivot", "X03", defect::X03},
-    {"cpu.dual_pivot", "X04", defect::X04},          {"cpu.gumbel_logits", "X05", defect::X05},
+    {"cpu.dual_pivot", "S01", defect::S01},    {"cpu.dual_pivot", "S02", defect::S02},
+    {"cpu.dual_pivot", "S03", defect::S03},    {"cpu.multinomial", "S04", defect::S04},
+    {"cpu.gumbel_probs", "S05", defect::S05},  {"cpu.sort_filter", "S06", defect::S06},
+    {"cpu.sort_filter", "S07", defect::S07},   {"cpu.multinomial", "S08", defect::S08},
+    {"cpu.dual_pivot", "S09", defect::S09},    {"cpu.multinomial", "S10", defect::S10},
+    {"cpu.sort_filter", "S11", defect::S11},   {"cpu.dual_pivot_topk_first", "S12", defect::S12},
+    {"cpu.dual_pivot", "S13", defect::S13},    {"cpu.dual_pivot", "S14", defect::S14},
+    {"cpu.gumbel_logits", "S15", defect::S15}, {"cpu.multinomial", "X01", defect::X01},
+    {"cpu.dual_pivot", "X02", defect::X02},    {"cpu.dual_pivot_topk_first", "S16", defect::S16},
+    {"cpu.dual_pivot", "S17", defect::S17},    {"cpu.sort_filter", "S18", defect::S18},
+    {"cpu.gumbel_logits", "S19", defect::S19}, {"cpu.dual_pivot", "X03", defect::X03},
+    {"cpu.dual_pivot", "X04", defect::X04},    {"cpu.gumbel_logits", "X05", defect::X05},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection
@@ -75,8 +77,10 @@ const struct {
 // next call (at offset + 2) replays this call's later rounds' uniforms.
 constexpr uint64_t kX03DeclaredOutputs = 2;
 
-sc_status sample_entry(void* context, const sc_sample_batch* batch, char* error, size_t error_size) {
-  return cpu::run_batch(*static_cast<const cpu::subject_context*>(context), batch, error, error_size);
+sc_status sample_entry(void* context, const sc_sample_batch* batch, char* error,
+                       size_t error_size) {
+  return cpu::run_batch(*static_cast<const cpu::subject_context*>(context), batch, error,
+                        error_size);
 }
 
 struct registry {
@@ -97,7 +101,8 @@ struct registry {
     s.description = description;
     s.memory_space = SC_MEMORY_HOST;
     s.input_kind = spec.input_kind;
-    s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32) | SC_DTYPE_BIT(SC_DTYPE_BF16) | SC_DTYPE_BIT(SC_DTYPE_F16);
+    s.input_dtypes =
+        SC_DTYPE_BIT(SC_DTYPE_F32) | SC_DTYPE_BIT(SC_DTYPE_BF16) | SC_DTYPE_BIT(SC_DTYPE_F16);
     s.filters = spec.filters;
     s.filter_order = spec.filter_order;
     s.tie_policy = spec.tie_policy;
@@ -110,7 +115,8 @@ struct registry {
   }
 
   registry() {
-    for (const auto& entry : kSubjects) add(entry, entry.spec.name, entry.description, defect::none);
+    for (const auto& entry : kSubjects)
+      add(entry, entry.spec.name, entry.description, defect::none);
     for (const auto& m : kMutants) {
       const subject_entry* host = nullptr;
       for (const auto& entry : kSubjects)

@@ -1,7 +1,7 @@
 #include "kernels/cpu/sampler_core.h"
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdarg>
@@ -31,19 +31,22 @@ row_params params_of(const sc_sample_batch& b, int64_t i) {
 // Checks everything a call promises before anything is written, so a refused call
 // leaves the caller's buffers as they were. The rules are kernels/batch_rules.h's;
 // a host subject can read every array, so it applies the per-row ones here too.
-sc_status check_batch(const subject_spec& spec, const sc_sample_batch* b, char* error, size_t size) {
+sc_status check_batch(const subject_spec& spec, const sc_sample_batch* b, char* error,
+                      size_t size) {
   if (const sc_status status = rules::check_shape({spec.name, spec.max_vocab_size}, b, error, size);
       status != SC_OK || b->num_output_rows == 0)
     return status;
   if (b->row_index != nullptr)
     for (int64_t r = 0; r < b->num_output_rows; ++r)
       if (!rules::row_index_valid(b->row_index[r], b->num_input_rows))
-        return rules::report_refusal(spec.name, rules::field::row_index, r, &b->row_index[r], b->num_input_rows,
-                                     error, size);
+        return rules::report_refusal(spec.name, rules::field::row_index, r, &b->row_index[r],
+                                     b->num_input_rows, error, size);
   for (int64_t i = 0; i < b->num_input_rows; ++i) {
-    const rules::field bad = rules::row_refusal(params_of(*b, i), b->vocab_size, spec.input_kind, spec.filters);
+    const rules::field bad =
+        rules::row_refusal(params_of(*b, i), b->vocab_size, spec.input_kind, spec.filters);
     if (bad != rules::field::none)
-      return rules::report_refusal(spec.name, bad, i, rules::source_of(*b, bad, i), b->num_input_rows, error, size);
+      return rules::report_refusal(spec.name, bad, i, rules::source_of(*b, bad, i),
+                                   b->num_input_rows, error, size);
   }
   return SC_OK;
 }
@@ -52,7 +55,8 @@ sc_status check_batch(const subject_spec& spec, const sc_sample_batch* b, char* 
 bool decode_row(const sc_sample_batch& b, int64_t i, int32_t input_kind, defect planted,
                 std::vector<float>& row) {
   const auto type = static_cast<storage_type>(b.input_dtype);
-  const auto* base = static_cast<const unsigned char*>(b.input) + i * b.vocab_size * storage_bytes(type);
+  const auto* base =
+      static_cast<const unsigned char*>(b.input) + i * b.vocab_size * storage_bytes(type);
   row.resize(static_cast<size_t>(b.vocab_size));
   for (int64_t t = 0; t < b.vocab_size; ++t) row[t] = load_element(base, type, t);
   if (planted == defect::S13) {
@@ -105,7 +109,8 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
     // The real kernel forms subsequence * vocab_size in 32 bits (wraps at 2^32); the
     // mutant wraps at 2^20 so that at V = 32768 the streams repeat every 32 rows
     // instead of every 131072, where a quick budget can see the collisions.
-    const uint32_t product = static_cast<uint32_t>(key.subsequence * static_cast<uint64_t>(b.vocab_size));
+    const uint32_t product =
+        static_cast<uint32_t>(key.subsequence * static_cast<uint64_t>(b.vocab_size));
     key.subsequence = product & ((uint32_t{1} << 20) - 1);
   }
   return key;
@@ -166,7 +171,8 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
 sc_status run_batch(const subject_context& subject, const sc_sample_batch* batch, char* error,
                     size_t error_size) noexcept {
   try {
-    if (const sc_status status = check_batch(subject.spec, batch, error, error_size); status != SC_OK)
+    if (const sc_status status = check_batch(subject.spec, batch, error, error_size);
+        status != SC_OK)
       return status;
     if (batch->num_output_rows > 0) sample_rows(subject, *batch);
     if (error != nullptr && error_size > 0) error[0] = '\0';

@@ -17,11 +17,27 @@ namespace samplecheck::cpu {
 // a mutant runs the very same code as its host with one branch switched.
 enum class defect : int {
   none,
-  S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15,
+  S01,
+  S02,
+  S03,
+  S04,
+  S05,
+  S06,
+  S07,
+  S08,
+  S09,
+  S10,
+  S11,
+  S12,
+  S13,
+  S14,
+  S15,
   X01,  // beyond the catalog: proves the replay check can fail
   X02,  // batch-chunked-scan: the prefix-sum chunking follows the batch size
   S16,  // renorm-atomic-sum: the renorm total's float additions arrive in a new order each call
-  S17, S18, S19,
+  S17,
+  S18,
+  S19,
   X03,  // declares fewer stream outputs per call than its rejection rounds take
   X04,  // stream position (offset) kept in 32 bits
   X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly

@@ -17,8 +17,8 @@ enum class held_preparation { none, top_k_renorm, softmax_logits };
 // gets the same bits). Exchange n writes value[n % 2]: a block rewrites a slot only
 // after the next exchange's barrier, which every reader of the slot has passed.
 template <typename Op>
-__device__ float cluster_reduce(cg::cluster_group& cluster, cluster_shared& sh, int& exchange, int blocks,
-                                float value, float identity, Op op) {
+__device__ float cluster_reduce(cg::cluster_group& cluster, cluster_shared& sh, int& exchange,
+                                int blocks, float value, float identity, Op op) {
   value = cluster_float::reduce(value, op, identity, sh.f);
   const int slot = exchange++ & 1;
   if (threadIdx.x == 0) sh.value[slot] = value;
@@ -46,7 +46,8 @@ struct float_min {
 // cluster (histogram[pass % 2], by the rule of cluster_reduce).
 template <int Stripes>
 __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared& sh, int blocks,
-                                     const float (&x)[held_of<Stripes>], int64_t begin, int64_t v, int32_t k) {
+                                     const float (&x)[held_of<Stripes>], int64_t begin, int64_t v,
+                                     int32_t k) {
   radix_prefix at{0, k};  // the prefix so far, the rank still to find under it
   uint32_t mask = 0;
   for (int pass = 0, shift = 24; shift >= 0; ++pass, shift -= 8) {
@@ -56,7 +57,8 @@ __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared&
 #pragma unroll
     for (int j = 0; j < held_of<Stripes>; ++j) {
       const uint32_t o = ordered_bits(x[j]);
-      if (held_token<Stripes>(begin, j) < v && (o & mask) == at.prefix) atomicAdd(&histogram[(o >> shift) & 0xffu], 1u);
+      if (held_token<Stripes>(begin, j) < v && (o & mask) == at.prefix)
+        atomicAdd(&histogram[(o >> shift) & 0xffu], 1u);
     }
     cluster.sync();
     for (int bin = threadIdx.x; bin < 256; bin += kClusterThreads) {
@@ -76,8 +78,9 @@ __device__ float cluster_kth_largest(cg::cluster_group& cluster, cluster_shared&
 // Replaces the held inputs by the row's sampling distribution; false when the row
 // cannot be sampled (then every value is 0). Every block of the cluster calls it.
 template <held_preparation Mode, int Stripes>
-__device__ bool prepare_held(cg::cluster_group& cluster, cluster_shared& sh, int blocks, float (&x)[held_of<Stripes>],
-                             int64_t begin, int64_t v, const row_filters& f) {
+__device__ bool prepare_held(cg::cluster_group& cluster, cluster_shared& sh, int blocks,
+                             float (&x)[held_of<Stripes>], int64_t begin, int64_t v,
+                             const row_filters& f) {
   constexpr int kHeld = held_of<Stripes>;
   int exchange = 0;
   float threshold = -INFINITY;
@@ -109,30 +112,39 @@ __device__ bool prepare_held(cg::cluster_group& cluster, cluster_shared& sh, int
       const int64_t t = held_token<Stripes>(begin, j);
       if (t >= v) x[j] = -INFINITY;  // past the end: never kept, never the maximum
       bad |= !(x[j] < INFINITY);     // NaN or +Inf
-      if (x[j] > max || (x[j] == max && static_cast<float>(t) < best)) max = x[j], best = static_cast<float>(t);
+      if (x[j] > max || (x[j] == max && static_cast<float>(t) < best))
+        max = x[j], best = static_cast<float>(t);
     }
-    const float row_max = cluster_reduce(cluster, sh, exchange, blocks, max, -INFINITY, float_max());
+    const float row_max =
+        cluster_reduce(cluster, sh, exchange, blocks, max, -INFINITY, float_max());
     // The lowest index holding the maximum (indices below 2^24 are exact floats).
-    const float greedy = cluster_reduce(cluster, sh, exchange, blocks, max == row_max ? best : INFINITY, INFINITY,
-                                        float_min());
-    const float any_bad = cluster_reduce(cluster, sh, exchange, blocks, bad ? 1.0f : 0.0f, 0.0f, float_max());
+    const float greedy = cluster_reduce(cluster, sh, exchange, blocks,
+                                        max == row_max ? best : INFINITY, INFINITY, float_min());
+    const float any_bad =
+        cluster_reduce(cluster, sh, exchange, blocks, bad ? 1.0f : 0.0f, 0.0f, float_max());
     ok = ok && any_bad == 0.0f && isfinite(row_max);
-    if (ok && f.top_k_on(v)) threshold = cluster_kth_largest<Stripes>(cluster, sh, blocks, x, begin, v, f.top_k);
+    if (ok && f.top_k_on(v))
+      threshold = cluster_kth_largest<Stripes>(cluster, sh, blocks, x, begin, v, f.top_k);
     float shift = row_max, scale = 1.0f;
     if (ok && f.temperature > 0.0f) {
       scale = 1.0f / f.temperature;
       float partial = 0.0f;
 #pragma unroll
-      for (int j = 0; j < kHeld; ++j) partial += x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
-      const float denominator = cluster_reduce(cluster, sh, exchange, blocks, partial, 0.0f, float_sum());
+      for (int j = 0; j < kHeld; ++j)
+        partial += x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+      const float denominator =
+          cluster_reduce(cluster, sh, exchange, blocks, partial, 0.0f, float_sum());
       shift += logf(denominator) / scale;  // p = exp((z - max) / T) / denominator
     }
 #pragma unroll
     for (int j = 0; j < kHeld; ++j) {
       const float t = static_cast<float>(held_token<Stripes>(begin, j));
-      if (!ok) x[j] = 0.0f;
-      else if (f.temperature == 0.0f) x[j] = t == greedy ? 1.0f : 0.0f;
-      else x[j] = x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+      if (!ok)
+        x[j] = 0.0f;
+      else if (f.temperature == 0.0f)
+        x[j] = t == greedy ? 1.0f : 0.0f;
+      else
+        x[j] = x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
     }
   }
   if (!ok)

@@ -17,7 +17,7 @@ constexpr int kClusterThreads = 512;
 // holds only 7 clusters of 13 at once (Nsight Compute), so B = 64 queued for about
 // ten waves; clusters of 7 hold about twice as many rows.
 template <int Stripes>
-constexpr int held_of = Stripes * kItems;  // tokens a thread holds
+constexpr int held_of = Stripes* kItems;  // tokens a thread holds
 template <int Stripes>
 constexpr int64_t block_tokens = int64_t{kClusterThreads} * held_of<Stripes>;
 constexpr int kMaxCluster = 16;  // non-portable size: the launcher opts in
@@ -37,8 +37,8 @@ struct total_max_bad {
 // Round 0's fold over one warp, for gpu::block_fold.
 struct warp_total_max_bad {
   __device__ __forceinline__ pivot_mass operator()(const pivot_mass& r) const {
-    return {gpu_warp_sum(r.mass0), gpu_warp_max(r.mass1), static_cast<int>(gpu_warp_or(static_cast<unsigned>(r.count0))),
-            0};
+    return {gpu_warp_sum(r.mass0), gpu_warp_max(r.mass1),
+            static_cast<int>(gpu_warp_or(static_cast<unsigned>(r.count0))), 0};
   }
 };
 
@@ -51,13 +51,13 @@ struct alignas(8) crossing_pick {
 struct cluster_shared {
   cluster_float::shared_type f;
   pivot_mass staged[kClusterThreads / sc_warp_size];  // gpu::block_fold's
-  pivot_mass record[2];          // published: this block's chunk record
-  crossing_pick pick[2];            // published by the crossing block
+  pivot_mass record[2];                               // published: this block's chunk record
+  crossing_pick pick[2];                              // published by the crossing block
   pivot_mass fetched[kMaxCluster];  // every block's record of this exchange, in chunk order
-  pivot_mass totals;             // the cluster's fold, read by thread 0
-  float above[2][kMaxCluster];     // each chunk's mass above pivot 0 / 1
-  float chunk_mass[kMaxCluster];   // each chunk's mass above the current `low`
-  crossing_pick crossing;          // this round's, read from the crossing block
+  pivot_mass totals;                // the cluster's fold, read by thread 0
+  float above[2][kMaxCluster];      // each chunk's mass above pivot 0 / 1
+  float chunk_mass[kMaxCluster];    // each chunk's mass above the current `low`
+  crossing_pick crossing;           // this round's, read from the crossing block
   held_search_shared search;
   // The preparation's exchanges (double-buffered like `record`).
   float value[2];
@@ -71,8 +71,8 @@ struct cluster_shared {
 // same floats) into sh.totals and sh.above; `round0` folds (total, max, bad)
 // instead of sums. Thread c reads block c's record (the C remote reads overlap,
 // where one reader would pay C round trips), then thread 0 folds them locally.
-__device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot, int blocks,
-                                    bool round0) {
+__device__ inline void fold_records(cg::cluster_group& cluster, cluster_shared& sh, int slot,
+                                    int blocks, bool round0) {
   if (threadIdx.x < static_cast<unsigned>(blocks))
     sh.fetched[threadIdx.x] = *cluster.map_shared_rank(&sh.record[slot], threadIdx.x);
   __syncthreads();

@@ -1,9 +1,8 @@
 // The CUDA subjects' descriptors: static data, no GPU touched until a first call.
-#include "kernels/cuda/cuda_samplers.h"
-
 #include <deque>
 #include <string>
 
+#include "kernels/cuda/cuda_samplers.h"
 #include "kernels/cuda/launch.h"
 
 namespace samplecheck {
@@ -28,31 +27,43 @@ constexpr uint32_t kFilters = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_
 constexpr uint64_t kRounds = cuda::kDualPivotRoundCap;
 
 const subject_spec kSubjects[] = {
-    {"cuda.multinomial", "inverse CDF, one block per row, tile scan with early exit", algorithm::multinomial,
-     SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1, false},
-    {"cuda.multinomial_split", "inverse CDF, a row split over blocks, last block searches the crossing chunk",
-     algorithm::multinomial_split, SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1, false},
-    {"cuda.gumbel_probs", "SGLang v0.5.20: argmax p / Exp(1), q clamped to FLT_MIN; token i uses output offset + i",
+    {"cuda.multinomial", "inverse CDF, one block per row, tile scan with early exit",
+     algorithm::multinomial, SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1,
+     false},
+    {"cuda.multinomial_split",
+     "inverse CDF, a row split over blocks, last block searches the crossing chunk",
+     algorithm::multinomial_split, SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1,
+     false},
+    {"cuda.gumbel_probs",
+     "SGLang v0.5.20: argmax p / Exp(1), q clamped to FLT_MIN; token i uses output offset + i",
      algorithm::gumbel_probs, SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX,
      cuda::kGumbelOutputsPerCall, false},
-    {"cuda.gumbel_logits", "argmax z / T + Gumbel; token i uses output offset + i", algorithm::gumbel_logits,
-     SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, cuda::kGumbelOutputsPerCall,
+    {"cuda.gumbel_logits", "argmax z / T + Gumbel; token i uses output offset + i",
+     algorithm::gumbel_logits, SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST,
+     SC_TIE_LOWEST_INDEX, cuda::kGumbelOutputsPerCall, false},
+    {"cuda.sort_filter",
+     "segmented radix sort + scan; top-k, top-p (after top-k), min-p; lowest-index ties",
+     algorithm::sort_filter, SC_INPUT_PROBS, kFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1,
      false},
-    {"cuda.sort_filter", "segmented radix sort + scan; top-k, top-p (after top-k), min-p; lowest-index ties",
-     algorithm::sort_filter, SC_INPUT_PROBS, kFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 1, false},
     {"cuda.dual_pivot", "FlashInfer sorting-free dual-pivot rejection, joint top-k / top-p / min-p",
-     algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, false},
-    {"cuda.dual_pivot_cluster",
-     "cuda.dual_pivot's rule with a row spread over a thread-block cluster of up to 16 SMs, held in registers",
-     algorithm::dual_pivot_cluster, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, false},
-    {"cuda.dual_pivot_deterministic", "cuda.dual_pivot with the fixed-association (warp-width independent) scan",
-     algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds, true},
-    {"cuda.dual_pivot_topk_first", "top_k_renorm_probs, then dual pivot with top-p / min-p",
-     algorithm::dual_pivot_topk_first, SC_INPUT_PROBS, kFilters, SC_ORDER_TOP_K_FIRST, SC_TIE_KEEP_TIES, kRounds,
+     algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds,
      false},
-    {"cuda.dual_pivot_logits", "top_k_mask_logits, softmax(z / T), then dual pivot with top-p / min-p",
-     algorithm::dual_pivot_logits, SC_INPUT_LOGITS, kFilters | SC_FILTER_TEMPERATURE, SC_ORDER_TOP_K_FIRST,
+    {"cuda.dual_pivot_cluster",
+     "cuda.dual_pivot's rule with a row spread over a thread-block cluster of up to 16 SMs, held "
+     "in registers",
+     algorithm::dual_pivot_cluster, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES,
+     kRounds, false},
+    {"cuda.dual_pivot_deterministic",
+     "cuda.dual_pivot with the fixed-association (warp-width independent) scan",
+     algorithm::dual_pivot, SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, kRounds,
+     true},
+    {"cuda.dual_pivot_topk_first", "top_k_renorm_probs, then dual pivot with top-p / min-p",
+     algorithm::dual_pivot_topk_first, SC_INPUT_PROBS, kFilters, SC_ORDER_TOP_K_FIRST,
      SC_TIE_KEEP_TIES, kRounds, false},
+    {"cuda.dual_pivot_logits",
+     "top_k_mask_logits, softmax(z / T), then dual pivot with top-p / min-p",
+     algorithm::dual_pivot_logits, SC_INPUT_LOGITS, kFilters | SC_FILTER_TEMPERATURE,
+     SC_ORDER_TOP_K_FIRST, SC_TIE_KEEP_TIES, kRounds, false},
 };
 
 // Each mutant is its host subject with one defect switched on.
@@ -61,12 +72,18 @@ const struct {
   defect planted;
   const char* id;
 } kMutants[] = {
-    {"cuda.multinomial", defect::S01, "S01"},  {"cuda.dual_pivot", defect::S01, "S01"},
-    {"cuda.dual_pivot", defect::S02, "S02"},   {"cuda.dual_pivot", defect::S03, "S03"},
-    {"cuda.dual_pivot", defect::S04, "S04"},   {"cuda.gumbel_probs", defect::S05, "S05"},
-    {"cuda.gumbel_logits", defect::S05, "S05"}, {"cuda.dual_pivot", defect::S08, "S08"},
-    {"cuda.dual_pivot", defect::S09, "S09"},   {"cuda.sort_filter", defect::S09, "S09"},
-    {"cuda.dual_pivot", defect::S10, "S10"},   {"cuda.dual_pivot", defect::S14, "S14"},
+    {"cuda.multinomial", defect::S01, "S01"},
+    {"cuda.dual_pivot", defect::S01, "S01"},
+    {"cuda.dual_pivot", defect::S02, "S02"},
+    {"cuda.dual_pivot", defect::S03, "S03"},
+    {"cuda.dual_pivot", defect::S04, "S04"},
+    {"cuda.gumbel_probs", defect::S05, "S05"},
+    {"cuda.gumbel_logits", defect::S05, "S05"},
+    {"cuda.dual_pivot", defect::S08, "S08"},
+    {"cuda.dual_pivot", defect::S09, "S09"},
+    {"cuda.sort_filter", defect::S09, "S09"},
+    {"cuda.dual_pivot", defect::S10, "S10"},
+    {"cuda.dual_pivot", defect::S14, "S14"},
     {"cuda.dual_pivot_topk_first", defect::S16, "S16"},
     {"cuda.gumbel_logits", defect::S19, "S19"},
 };
@@ -87,19 +104,20 @@ void add(std::deque<subject>& store, const subject_spec& spec, defect planted, c
   subject& s = store.emplace_back();
   s.name = id ? std::string(spec.name) + ":" + id : spec.name;
   s.config = cuda::subject_config{spec.kind, planted, spec.deterministic_scan};
-  s.descriptor = sc_sampler{{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
-                            s.name.c_str(),
-                            spec.description,
-                            SC_MEMORY_CUDA,
-                            spec.input_kind,
-                            SC_DTYPE_BIT(SC_DTYPE_F32) | SC_DTYPE_BIT(SC_DTYPE_BF16) | SC_DTYPE_BIT(SC_DTYPE_F16),
-                            spec.filters,
-                            spec.filter_order,
-                            spec.tie_policy,
-                            spec.philox_outputs_per_call,
-                            0,
-                            &s,
-                            &sample};
+  s.descriptor = sc_sampler{
+      {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
+      s.name.c_str(),
+      spec.description,
+      SC_MEMORY_CUDA,
+      spec.input_kind,
+      SC_DTYPE_BIT(SC_DTYPE_F32) | SC_DTYPE_BIT(SC_DTYPE_BF16) | SC_DTYPE_BIT(SC_DTYPE_F16),
+      spec.filters,
+      spec.filter_order,
+      spec.tie_policy,
+      spec.philox_outputs_per_call,
+      0,
+      &s,
+      &sample};
 }
 
 }  // namespace

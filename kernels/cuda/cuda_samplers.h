@@ -19,8 +19,8 @@
 
 namespace samplecheck {
 
-// The correct subjects first (cuda.multinomial, cuda.multinomial_split, cuda.gumbel_probs, cuda.gumbel_logits,
-// cuda.sort_filter, cuda.dual_pivot, cuda.dual_pivot_deterministic,
+// The correct subjects first (cuda.multinomial, cuda.multinomial_split, cuda.gumbel_probs,
+// cuda.gumbel_logits, cuda.sort_filter, cuda.dual_pivot, cuda.dual_pivot_deterministic,
 // cuda.dual_pivot_topk_first, cuda.dual_pivot_logits), then the mutants
 // "<subject>:<id>" for S01, S02, S03, S04, S05, S08, S09, S10, S14.
 const std::vector<const sc_sampler*>& cuda_samplers();

@@ -45,7 +45,8 @@ __device__ __forceinline__ void report(const device_batch& b, int64_t row, bad_f
 // so every input row is checked once per call, whether or not an output reads it),
 // and the row_index entry of output row `r`, by kernels/batch_rules.h's rules, the
 // ones the CPU subjects apply on the host.
-__device__ inline void check_parameters(const device_batch& b, int64_t r, int64_t rank, int64_t blocks) {
+__device__ inline void check_parameters(const device_batch& b, int64_t r, int64_t rank,
+                                        int64_t blocks) {
   if (threadIdx.x != 0) return;
   // Every field is loaded before any is checked: the checks' atomics would
   // otherwise order the loads one memory round trip apart, on the path of the
@@ -60,7 +61,8 @@ __device__ inline void check_parameters(const device_batch& b, int64_t r, int64_
     const bad_field bad = rules::row_refusal(v, b.vocab_size, b.input_kind, b.filters);
     if (bad != bad_field::none) report(b, i, bad);
   }
-  if (b.row_index != nullptr && !rules::row_index_valid(index, b.num_input_rows)) report(b, r, bad_field::row_index);
+  if (b.row_index != nullptr && !rules::row_index_valid(index, b.num_input_rows))
+    report(b, r, bad_field::row_index);
 }
 
 // The filters of one row after the checks; off values as in the ABI.
@@ -117,7 +119,8 @@ __device__ inline stream_key stream_key_of(const device_batch& b, int64_t r, int
   if (b.planted == defect::S04) key.subsequence = static_cast<uint64_t>(r);
   if (b.planted == defect::S14) {
     // subsequence * vocab formed in 32 bits, wrapped at 2^20 to be visible (CPU twin).
-    const uint32_t product = static_cast<uint32_t>(key.subsequence * static_cast<uint64_t>(b.vocab_size));
+    const uint32_t product =
+        static_cast<uint32_t>(key.subsequence * static_cast<uint64_t>(b.vocab_size));
     key.subsequence = product & ((uint32_t{1} << 20) - 1);
   }
   return key;
@@ -128,13 +131,15 @@ __device__ inline philox_stream stream_of(const device_batch& b, int64_t r, int6
   return philox_stream(key.seed, key.subsequence, key.offset);
 }
 
-__device__ __forceinline__ const unsigned char* row_pointer(const device_batch& b, int64_t input_row) {
+__device__ __forceinline__ const unsigned char* row_pointer(const device_batch& b,
+                                                            int64_t input_row) {
   return b.input + input_row * b.vocab_size * storage_bytes(b.dtype);
 }
 
 // Writes the result of output row r; a degenerate row becomes token 0 marked valid
 // under S08 (the bug), valid = 0 otherwise.
-__device__ __forceinline__ void write_result(const device_batch& b, int64_t r, int32_t token, bool valid) {
+__device__ __forceinline__ void write_result(const device_batch& b, int64_t r, int32_t token,
+                                             bool valid) {
   if (!valid && b.planted == defect::S08) {
     b.out_token[r] = 0;
     b.out_valid[r] = 1;

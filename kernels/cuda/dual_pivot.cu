@@ -26,18 +26,18 @@ struct min_index {
   __device__ __forceinline__ int operator()(int a, int c) const { return a < c ? a : c; }
 };
 
-__device__ inline pivot_mass mass_above(const unsigned char* row, storage_type dtype, int64_t v, float pivot0,
-                                        float pivot1, row_shared& sh) {
+__device__ inline pivot_mass mass_above(const unsigned char* row, storage_type dtype, int64_t v,
+                                        float pivot0, float pivot1, row_shared& sh) {
   float s0 = 0.0f, s1 = 0.0f;
   int c0 = 0, c1 = 0;
-  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float (&x)[kItems]) {
+  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float(&x)[kItems]) {
     for (int j = 0; j < kItems; ++j) {
       if (x[j] > pivot0) s0 += x[j], ++c0;
       if (x[j] > pivot1) s1 += x[j], ++c1;
     }
   });
-  const pivot_mass m =
-      gpu::block_fold<kThreads>(pivot_mass{s0, s1, c0, c1}, pivot_mass{0.0f, 0.0f, 0, 0}, warp_sum_pivot_masses(), sh.staged);
+  const pivot_mass m = gpu::block_fold<kThreads>(
+      pivot_mass{s0, s1, c0, c1}, pivot_mass{0.0f, 0.0f, 0, 0}, warp_sum_pivot_masses(), sh.staged);
   __syncthreads();  // sh.staged is rewritten by the next fold
   return m;
 }
@@ -45,7 +45,8 @@ __device__ inline pivot_mass mass_above(const unsigned char* row, storage_type d
 // Rows to sample: the caller's input (prepared == nullptr) or prepared f32 rows, one
 // per output row, with row_ok saying which preparations succeeded.
 __global__ void __launch_bounds__(kThreads)
-dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, const uint8_t* row_ok) {
+    dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared,
+                      const uint8_t* row_ok) {
   __shared__ row_shared sh;
   const int64_t r = blockIdx.x;
   if (prepared == nullptr) check_parameters(b, r, r, gridDim.x);
@@ -56,7 +57,8 @@ dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, con
   }
   const row_filters f = filters_of(b, r, in);
   const unsigned char* row =
-      prepared ? reinterpret_cast<const unsigned char*>(prepared + r * b.vocab_size) : row_pointer(b, in);
+      prepared ? reinterpret_cast<const unsigned char*>(prepared + r * b.vocab_size)
+               : row_pointer(b, in);
   const storage_type dtype = prepared ? storage_type::f32 : b.dtype;
   const int64_t v = b.vocab_size;
   const prob_stats stats = probs_stats(row, dtype, v, sh);
@@ -64,10 +66,12 @@ dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, con
     if (threadIdx.x == 0) write_result(b, r, -1, false);
     return;
   }
-  const bool top_k = prepared == nullptr && f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
+  const bool top_k = prepared == nullptr && f.top_k_on(v), top_p = f.top_p_on(),
+             min_p = f.min_p_on();
   const float top_p_mass = f.top_p * stats.total, min_p_value = f.min_p * stats.max;
   auto accept = [&](float pivot, float mass, int count) {
-    return (!top_k || count < f.top_k) && (!top_p || mass < top_p_mass) && (!min_p || pivot >= min_p_value);
+    return (!top_k || count < f.top_k) && (!top_p || mass < top_p_mass) &&
+           (!min_p || pivot >= min_p_value);
   };
   const bool s01 = b.planted == defect::S01;
   philox_stream stream = stream_of(b, r, in);
@@ -97,8 +101,10 @@ dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, con
     }
   }
   if (threadIdx.x == 0) {
-    if (token >= v || token < 0) write_result(b, r, token, token >= 0 && s01);
-    else write_result(b, r, token, accepted);
+    if (token >= v || token < 0)
+      write_result(b, r, token, token >= 0 && s01);
+    else
+      write_result(b, r, token, accepted);
   }
 }
 
@@ -106,7 +112,7 @@ dual_pivot_kernel(device_batch b, bool deterministic, const float* prepared, con
 // renormalised probabilities (probs subjects) or softmax of the top-k-masked
 // logits at temperature T (T = 0: one-hot at the lowest-index maximum).
 __global__ void __launch_bounds__(kThreads)
-prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
+    prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
   __shared__ row_shared sh;
   __shared__ select_shared sel;
   const int64_t r = blockIdx.x;
@@ -186,7 +192,8 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
       for (int64_t t = 0; t < tiles; ++t) {
         float x[kItems];
         load_items(row, b.dtype, v, tile_first(t), x, -INFINITY);
-        for (int j = 0; j < kItems; ++j) partial += x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+        for (int j = 0; j < kItems; ++j)
+          partial += x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
       }
       const float denominator = float_block::sum(partial, sh.f);
       shift += logf(denominator) / scale;  // p = exp((z - max) / T) / denominator
@@ -199,10 +206,14 @@ prepare_kernel(device_batch b, float* prepared, uint8_t* row_ok) {
     for (int j = 0; j < kItems; ++j) {
       if (first + j >= v) continue;
       float p = 0.0f;
-      if (!ok) p = 0.0f;
-      else if (!logits) p = x[j] >= threshold ? x[j] * scale : 0.0f;
-      else if (f.temperature == 0.0f) p = first + j == greedy_index ? 1.0f : 0.0f;
-      else p = x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
+      if (!ok)
+        p = 0.0f;
+      else if (!logits)
+        p = x[j] >= threshold ? x[j] * scale : 0.0f;
+      else if (f.temperature == 0.0f)
+        p = first + j == greedy_index ? 1.0f : 0.0f;
+      else
+        p = x[j] >= threshold ? expf((x[j] - shift) * scale) : 0.0f;
       out[first + j] = p;
     }
   }
@@ -226,8 +237,10 @@ gpuError_t launch_dual_pivot(launch_request& q) {
   float* prepared = nullptr;
   uint8_t* row_ok = nullptr;
   const size_t cells = static_cast<size_t>(rows) * static_cast<size_t>(q.batch.vocab_size);
-  if (auto e = q.scratch->get(workspace::rows, cells, q.capturing, &prepared); e != gpuSuccess) return e;
-  if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_ok); e != gpuSuccess) return e;
+  if (auto e = q.scratch->get(workspace::rows, cells, q.capturing, &prepared); e != gpuSuccess)
+    return e;
+  if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_ok); e != gpuSuccess)
+    return e;
   prepare_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, prepared, row_ok);
   if (auto e = gpuGetLastError(); e != gpuSuccess) return e;
   dual_pivot_kernel<<<rows, kThreads, 0, q.stream>>>(q.batch, deterministic, prepared, row_ok);

@@ -36,8 +36,8 @@ namespace {
 // The crossing token among the held tokens above `low` (row_ops.cuh's guarded
 // search), or -1.
 template <int Stripes>
-__device__ inline int64_t search_held(const float (&x)[held_of<Stripes>], int64_t begin, int64_t v, float low, float u,
-                                      cluster_shared& sh) {
+__device__ inline int64_t search_held(const float (&x)[held_of<Stripes>], int64_t begin, int64_t v,
+                                      float low, float u, cluster_shared& sh) {
   const int position = held_crossing<kClusterThreads>(
       x, low, u, [&](int j) { return held_token<Stripes>(begin, j) < v; }, sh.f, sh.search);
   if (position < 0) return -1;
@@ -68,7 +68,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
       for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
     }
     if constexpr (Mode != held_preparation::none)
-      prepared_ok = prepare_held<Mode, Stripes>(cluster, sh, blocks, x, begin, v, filters_of(b, r, in));
+      prepared_ok =
+          prepare_held<Mode, Stripes>(cluster, sh, blocks, x, begin, v, filters_of(b, r, in));
 #pragma unroll
     for (int j = 0; j < kHeld; ++j) {
       mine.count0 |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
@@ -78,20 +79,24 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   }
   // Exchange 0: each chunk's total (mass0), max (mass1) and health (count0).
   int slot = 0;
-  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_total_max_bad(), sh.staged);
+  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_total_max_bad(),
+                                          sh.staged);
   if (threadIdx.x == 0) sh.record[slot] = mine;
   cluster.sync();
   fold_records(cluster, sh, slot, blocks, true);
   float mass = sh.totals.mass0, high = sh.totals.mass1;
   const bool bad = sh.totals.count0 != 0;
-  if (threadIdx.x < static_cast<unsigned>(blocks)) sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
+  if (threadIdx.x < static_cast<unsigned>(blocks))
+    sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
   const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
   const bool usable = in >= 0 && !bad && mass > 0.0f && !isinf(mass) && f.usable && prepared_ok;
   // A preparation has applied top-k already (top-k first).
-  const bool top_k = Mode == held_preparation::none && f.top_k_on(v), top_p = f.top_p_on(), min_p = f.min_p_on();
+  const bool top_k = Mode == held_preparation::none && f.top_k_on(v), top_p = f.top_p_on(),
+             min_p = f.min_p_on();
   const float top_p_mass = f.top_p * mass, min_p_value = f.min_p * high;
   auto accept = [&](float pivot, float above, int count) {
-    return (!top_k || count < f.top_k) && (!top_p || above < top_p_mass) && (!min_p || pivot >= min_p_value);
+    return (!top_k || count < f.top_k) && (!top_p || above < top_p_mass) &&
+           (!min_p || pivot >= min_p_value);
   };
   philox_stream stream = usable ? stream_of(b, r, in) : philox_stream(0, 0, 0);
   float low = 0.0f;
@@ -140,7 +145,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
       if (x[j] > pivot0) mine.mass0 += x[j], ++mine.count0;
       if (x[j] > pivot1) mine.mass1 += x[j], ++mine.count1;
     }
-    mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_sum_pivot_masses(), sh.staged);
+    mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0},
+                                            warp_sum_pivot_masses(), sh.staged);
     if (threadIdx.x == 0) sh.record[slot] = mine;
     cluster.sync();
     fold_records(cluster, sh, slot, blocks, false);
@@ -152,12 +158,16 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
       low = narrow ? pivot0 : pivot1;
       if (narrow) high = pivot1;
       mass = narrow ? t.mass0 : t.mass1;
-      if (threadIdx.x < static_cast<unsigned>(blocks)) sh.chunk_mass[threadIdx.x] = sh.above[narrow ? 0 : 1][threadIdx.x];
+      if (threadIdx.x < static_cast<unsigned>(blocks))
+        sh.chunk_mass[threadIdx.x] = sh.above[narrow ? 0 : 1][threadIdx.x];
     }
   }
   if (rank == 0 && threadIdx.x == 0) {
-    if (in < 0) b.out_valid[r] = 0;
-    else write_result(b, r, static_cast<int32_t>(token), usable && accepted && token >= 0 && token < v);
+    if (in < 0)
+      b.out_valid[r] = 0;
+    else
+      write_result(b, r, static_cast<int32_t>(token),
+                   usable && accepted && token >= 0 && token < v);
   }
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
@@ -192,8 +202,10 @@ int active_clusters(int blocks) {
     const cluster_launch one(blocks, 1, nullptr);
     int clusters = 0;
     const auto kernel = dual_pivot_cluster_kernel<Stripes, Mode>;
-    const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess &&
-                    cudaOccupancyMaxActiveClusters(&clusters, kernel, &one.config) == cudaSuccess && clusters > 0;
+    const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed,
+                                         1) == cudaSuccess &&
+                    cudaOccupancyMaxActiveClusters(&clusters, kernel, &one.config) == cudaSuccess &&
+                    clusters > 0;
     (void)cudaGetLastError();  // a refused size is an answer, not a sticky error
     state = ok ? clusters : -1;
     known[blocks].store(state);
@@ -223,13 +235,15 @@ bool launch_with(launch_request& q, gpuError_t* status) {
   // size made a request's token depend on its batchmates (batch_invariance; docs/h200.md).
   // Narrow clusters where V fits one, else wide ones, else the block-per-row kernels.
   const int64_t narrow = cluster_blocks<6>(b.vocab_size);
-  const int narrow_fit = narrow <= kMaxCluster ? active_clusters<6, Mode>(static_cast<int>(narrow)) : 0;
+  const int narrow_fit =
+      narrow <= kMaxCluster ? active_clusters<6, Mode>(static_cast<int>(narrow)) : 0;
   if (narrow_fit > 0) return launch_clusters<6, Mode>(q, narrow, status);
   if constexpr (Mode == held_preparation::softmax_logits) {
     return false;  // its wide clusters spill (448 bytes a thread)
   } else {
     const int64_t wide = cluster_blocks<12>(b.vocab_size);
-    const int wide_fit = wide <= kMaxCluster ? active_clusters<12, Mode>(static_cast<int>(wide)) : 0;
+    const int wide_fit =
+        wide <= kMaxCluster ? active_clusters<12, Mode>(static_cast<int>(wide)) : 0;
     if (wide_fit == 0) return false;
     return launch_clusters<12, Mode>(q, wide, status);
   }
@@ -239,10 +253,14 @@ bool launch_with(launch_request& q, gpuError_t* status) {
 
 bool launch_dual_pivot_cluster(launch_request& q, gpuError_t* status) {
   switch (q.config->kind) {
-    case algorithm::dual_pivot_cluster: return launch_with<held_preparation::none>(q, status);
-    case algorithm::dual_pivot_topk_first: return launch_with<held_preparation::top_k_renorm>(q, status);
-    case algorithm::dual_pivot_logits: return launch_with<held_preparation::softmax_logits>(q, status);
-    default: return false;
+    case algorithm::dual_pivot_cluster:
+      return launch_with<held_preparation::none>(q, status);
+    case algorithm::dual_pivot_topk_first:
+      return launch_with<held_preparation::top_k_renorm>(q, status);
+    case algorithm::dual_pivot_logits:
+      return launch_with<held_preparation::softmax_logits>(q, status);
+    default:
+      return false;
   }
 }
 

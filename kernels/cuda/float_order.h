@@ -27,7 +27,9 @@ SC_HOST_DEVICE float from_ordered_bits(uint32_t o) {
 SC_HOST_DEVICE unsigned long long pack_best(float key, int index) {
   return static_cast<unsigned long long>(ordered_bits(key)) << 32 | static_cast<uint32_t>(~index);
 }
-SC_HOST_DEVICE int index_of_best(unsigned long long best) { return static_cast<int>(~static_cast<uint32_t>(best)); }
+SC_HOST_DEVICE int index_of_best(unsigned long long best) {
+  return static_cast<int>(~static_cast<uint32_t>(best));
+}
 SC_HOST_DEVICE float key_of_best(unsigned long long best) {
   return from_ordered_bits(static_cast<uint32_t>(best >> 32));
 }

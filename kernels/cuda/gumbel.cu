@@ -36,7 +36,7 @@ namespace {
 // independent work to overlap and a row fewer blocks to combine.
 constexpr int kGumbelThreads = 256;
 template <int Groups>
-constexpr int64_t gumbel_chunk = int64_t{kGumbelThreads} * Groups * kItems;
+constexpr int64_t gumbel_chunk = int64_t{kGumbelThreads} * Groups* kItems;
 
 // The row's accumulator (one per output row, in the workspace; all zero between
 // calls). `mass` is a double sum of the blocks' float sums, added in arrival order:
@@ -89,18 +89,20 @@ struct gumbel_carry {
 
 // One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
 template <int Groups, bool Logits, bool PlantedS05>
-__device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f, const unsigned char* row,
-                                            const stream_key& key, int64_t begin, float shift, gumbel_carry& c) {
+__device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f,
+                                            const unsigned char* row, const stream_key& key,
+                                            int64_t begin, float shift, gumbel_carry& c) {
   // Past the row's end: probs 0 (no mass, a key of 0 never wins), logits -inf
   // (not finite, never wins), so the body needs no test of the row's end.
   float x[Groups][kItems];
 #pragma unroll
   for (int g = 0; g < Groups; ++g)
-    load_items(row, b.dtype, b.vocab_size, begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
+    load_items(row, b.dtype, b.vocab_size,
+               begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
                Logits ? -INFINITY : 0.0f);
-  // The row's health (the ABI's rule): probs: sum and minimum (a NaN or +Inf
-  // spoils the sum, a negative entry the minimum); logits: count of finite z and
-  // any NaN or +Inf.
+    // The row's health (the ABI's rule): probs: sum and minimum (a NaN or +Inf
+    // spoils the sum, a negative entry the minimum); logits: count of finite z and
+    // any NaN or +Inf.
 #pragma unroll
   for (int g = 0; g < Groups; ++g)
 #pragma unroll
@@ -120,7 +122,8 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
       const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
 #pragma unroll
       for (int j = 0; j < kItems; ++j)
-        if (x[g][j] > -INFINITY && x[g][j] > c.key) c.key = x[g][j], c.index = static_cast<int>(i + j);
+        if (x[g][j] > -INFINITY && x[g][j] > c.key)
+          c.key = x[g][j], c.index = static_cast<int>(i + j);
     }
     return;
   }
@@ -131,11 +134,13 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
     // (two when offset + i is not a multiple of 4), drawn together.
     const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
     uint32_t words[kItems];
-    philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i)).next_four(words);
+    philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i))
+        .next_four(words);
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       v[g][j] = gumbel_fraction<PlantedS05>(words[j]);
-      if constexpr (!Logits) c.estimate = fmaxf(c.estimate, key_floor_estimate<PlantedS05>(x[g][j], v[g][j]));
+      if constexpr (!Logits)
+        c.estimate = fmaxf(c.estimate, key_floor_estimate<PlantedS05>(x[g][j], v[g][j]));
     }
   }
   if constexpr (!Logits) c.estimate = gpu_warp_max(c.estimate);
@@ -150,7 +155,8 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
       const float k = gumbel_key<Logits>(Logits ? z - shift : z, v[g][j], f.temperature);
       // As cpu.gumbel_*: a probs key must beat 0 (a zero-mass token never wins, and
       // an all-underflow row comes out invalid), a logits key must beat -inf.
-      if ((Logits ? k > -INFINITY : k > 0.0f) && k > c.key) c.key = k, c.index = static_cast<int>(i + j);
+      if ((Logits ? k > -INFINITY : k > 0.0f) && k > c.key)
+        c.key = k, c.index = static_cast<int>(i + j);
     }
   }
 }
@@ -174,12 +180,14 @@ __global__ void __launch_bounds__(kGumbelThreads) row_max_kernel(device_batch b,
   float m = -INFINITY;
   if (in >= 0) {
     const unsigned char* row = row_pointer(b, in);
-    for (int64_t i = static_cast<int64_t>(threadIdx.x) * kItems; i < b.vocab_size; i += int64_t{kGumbelThreads} * kItems) {
+    for (int64_t i = static_cast<int64_t>(threadIdx.x) * kItems; i < b.vocab_size;
+         i += int64_t{kGumbelThreads} * kItems) {
       float x[kItems];
       load_items(row, b.dtype, b.vocab_size, i, x, -INFINITY);
 #pragma unroll
       for (int j = 0; j < kItems; ++j)
-        if (x[j] < INFINITY) m = fmaxf(m, x[j]);  // fmaxf drops NaN; +Inf makes the row invalid anyway
+        if (x[j] < INFINITY)
+          m = fmaxf(m, x[j]);  // fmaxf drops NaN; +Inf makes the row invalid anyway
     }
   }
   m = gpu_warp_max(m);
@@ -192,7 +200,8 @@ __global__ void __launch_bounds__(kGumbelThreads) row_max_kernel(device_batch b,
 
 template <int Groups, bool Logits, bool PlantedS05>
 __global__ void __launch_bounds__(kGumbelThreads, Groups > 1 ? 3 : 1)
-gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators, const float* row_max) {
+    gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators,
+                  const float* row_max) {
   __shared__ block_share staged[kGumbelThreads / sc_warp_size];
 
   const int64_t r = blockIdx.x;
@@ -206,12 +215,13 @@ gumbel_kernel(device_batch b, int splits, int chunks, row_best* accumulators, co
     const stream_key key = stream_key_of(b, r, in);
     const float shift = Logits ? row_max[r] : 0.0f;
     for (int chunk = split; chunk < chunks; chunk += splits)
-      visit_chunk<Groups, Logits, PlantedS05>(b, f, row, key, chunk * gumbel_chunk<Groups>, shift, c);
+      visit_chunk<Groups, Logits, PlantedS05>(b, f, row, key, chunk * gumbel_chunk<Groups>, shift,
+                                              c);
     if constexpr (!Logits) c.bad = !(c.lowest >= 0.0f);
   }
   const block_share share = gpu::block_fold<kGumbelThreads>(
-      block_share{pack_best(c.key, c.index), c.mass, static_cast<unsigned>(c.bad)}, block_share{0ull, 0.0f, 0u},
-      fold_shares(), staged);
+      block_share{pack_best(c.key, c.index), c.mass, static_cast<unsigned>(c.bad)},
+      block_share{0ull, 0.0f, 0u}, fold_shares(), staged);
   if (threadIdx.x != 0) return;
 
   row_best& row = accumulators[r];
@@ -239,7 +249,8 @@ gpuError_t launch_gumbel(launch_request& q) {
   const bool logits = b.input_kind == SC_INPUT_LOGITS;
   // Four stripes a thread (two for logits) once the 4096-token chunks alone make
   // two blocks per SM.
-  const bool wide = rows * ((b.vocab_size + gumbel_chunk<4> - 1) / gumbel_chunk<4>) >= 2 * q.scratch->sm_count();
+  const bool wide =
+      rows * ((b.vocab_size + gumbel_chunk<4> - 1) / gumbel_chunk<4>) >= 2 * q.scratch->sm_count();
   const int64_t chunk = !wide ? gumbel_chunk<1> : logits ? gumbel_chunk<2> : gumbel_chunk<4>;
   const int64_t chunks = (b.vocab_size + chunk - 1) / chunk;  // V <= 2^18: at most 256
   // Chunks per block, strided (H200, V = 151,936, device time per call): paying a
@@ -248,13 +259,17 @@ gpuError_t launch_gumbel(launch_request& q) {
   // 2 a block: B = 32 37.6 -> 33.1, B = 64 66.9 -> 57.9) and costs below that
   // (B = 8, 3 a block: probs 12.6 -> 17.2 us).
   const int64_t per_block =
-      wide ? std::clamp<int64_t>(rows * chunks / (3 * q.scratch->sm_count()), 1, logits ? 2 : 3) : 1;
+      wide ? std::clamp<int64_t>(rows * chunks / (3 * q.scratch->sm_count()), 1, logits ? 2 : 3)
+           : 1;
   const int64_t splits = (chunks + per_block - 1) / per_block;
   row_best* accumulators = nullptr;
-  if (auto e = q.scratch->get(workspace::partials, rows, q.capturing, &accumulators); e != gpuSuccess) return e;
+  if (auto e = q.scratch->get(workspace::partials, rows, q.capturing, &accumulators);
+      e != gpuSuccess)
+    return e;
   float* row_max = nullptr;
   if (logits) {
-    if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_max); e != gpuSuccess) return e;
+    if (auto e = q.scratch->get(workspace::row_stats, rows, q.capturing, &row_max); e != gpuSuccess)
+      return e;
     row_max_kernel<<<static_cast<unsigned>(rows), kGumbelThreads, 0, q.stream>>>(b, row_max);
     if (auto e = gpuGetLastError(); e != gpuSuccess) return e;
   }
@@ -267,8 +282,8 @@ gpuError_t launch_gumbel(launch_request& q) {
       {{gumbel_kernel<4, false, false>, gumbel_kernel<4, false, true>},
        {gumbel_kernel<2, true, false>, gumbel_kernel<2, true, true>}}};
   const kernel_type kernel = kernels[wide][logits][b.planted == defect::S05];
-  kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits), static_cast<int>(chunks),
-                                                accumulators, row_max);
+  kernel<<<grid, kGumbelThreads, 0, q.stream>>>(b, static_cast<int>(splits),
+                                                static_cast<int>(chunks), accumulators, row_max);
   return gpuGetLastError();
 }
 

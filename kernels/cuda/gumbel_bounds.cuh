@@ -7,8 +7,8 @@
 // cheap lower bound of its key, from -log1p(-v) <= v / (1 - v) (the margin applied
 // once, to the largest); the largest in the warp (and in the block's earlier
 // chunks), T, is at most the row's best key. A second pass computes in full only
-// the tokens whose cheap upper bound, from -log1p(-v) >= v, reaches T. The winner's bounds are near its key (its v is
-// small), so few tokens pass: at B = 64 one warp-slot in 11 ran the log (Nsight
+// the tokens whose cheap upper bound, from -log1p(-v) >= v, reaches T. The winner's bounds are near
+// its key (its v is small), so few tokens pass: at B = 64 one warp-slot in 11 ran the log (Nsight
 // Compute). Float rounding is covered with margins (log1pf within 1 ulp, the
 // approximate reciprocal within 1, products and sums within half an ulp):
 //   lower (key_floor below);
@@ -31,8 +31,10 @@ namespace samplecheck::cuda {
 // ~ Exp(1): probs p / max(q, FLT_MIN) (SGLang v0.5.20's rule), logits z / T_emp - log(q).
 template <bool Logits>
 __device__ __forceinline__ float gumbel_key(float z, float v, float temperature) {
-  if constexpr (Logits) return z / temperature - logf(-log1pf(-v));
-  else return z / fmaxf(-log1pf(-v), FLT_MIN);
+  if constexpr (Logits)
+    return z / temperature - logf(-log1pf(-v));
+  else
+    return z / fmaxf(-log1pf(-v), FLT_MIN);
 }
 
 // One token's estimate of p (1 - v) / v, as fma(p, 1 / v, -p) with the approximate
@@ -53,14 +55,16 @@ __device__ __forceinline__ float key_floor_estimate(float p, float v) {
 // (subnormal products on the way) give no bound; above FLT_MAX, FLT_MAX (a key
 // that overflows to inf can win and must not be skipped).
 __device__ __forceinline__ float key_floor(float largest_estimate) {
-  return largest_estimate >= 0x1p-100f ? fminf(largest_estimate, FLT_MAX) * (1.0f - 0x1p-18f) : 0.0f;
+  return largest_estimate >= 0x1p-100f ? fminf(largest_estimate, FLT_MAX) * (1.0f - 0x1p-18f)
+                                       : 0.0f;
 }
 
 // below(p, v) only if gumbel_key<false>(p, v, 1) < floor, where floor is a key some
 // token reached (or a key_floor of one).
 class key_bounds {
  public:
-  __device__ __forceinline__ explicit key_bounds(float floor) : threshold_(floor * (1.0f - 0x1p-16f)) {}
+  __device__ __forceinline__ explicit key_bounds(float floor)
+      : threshold_(floor * (1.0f - 0x1p-16f)) {}
 
   __device__ __forceinline__ bool below(float p, float v) const {
     const float product = v * threshold_;  // the threshold carries 1 - 2^-16

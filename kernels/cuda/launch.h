@@ -17,8 +17,20 @@ namespace samplecheck::cuda {
 // capture (a graph must be captured after one uncaptured call of the same shape).
 class workspace {
  public:
-  enum slot : int { error_word, counters, partials, keys_in, keys_out, values_in, values_out, sort_temp,
-                    sorted, row_stats, rows, num_slots };
+  enum slot : int {
+    error_word,
+    counters,
+    partials,
+    keys_in,
+    keys_out,
+    values_in,
+    values_out,
+    sort_temp,
+    sorted,
+    row_stats,
+    rows,
+    num_slots
+  };
   workspace() = default;
   workspace(const workspace&) = delete;
   workspace& operator=(const workspace&) = delete;

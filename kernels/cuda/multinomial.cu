@@ -52,8 +52,8 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(device_batch b) {
 // into registers, summed, and searched from those registers when its block turns
 // out to hold the crossing; small chunks keep the last block's search to one scan.
 constexpr int kSplitThreads = 256;
-constexpr int kSplitGroups = 4;                         // vector loads a thread
-constexpr int kSplitItems = kSplitGroups * kItems;      // tokens a thread
+constexpr int kSplitGroups = 4;                                   // vector loads a thread
+constexpr int kSplitItems = kSplitGroups * kItems;                // tokens a thread
 constexpr int64_t kChunk = int64_t{kSplitThreads} * kSplitItems;  // 4096
 
 using split_float = gpu::block_primitives<float, kSplitThreads>;
@@ -91,8 +91,8 @@ __device__ __forceinline__ int64_t split_token(int64_t begin, int j) {
   return begin + (j / kItems) * (kSplitThreads * kItems) + threadIdx.x * kItems + j % kItems;
 }
 
-__device__ __forceinline__ void load_chunk(const unsigned char* row, storage_type dtype, int64_t v, int64_t begin,
-                                           float (&x)[kSplitItems]) {
+__device__ __forceinline__ void load_chunk(const unsigned char* row, storage_type dtype, int64_t v,
+                                           int64_t begin, float (&x)[kSplitItems]) {
 #pragma unroll
   for (int g = 0; g < kSplitGroups; ++g) {
     float part[kItems];
@@ -104,8 +104,8 @@ __device__ __forceinline__ void load_chunk(const unsigned char* row, storage_typ
 
 // The inverse CDF inside one chunk at u (0 <= u), by row_ops.cuh's guarded search
 // over the registers; the token, or -1 when the chunk has no mass.
-__device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t begin, int64_t v, float u,
-                                       split_shared& sh) {
+__device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t begin, int64_t v,
+                                       float u, split_shared& sh) {
   const int position = held_crossing<kSplitThreads>(
       x, 0.0f, u, [&](int j) { return split_token(begin, j) < v; }, sh.f, sh.search);
   if (position < 0) return -1;
@@ -114,7 +114,8 @@ __device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t be
 }
 
 __global__ void __launch_bounds__(kSplitThreads)
-multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, unsigned int* arrivals) {
+    multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials,
+                             unsigned int* arrivals) {
   __shared__ split_shared sh;
   const int64_t r = blockIdx.x, v = b.vocab_size;
   const int split = blockIdx.y;
@@ -131,7 +132,8 @@ multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, un
       mine.mass += x[j];
     }
   }
-  const chunk_health chunk = gpu::block_fold<kSplitThreads>(mine, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
+  const chunk_health chunk =
+      gpu::block_fold<kSplitThreads>(mine, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
   chunk_partial* row_partials = partials + r * splits;
   if (threadIdx.x == 0) {
     row_partials[split] = chunk_partial{chunk.mass, chunk.bad != 0 || isinf(chunk.mass)};
@@ -161,8 +163,10 @@ multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, un
   if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
   if (in < 0 || bad != 0 || !(total > 0.0f) || isinf(total) || !f.usable) {
     if (threadIdx.x == 0) {
-      if (in < 0) b.out_valid[r] = 0;
-      else write_result(b, r, -1, false);
+      if (in < 0)
+        b.out_valid[r] = 0;
+      else
+        write_result(b, r, -1, false);
     }
     return;
   }
@@ -174,7 +178,8 @@ multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials, un
   int last_with_mass = -1;
   for (int s0 = 0; s0 < splits && sh.crossing == INT_MAX; s0 += kSplitThreads) {
     const int s = s0 + static_cast<int>(threadIdx.x);
-    const float mass = s < splits ? const_cast<const volatile chunk_partial*>(row_partials)[s].mass : 0.0f;
+    const float mass =
+        s < splits ? const_cast<const volatile chunk_partial*>(row_partials)[s].mass : 0.0f;
     float group_total;
     const float through = carried + split_float::inclusive_sum(mass, group_total, sh.f);
     if (mass > 0.0f && through > u) atomicMin(&sh.crossing, s);
@@ -206,10 +211,13 @@ gpuError_t launch_multinomial(launch_request& q) {
   if (splits > 65535) return gpuErrorInvalidValue;  // grid y: V up to 2^28 tokens
   chunk_partial* partials = nullptr;
   unsigned int* arrivals = nullptr;
-  if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials); e != gpuSuccess) return e;
-  if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess) return e;
-  multinomial_split_kernel<<<dim3(rows, static_cast<unsigned>(splits)), kSplitThreads, 0, q.stream>>>(
-      b, static_cast<int>(splits), partials, arrivals);
+  if (auto e = q.scratch->get(workspace::partials, rows * splits, q.capturing, &partials);
+      e != gpuSuccess)
+    return e;
+  if (auto e = q.scratch->get(workspace::counters, rows, q.capturing, &arrivals); e != gpuSuccess)
+    return e;
+  multinomial_split_kernel<<<dim3(rows, static_cast<unsigned>(splits)), kSplitThreads, 0,
+                             q.stream>>>(b, static_cast<int>(splits), partials, arrivals);
   return gpuGetLastError();
 }
 

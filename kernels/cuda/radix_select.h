@@ -21,7 +21,8 @@ struct radix_prefix {
 // in the bits above `shift`. Takes the highest digit whose count, with every digit
 // above it, reaches `at.remaining`, and returns the longer prefix and the rank left
 // inside it. Digit 0 takes whatever remains (the rank is always reachable).
-SC_HOST_DEVICE radix_prefix radix_select_step(const unsigned* histogram, int shift, radix_prefix at) {
+SC_HOST_DEVICE radix_prefix radix_select_step(const unsigned* histogram, int shift,
+                                              radix_prefix at) {
   int digit = 255;
   for (; digit > 0; --digit) {
     const int count = static_cast<int>(histogram[digit]);

@@ -41,7 +41,8 @@ __device__ __forceinline__ void load_items(const unsigned char* row, storage_typ
       out[j] = dtype == storage_type::bf16 ? bf16_to_float(h[j]) : f16_to_float(h[j]);
     return;
   }
-  for (int j = 0; j < kItems; ++j) out[j] = first + j < v ? load_element(row, dtype, first + j) : fill;
+  for (int j = 0; j < kItems; ++j)
+    out[j] = first + j < v ? load_element(row, dtype, first + j) : fill;
 }
 
 __device__ __forceinline__ int64_t tile_first(int64_t tile) {
@@ -52,8 +53,8 @@ __device__ __forceinline__ int64_t tile_first(int64_t tile) {
 // first + kItems - 1 (`fill` past the end). Unrolled 4 ways so each thread keeps
 // several 16-byte loads in flight: one block streams a whole row through one SM.
 template <typename Visit>
-__device__ __forceinline__ void for_each_tile(const unsigned char* row, storage_type dtype, int64_t v, float fill,
-                                              Visit&& visit) {
+__device__ __forceinline__ void for_each_tile(const unsigned char* row, storage_type dtype,
+                                              int64_t v, float fill, Visit&& visit) {
   const int64_t tiles = (v + kTile - 1) / kTile;
 #pragma unroll 4
   for (int64_t t = 0; t < tiles; ++t) {
@@ -77,7 +78,8 @@ struct sum_pivot_masses {
 };
 struct warp_sum_pivot_masses {  // for gpu::block_fold
   __device__ __forceinline__ pivot_mass operator()(const pivot_mass& m) const {
-    return {gpu_warp_sum(m.mass0), gpu_warp_sum(m.mass1), gpu_warp_add(m.count0), gpu_warp_add(m.count1)};
+    return {gpu_warp_sum(m.mass0), gpu_warp_sum(m.mass1), gpu_warp_add(m.count0),
+            gpu_warp_add(m.count1)};
   }
 };
 
@@ -85,7 +87,7 @@ struct row_shared {
   float_block::shared_type f;
   int_block::shared_type i;
   pivot_mass staged[kThreads / sc_warp_size];  // gpu::block_fold's
-  float scan[2][kThreads];  // the deterministic scan's ping-pong buffers
+  float scan[2][kThreads];                     // the deterministic scan's ping-pong buffers
   int picked;
   int last_valid;
 };
@@ -105,7 +107,7 @@ __device__ inline prob_stats probs_stats(const unsigned char* row, storage_type 
                                          row_shared& sh) {
   float sum = 0.0f, max = 0.0f;
   int bad = 0;
-  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float (&x)[kItems]) {
+  for_each_tile(row, dtype, v, 0.0f, [&](int64_t, const float(&x)[kItems]) {
     for (int j = 0; j < kItems; ++j) {
       bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
       sum += x[j];
@@ -132,7 +134,8 @@ __device__ inline float deterministic_inclusive_sum(float value, float& total, r
   sh.scan[0][threadIdx.x] = value;
   __syncthreads();
   for (int stride = 1; stride < kThreads; stride *= 2) {
-    const float left = threadIdx.x >= static_cast<unsigned>(stride) ? sh.scan[in][threadIdx.x - stride] : 0.0f;
+    const float left =
+        threadIdx.x >= static_cast<unsigned>(stride) ? sh.scan[in][threadIdx.x - stride] : 0.0f;
     sh.scan[in ^ 1][threadIdx.x] = sh.scan[in][threadIdx.x] + left;
     in ^= 1;
     __syncthreads();
@@ -156,8 +159,9 @@ __device__ inline float deterministic_inclusive_sum(float value, float& total, r
 // counts the elements whose running sum is <= u, FlashInfer's pre-#226 rule.
 // Returns -1 only when the set is empty.
 // ---------------------------------------------------------------------------
-__device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dtype, int64_t v, float low,
-                                      float u, bool deterministic, bool unguarded, row_shared& sh) {
+__device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dtype, int64_t v,
+                                      float low, float u, bool deterministic, bool unguarded,
+                                      row_shared& sh) {
   float running = 0.0f;
   int last_valid = -1;
   const int64_t tiles = (v + kTile - 1) / kTile;
@@ -230,9 +234,9 @@ struct held_search_shared {
 };
 
 template <int Threads, int Held, typename InRange>
-__device__ inline int held_crossing(const float (&x)[Held], float low, float u, InRange in_range,
-                                    typename gpu::block_primitives<float, Threads>::shared_type& scan,
-                                    held_search_shared& sh) {
+__device__ inline int held_crossing(
+    const float (&x)[Held], float low, float u, InRange in_range,
+    typename gpu::block_primitives<float, Threads>::shared_type& scan, held_search_shared& sh) {
   float mine = 0.0f;
 #pragma unroll
   for (int j = 0; j < Held; ++j) mine += x[j] > low ? x[j] : 0.0f;
@@ -278,14 +282,14 @@ struct select_shared {
   radix_prefix found;
 };
 
-__device__ inline float kth_largest(const unsigned char* row, storage_type dtype, int64_t v, int32_t k,
-                                    select_shared& sh) {
+__device__ inline float kth_largest(const unsigned char* row, storage_type dtype, int64_t v,
+                                    int32_t k, select_shared& sh) {
   radix_prefix at{0, k};  // the prefix so far, the rank still to find under it
   uint32_t mask = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int b = threadIdx.x; b < 256; b += kThreads) sh.histogram[b] = 0;
     __syncthreads();
-    for_each_tile(row, dtype, v, 0.0f, [&](int64_t first, const float (&x)[kItems]) {
+    for_each_tile(row, dtype, v, 0.0f, [&](int64_t first, const float(&x)[kItems]) {
       for (int j = 0; j < kItems; ++j) {
         if (first + j >= v) continue;
         const uint32_t o = ordered_bits(x[j]);

@@ -41,7 +41,8 @@ gpuError_t workspace::get(slot which, size_t bytes, bool capturing, void** out) 
 }
 
 unsigned long long* workspace::host_error() {
-  if (host_error_ == nullptr && gpuMallocHost(reinterpret_cast<void**>(&host_error_), sizeof *host_error_) != gpuSuccess)
+  if (host_error_ == nullptr &&
+      gpuMallocHost(reinterpret_cast<void**>(&host_error_), sizeof *host_error_) != gpuSuccess)
     host_error_ = nullptr;
   return host_error_;
 }
@@ -62,13 +63,15 @@ constexpr auto& fail = report_error;
 
 // Turns the kernels' (row, field) record into kernels/batch_rules.h's message, with
 // the offending value read back from the caller's device array.
-sc_status report_bad_parameter(const char* name, const sc_sample_batch& b, unsigned long long word, char* error,
-                               size_t size) {
+sc_status report_bad_parameter(const char* name, const sc_sample_batch& b, unsigned long long word,
+                               char* error, size_t size) {
   const auto field = static_cast<rules::field>(word & 0xffu);
   const auto row = static_cast<int64_t>(word >> 8);
   uint32_t raw = 0;
-  const bool read = gpuMemcpy(&raw, rules::source_of(b, field, row), sizeof raw, gpuMemcpyDeviceToHost) == gpuSuccess;
-  return rules::report_refusal(name, field, row, read ? &raw : nullptr, b.num_input_rows, error, size);
+  const bool read = gpuMemcpy(&raw, rules::source_of(b, field, row), sizeof raw,
+                              gpuMemcpyDeviceToHost) == gpuSuccess;
+  return rules::report_refusal(name, field, row, read ? &raw : nullptr, b.num_input_rows, error,
+                               size);
 }
 
 }  // namespace
@@ -76,15 +79,19 @@ sc_status report_bad_parameter(const char* name, const sc_sample_batch& b, unsig
 sc_status run_subject(const sc_sampler& s, const subject_config& config, workspace& scratch,
                       const sc_sample_batch* b, char* error, size_t size) noexcept {
   try {
-    const int64_t max_vocab = (config.kind == algorithm::gumbel_probs || config.kind == algorithm::gumbel_logits)
-                                  ? kGumbelMaxVocab
-                                  : 0;
+    const int64_t max_vocab =
+        (config.kind == algorithm::gumbel_probs || config.kind == algorithm::gumbel_logits)
+            ? kGumbelMaxVocab
+            : 0;
     // One block (or cluster) per output row: a grid dimension holds at most 2^31 - 1.
     const rules::subject_limits limits{s.name, max_vocab, INT32_MAX};
-    if (sc_status st = rules::check_shape(limits, b, error, size); st != SC_OK || b->num_output_rows == 0) return st;
+    if (sc_status st = rules::check_shape(limits, b, error, size);
+        st != SC_OK || b->num_output_rows == 0)
+      return st;
     if (config.kind == algorithm::sort_filter && b->num_input_rows * b->vocab_size > INT32_MAX)
-      return fail(SC_ERR_UNSUPPORTED, error, size, "%s: num_input_rows * vocab_size = %lld exceeds the sort's int32",
-                  s.name, static_cast<long long>(b->num_input_rows * b->vocab_size));
+      return fail(SC_ERR_UNSUPPORTED, error, size,
+                  "%s: num_input_rows * vocab_size = %lld exceeds the sort's int32", s.name,
+                  static_cast<long long>(b->num_input_rows * b->vocab_size));
     std::lock_guard<std::mutex> hold(scratch.lock());
     const auto stream = static_cast<gpuStream_t>(b->stream);
     gpuStreamCaptureStatus capture = gpuStreamCaptureStatusNone;
@@ -95,35 +102,50 @@ sc_status run_subject(const sc_sampler& s, const subject_config& config, workspa
     gpuError_t e = scratch.get(workspace::error_word, 1, capturing, &error_word);
     // Reset only when it will be read back: a graph never reads it, and a memset node
     // would cost every replay.
-    if (e == gpuSuccess && !capturing) e = gpuMemsetAsync(error_word, 0xff, sizeof *error_word, stream);
-    launch_request request{&config,
-                           device_batch{static_cast<const unsigned char*>(b->input),
-                                        static_cast<storage_type>(b->input_dtype), s.input_kind, b->num_input_rows,
-                                        b->vocab_size, b->num_output_rows, b->row_index, b->top_k, b->top_p,
-                                        b->min_p, b->temperature, b->seed, b->subsequence, b->offset, b->out_token,
-                                        b->out_valid, s.filters, config.planted, error_word},
-                           &scratch, stream, capturing};
+    if (e == gpuSuccess && !capturing)
+      e = gpuMemsetAsync(error_word, 0xff, sizeof *error_word, stream);
+    launch_request request{
+        &config,
+        device_batch{static_cast<const unsigned char*>(b->input),
+                     static_cast<storage_type>(b->input_dtype), s.input_kind, b->num_input_rows,
+                     b->vocab_size, b->num_output_rows, b->row_index, b->top_k, b->top_p, b->min_p,
+                     b->temperature, b->seed, b->subsequence, b->offset, b->out_token, b->out_valid,
+                     s.filters, config.planted, error_word},
+        &scratch, stream, capturing};
     if (e == gpuSuccess) {
       switch (config.kind) {
         case algorithm::multinomial:
-        case algorithm::multinomial_split: e = launch_multinomial(request); break;
+        case algorithm::multinomial_split:
+          e = launch_multinomial(request);
+          break;
         case algorithm::gumbel_probs:
-        case algorithm::gumbel_logits: e = launch_gumbel(request); break;
-        case algorithm::sort_filter: e = launch_sort_filter(request); break;
-        default: e = launch_dual_pivot(request); break;
+        case algorithm::gumbel_logits:
+          e = launch_gumbel(request);
+          break;
+        case algorithm::sort_filter:
+          e = launch_sort_filter(request);
+          break;
+        default:
+          e = launch_dual_pivot(request);
+          break;
       }
     }
     if (e == gpuErrorStreamCaptureUnsupported)
       return fail(SC_ERR_UNSUPPORTED, error, size,
-                  "%s: its scratch must grow for this batch, which a graph capture cannot do: make one uncaptured "
-                  "call of this shape first", s.name);
-    if (e != gpuSuccess) return fail(SC_ERR_DEVICE, error, size, "%s: launch: %s", s.name, gpuGetErrorString(e));
+                  "%s: its scratch must grow for this batch, which a graph capture cannot do: make "
+                  "one uncaptured "
+                  "call of this shape first",
+                  s.name);
+    if (e != gpuSuccess)
+      return fail(SC_ERR_DEVICE, error, size, "%s: launch: %s", s.name, gpuGetErrorString(e));
     if (capturing) return SC_OK;
     unsigned long long* word = scratch.host_error();
-    if (word == nullptr) return fail(SC_ERR_DEVICE, error, size, "%s: no pinned host memory", s.name);
+    if (word == nullptr)
+      return fail(SC_ERR_DEVICE, error, size, "%s: no pinned host memory", s.name);
     e = gpuMemcpyAsync(word, error_word, sizeof *word, gpuMemcpyDeviceToHost, stream);
     if (e == gpuSuccess) e = gpuStreamSynchronize(stream);
-    if (e != gpuSuccess) return fail(SC_ERR_DEVICE, error, size, "%s: %s", s.name, gpuGetErrorString(e));
+    if (e != gpuSuccess)
+      return fail(SC_ERR_DEVICE, error, size, "%s: %s", s.name, gpuGetErrorString(e));
     if (*word != ~0ull) return report_bad_parameter(s.name, *b, *word, error, size);
     if (error != nullptr && size > 0) error[0] = '\0';
     return SC_OK;

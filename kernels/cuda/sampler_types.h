@@ -18,15 +18,15 @@ using bad_field = rules::field;
 
 // Which algorithm a subject runs.
 enum class algorithm : int32_t {
-  multinomial,           // inverse CDF over the row, one block per row
-  multinomial_split,     // inverse CDF, a row split over several blocks
-  gumbel_probs,          // argmax p / q, q ~ Exp(1) clamped to FLT_MIN (SGLang v0.5.20)
-  gumbel_logits,         // argmax z / T + Gumbel
-  sort_filter,           // segmented radix sort, scan, top-k / top-p / min-p, sample
-  dual_pivot,            // FlashInfer's sorting-free rejection, joint filters
-  dual_pivot_cluster,    // the same rule, a row spread over a thread-block cluster
-  dual_pivot_topk_first, // top-k renorm pass, then dual pivot for top-p / min-p
-  dual_pivot_logits,     // top-k mask on logits, softmax, then dual pivot
+  multinomial,            // inverse CDF over the row, one block per row
+  multinomial_split,      // inverse CDF, a row split over several blocks
+  gumbel_probs,           // argmax p / q, q ~ Exp(1) clamped to FLT_MIN (SGLang v0.5.20)
+  gumbel_logits,          // argmax z / T + Gumbel
+  sort_filter,            // segmented radix sort, scan, top-k / top-p / min-p, sample
+  dual_pivot,             // FlashInfer's sorting-free rejection, joint filters
+  dual_pivot_cluster,     // the same rule, a row spread over a thread-block cluster
+  dual_pivot_topk_first,  // top-k renorm pass, then dual pivot for top-p / min-p
+  dual_pivot_logits,      // top-k mask on logits, softmax, then dual pivot
 };
 
 struct subject_config {

@@ -32,7 +32,7 @@ struct row_health {
 // order in the low word) with token-id values, and records its health; one block
 // per input row.
 __global__ void __launch_bounds__(kThreads)
-sort_prepare_kernel(device_batch b, uint64_t* keys, int* values, row_health* health) {
+    sort_prepare_kernel(device_batch b, uint64_t* keys, int* values, row_health* health) {
   __shared__ row_shared sh;
   const int64_t i = blockIdx.x, v = b.vocab_size;
   const unsigned char* row = row_pointer(b, i);
@@ -45,8 +45,10 @@ sort_prepare_kernel(device_batch b, uint64_t* keys, int* values, row_health* hea
 }
 
 // The sorted keys back to floats, for the sampling kernel's scans.
-__global__ void __launch_bounds__(kThreads) sort_unpack_kernel(const uint64_t* keys, int64_t cells, float* sorted) {
-  for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < cells; i += int64_t{gridDim.x} * kThreads)
+__global__ void __launch_bounds__(kThreads)
+    sort_unpack_kernel(const uint64_t* keys, int64_t cells, float* sorted) {
+  for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < cells;
+       i += int64_t{gridDim.x} * kThreads)
     sorted[i] = from_ordered_bits(~static_cast<uint32_t>(keys[i]));
 }
 
@@ -57,7 +59,8 @@ __device__ inline float prefix_sum(const float* sorted, int64_t n, row_shared& s
 }
 
 __global__ void __launch_bounds__(kThreads)
-sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_values, const row_health* health) {
+    sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_values,
+                       const row_health* health) {
   __shared__ row_shared sh;
   __shared__ int64_t min_p_length;
   const int64_t r = blockIdx.x, v = b.vocab_size;
@@ -79,7 +82,8 @@ sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_v
     const float top_k_mass = prefix_sum(sorted, kept, sh);
     // The first position whose running mass reaches top_p * mass: "> just below".
     const float target = nextafterf(f.top_p * top_k_mass, 0.0f);
-    const int32_t last = inverse_cdf(sorted_bytes, storage_type::f32, kept, -1.0f, target, false, false, sh);
+    const int32_t last =
+        inverse_cdf(sorted_bytes, storage_type::f32, kept, -1.0f, target, false, false, sh);
     if (last >= 0 && last + 1 < kept) kept = last + 1;
   }
   if (f.min_p_on()) {
@@ -89,8 +93,10 @@ sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_v
       int64_t lo = 1, hi = kept;  // sorted[0] always qualifies
       while (lo < hi) {
         const int64_t mid = (lo + hi) / 2;
-        if (sorted[mid] >= floor_value) lo = mid + 1;
-        else hi = mid;
+        if (sorted[mid] >= floor_value)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       min_p_length = lo;
     }
@@ -100,7 +106,8 @@ sort_sample_kernel(device_batch b, const float* sorted_keys, const int* sorted_v
   const float mass = prefix_sum(sorted, kept, sh);
   philox_stream stream = stream_of(b, r, in);
   const float u = uniform_open_one(stream.next()) * mass;
-  const int32_t position = inverse_cdf(sorted_bytes, storage_type::f32, kept, 0.0f, u, false, false, sh);
+  const int32_t position =
+      inverse_cdf(sorted_bytes, storage_type::f32, kept, 0.0f, u, false, false, sh);
   if (threadIdx.x == 0)
     write_result(b, r, position >= 0 ? sorted_values[in * v + position] : -1, position >= 0);
 }
@@ -122,24 +129,28 @@ gpuError_t launch_sort_filter(launch_request& q) {
   if ((e = w.get(workspace::values_out, cells, q.capturing, &values_out)) != gpuSuccess) return e;
   if ((e = w.get(workspace::sorted, cells, q.capturing, &sorted)) != gpuSuccess) return e;
   if ((e = w.get(workspace::row_stats, rows, q.capturing, &health)) != gpuSuccess) return e;
-  sort_prepare_kernel<<<static_cast<unsigned>(rows), kThreads, 0, q.stream>>>(b, keys_in, values_in, health);
+  sort_prepare_kernel<<<static_cast<unsigned>(rows), kThreads, 0, q.stream>>>(b, keys_in, values_in,
+                                                                              health);
   if ((e = gpuGetLastError()) != gpuSuccess) return e;
   // The value's 32 bits and as many row bits as the batch needs.
   const int end_bit = 32 + std::bit_width(static_cast<uint64_t>(rows - 1));
   size_t temp_bytes = 0;
-  if ((e = gpu::radix_sort_pairs(static_cast<void*>(nullptr), temp_bytes, keys_in, keys_out, values_in, values_out,
-                                 static_cast<int>(cells), 0, end_bit, q.stream)) != gpuSuccess)
+  if ((e = gpu::radix_sort_pairs(static_cast<void*>(nullptr), temp_bytes, keys_in, keys_out,
+                                 values_in, values_out, static_cast<int>(cells), 0, end_bit,
+                                 q.stream)) != gpuSuccess)
     return e;
   void* temp = nullptr;
   if ((e = w.get(workspace::sort_temp, temp_bytes, q.capturing, &temp)) != gpuSuccess) return e;
-  if ((e = gpu::radix_sort_pairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, static_cast<int>(cells),
-                                 0, end_bit, q.stream)) != gpuSuccess)
+  if ((e = gpu::radix_sort_pairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                 static_cast<int>(cells), 0, end_bit, q.stream)) != gpuSuccess)
     return e;
-  const int64_t unpack_blocks = std::min<int64_t>((cells + kThreads - 1) / kThreads, 8 * q.scratch->sm_count());
-  sort_unpack_kernel<<<static_cast<unsigned>(unpack_blocks), kThreads, 0, q.stream>>>(keys_out, cells, sorted);
+  const int64_t unpack_blocks =
+      std::min<int64_t>((cells + kThreads - 1) / kThreads, 8 * q.scratch->sm_count());
+  sort_unpack_kernel<<<static_cast<unsigned>(unpack_blocks), kThreads, 0, q.stream>>>(
+      keys_out, cells, sorted);
   if ((e = gpuGetLastError()) != gpuSuccess) return e;
-  sort_sample_kernel<<<static_cast<unsigned>(b.num_output_rows), kThreads, 0, q.stream>>>(b, sorted, values_out,
-                                                                                         health);
+  sort_sample_kernel<<<static_cast<unsigned>(b.num_output_rows), kThreads, 0, q.stream>>>(
+      b, sorted, values_out, health);
   return gpuGetLastError();
 }
 

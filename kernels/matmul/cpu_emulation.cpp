@@ -26,12 +26,14 @@ void widen_row(const uint16_t* bits, int64_t k, float* plain, float* by_lane) {
   const int64_t whole = k / kLaneRound * kLaneRound;
   for (int64_t round = 0; round < whole; round += kLaneRound)
     for (int l = 0; l < kReductionLanes; ++l)
-      for (int e = 0; e < kChunk; ++e) by_lane[round + e * kReductionLanes + l] = plain[round + l * kChunk + e];
+      for (int e = 0; e < kChunk; ++e)
+        by_lane[round + e * kReductionLanes + l] = plain[round + l * kChunk + e];
 }
 
 // Adds the products of [begin, end) into the lane sums, lane l taking the chunks
 // at begin + 8 l + 256 t, each chunk in increasing k.
-void accumulate_lanes(const widened_row& a, const widened_row& w, int64_t begin, int64_t end, lane_sums& lanes) {
+void accumulate_lanes(const widened_row& a, const widened_row& w, int64_t begin, int64_t end,
+                      lane_sums& lanes) {
   int64_t round = begin;
   if (begin % kLaneRound == 0) {
     // A local copy the loads cannot alias, so the lane loop vectorises.
@@ -71,7 +73,8 @@ struct output_value {
   float total = 0.0f;
 };
 
-output_value reduce_one(const reduction_plan& plan, const widened_row& a, const widened_row& w, int64_t k) {
+output_value reduce_one(const reduction_plan& plan, const widened_row& a, const widened_row& w,
+                        int64_t k) {
   output_value result;
   lane_sums lanes{};
   for (int32_t s = 0; s < plan.num_segments; ++s) {
@@ -89,7 +92,8 @@ output_value reduce_one(const reduction_plan& plan, const widened_row& a, const 
 }  // namespace
 
 void emulate_matmul(const reduction_plan& plan, int64_t m, int64_t n, int64_t k, const uint16_t* a,
-                    const uint16_t* weight, const uint16_t* bias, uint16_t* out, uint64_t arrival_seed) {
+                    const uint16_t* weight, const uint16_t* bias, uint16_t* out,
+                    uint64_t arrival_seed) {
   // Blocks of rows and columns widened to float once per block pair.
   constexpr int64_t kBlock = 32;
   const auto size = static_cast<size_t>(kBlock * k);
@@ -102,10 +106,12 @@ void emulate_matmul(const reduction_plan& plan, int64_t m, int64_t n, int64_t k,
       widen_row(weight + (n0 + c) * k, k, &w_plain[c * k], &w_lane[c * k]);
     for (int64_t m0 = 0; m0 < m; m0 += kBlock) {
       const int64_t m_count = std::min(kBlock, m - m0);
-      for (int64_t r = 0; r < m_count; ++r) widen_row(a + (m0 + r) * k, k, &a_plain[r * k], &a_lane[r * k]);
+      for (int64_t r = 0; r < m_count; ++r)
+        widen_row(a + (m0 + r) * k, k, &a_plain[r * k], &a_lane[r * k]);
       for (int64_t r = 0; r < m_count; ++r)
         for (int64_t c = 0; c < n_count; ++c) {
-          const output_value v = reduce_one(plan, {&a_plain[r * k], &a_lane[r * k]}, {&w_plain[c * k], &w_lane[c * k]}, k);
+          const output_value v = reduce_one(plan, {&a_plain[r * k], &a_lane[r * k]},
+                                            {&w_plain[c * k], &w_lane[c * k]}, k);
           const float b = bias != nullptr ? bf16_to_float(bias[n0 + c]) : 0.0f;
           float total = v.total;
           if (plan.split && plan.atomic_reduce) {

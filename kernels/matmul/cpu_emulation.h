@@ -14,6 +14,7 @@ namespace samplecheck::matmul {
 // the order in which an atomic reduce (B06) sees the partials: the emulation of
 // a race, so the caller passes a fresh value per call.
 void emulate_matmul(const reduction_plan& plan, int64_t m, int64_t n, int64_t k, const uint16_t* a,
-                    const uint16_t* weight, const uint16_t* bias, uint16_t* out, uint64_t arrival_seed);
+                    const uint16_t* weight, const uint16_t* bias, uint16_t* out,
+                    uint64_t arrival_seed);
 
 }  // namespace samplecheck::matmul

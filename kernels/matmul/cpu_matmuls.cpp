@@ -24,26 +24,29 @@ std::atomic<uint64_t> arrival_counter{0x9e3779b97f4a7c15ull};
 
 sc_status run_cpu(void* context, const sc_matmul_problem* p, char* error, size_t error_size) {
   const auto& subject = *static_cast<const cpu_subject*>(context);
-  const int32_t num_configs = subject.kind == kernel_kind::persistent ? kNumPersistentConfigs : kNumSegmentedConfigs;
-  if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size); s != SC_OK)
+  const int32_t num_configs =
+      subject.kind == kernel_kind::persistent ? kNumPersistentConfigs : kNumSegmentedConfigs;
+  if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size);
+      s != SC_OK)
     return s;
   try {
     reduction_plan plan;
     if (subject.kind == kernel_kind::persistent) {
       plan = persistent_plan(p->k);
     } else {
-      const int32_t config = p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n);
+      const int32_t config =
+          p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n);
       plan = segmented_plan(subject.planted, p->m, p->k, kSegmentedConfigs[config].split,
                             kSegmentedConfigs[config].tile_m);
     }
     const uint64_t arrival = arrival_counter.fetch_add(0x9e3779b97f4a7c15ull);
     emulate_matmul(plan, p->m, p->n, p->k, p->a, p->weight, p->bias, p->out, arrival);
   } catch (const std::exception& e) {
-    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(), e.what());
+    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(),
+                        e.what());
   }
   return SC_OK;
 }
-
 
 // batch_thresholds (ABI 1.1): where matmul_plan.h's launch table changes its choice
 // with M, over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576).
@@ -71,17 +74,19 @@ struct cpu_registry {
     subjects.push_back({"cpu.segmented", kernel_kind::segmented, defect::none});
     const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
     for (int i = 0; i < 8; ++i)
-      subjects.push_back({std::string("cpu.segmented:") + ids[i], kernel_kind::segmented, static_cast<defect>(i + 1)});
+      subjects.push_back({std::string("cpu.segmented:") + ids[i], kernel_kind::segmented,
+                          static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {
       const bool persistent = s.kind == kernel_kind::persistent;
       sc_matmul m{};
       m.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
       m.name = s.name.c_str();
-      m.description = persistent ? "CPU emulation of the persistent kernel: one K loop per output"
-                                 : (s.planted == defect::none
-                                        ? "CPU emulation of the segmented split-K kernel (4 fixed segments)"
-                                        : "CPU emulation of the segmented kernel with a planted defect");
+      m.description =
+          persistent ? "CPU emulation of the persistent kernel: one K loop per output"
+                     : (s.planted == defect::none
+                            ? "CPU emulation of the segmented split-K kernel (4 fixed segments)"
+                            : "CPU emulation of the segmented kernel with a planted defect");
       m.memory_space = SC_MEMORY_HOST;
       m.num_launch_configs = persistent ? kNumPersistentConfigs : kNumSegmentedConfigs;
       m.flags = 0;

@@ -1,11 +1,11 @@
-#include "kernels/matmul/cublas_control.h"
-
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <climits>
 #include <mutex>
+
+#include "kernels/matmul/cublas_control.h"
 
 namespace samplecheck::matmul {
 namespace {
@@ -14,7 +14,8 @@ namespace {
 // bias is exact in C's bf16).
 __global__ void broadcast_bias_kernel(const uint16_t* bias, uint16_t* out, int64_t m, int64_t n) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m * n; i += stride)
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m * n;
+       i += stride)
     out[i] = bias[i % n];
 }
 
@@ -23,14 +24,15 @@ cublasHandle_t shared_handle(std::string& error) {
   static cublasHandle_t handle = nullptr;
   static cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   std::call_once(once, [] { status = cublasCreate(&handle); });
-  if (status != CUBLAS_STATUS_SUCCESS) error = std::string("cublasCreate: ") + cublasGetStatusString(status);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    error = std::string("cublasCreate: ") + cublasGetStatusString(status);
   return handle;
 }
 
 }  // namespace
 
-std::string run_cublas(const uint16_t* a, const uint16_t* weight, const uint16_t* bias, uint16_t* out, int64_t m,
-                       int64_t n, int64_t k, void* stream) {
+std::string run_cublas(const uint16_t* a, const uint16_t* weight, const uint16_t* bias,
+                       uint16_t* out, int64_t m, int64_t n, int64_t k, void* stream) {
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return "cuBLAS takes 32-bit dimensions";
   std::string error;
   const cublasHandle_t handle = shared_handle(error);
@@ -40,7 +42,8 @@ std::string run_cublas(const uint16_t* a, const uint16_t* weight, const uint16_t
   float beta = 0.0f;
   if (bias != nullptr) {
     const int64_t blocks = (m * n + 255) / 256;
-    broadcast_bias_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(bias, out, m, n);
+    broadcast_bias_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(
+        bias, out, m, n);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cudaGetErrorString(e);
     beta = 1.0f;
   }
@@ -48,10 +51,12 @@ std::string run_cublas(const uint16_t* a, const uint16_t* weight, const uint16_t
   // weight row-major [n, k] read as column-major [k, n] and transposed.
   const float alpha = 1.0f;
   const cublasStatus_t status =
-      cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                   &alpha, weight, CUDA_R_16BF, static_cast<int>(k), a, CUDA_R_16BF, static_cast<int>(k), &beta, out,
-                   CUDA_R_16BF, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS) return std::string("cublasGemmEx: ") + cublasGetStatusString(status);
+      cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                   static_cast<int>(k), &alpha, weight, CUDA_R_16BF, static_cast<int>(k), a,
+                   CUDA_R_16BF, static_cast<int>(k), &beta, out, CUDA_R_16BF, static_cast<int>(n),
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return std::string("cublasGemmEx: ") + cublasGetStatusString(status);
   return {};
 }
 

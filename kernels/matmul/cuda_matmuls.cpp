@@ -36,8 +36,8 @@ struct cuda_subject {
 // the counter region. A new allocation has its counter region zeroed on
 // `stream`, ahead of the launch that uses it (mma_kernels.h: counters are zero
 // at launch, and each launch leaves them so).
-sc_status ensure_workspace(cuda_subject& subject, size_t counter_bytes, size_t partial_bytes, cudaStream_t stream,
-                           char* error, size_t error_size) {
+sc_status ensure_workspace(cuda_subject& subject, size_t counter_bytes, size_t partial_bytes,
+                           cudaStream_t stream, char* error, size_t error_size) {
   const size_t partial_room = subject.workspace_size - subject.counter_region;
   if (counter_bytes <= subject.counter_region && partial_bytes <= partial_room) return SC_OK;
   const size_t counters = std::max(counter_bytes, subject.counter_region);
@@ -46,57 +46,68 @@ sc_status ensure_workspace(cuda_subject& subject, size_t counter_bytes, size_t p
   subject.workspace = nullptr;
   subject.workspace_size = subject.counter_region = 0;
   if (const cudaError_t e = cudaMalloc(&subject.workspace, bytes); e != cudaSuccess)
-    return report_error(SC_ERR_DEVICE, error, error_size, "%s: cudaMalloc of %zu workspace bytes: %s",
-                        subject.name.c_str(), bytes, cudaGetErrorString(e));
-  if (const cudaError_t e = cudaMemsetAsync(subject.workspace, 0, counters, stream); e != cudaSuccess)
-    return report_error(SC_ERR_DEVICE, error, error_size, "%s: zeroing %zu counter bytes: %s", subject.name.c_str(),
-                        counters, cudaGetErrorString(e));
+    return report_error(SC_ERR_DEVICE, error, error_size,
+                        "%s: cudaMalloc of %zu workspace bytes: %s", subject.name.c_str(), bytes,
+                        cudaGetErrorString(e));
+  if (const cudaError_t e = cudaMemsetAsync(subject.workspace, 0, counters, stream);
+      e != cudaSuccess)
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: zeroing %zu counter bytes: %s",
+                        subject.name.c_str(), counters, cudaGetErrorString(e));
   subject.workspace_size = bytes;
   subject.counter_region = counters;
   return SC_OK;
 }
 
 float* partials_of(const cuda_subject& subject) {
-  return reinterpret_cast<float*>(reinterpret_cast<char*>(subject.workspace) + subject.counter_region);
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(subject.workspace) +
+                                  subject.counter_region);
 }
 
 // The tensor-core subjects: persistent_mma is one segment over K (seed 003's
 // persistent comparison), segmented_mma the 4-segment split-K of mma_kernels.h.
-sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const device_problem& problem, char* error,
-                  size_t error_size) {
+sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const device_problem& problem,
+                  char* error, size_t error_size) {
   const bool segmented = subject.kind == kernel_kind::segmented_mma;
   const int32_t index = p.launch_config >= 0 ? p.launch_config
-                        : segmented         ? segmented_mma_table_config(p.m, p.n)
-                                            : persistent_mma_table_config(p.m, p.n);
-  const mma_launch_config& config = segmented ? kSegmentedMmaConfigs[index] : kPersistentMmaConfigs[index];
-  const reduction_plan plan = segmented ? segmented_mma_plan(p.k, config.split) : persistent_plan(p.k);
+                        : segmented          ? segmented_mma_table_config(p.m, p.n)
+                                             : persistent_mma_table_config(p.m, p.n);
+  const mma_launch_config& config =
+      segmented ? kSegmentedMmaConfigs[index] : kPersistentMmaConfigs[index];
+  const reduction_plan plan =
+      segmented ? segmented_mma_plan(p.k, config.split) : persistent_plan(p.k);
   const auto stream = static_cast<cudaStream_t>(p.stream);
-  if (const sc_status s = ensure_workspace(subject, mma_counter_bytes(plan, config.tile, p.m, p.n),
-                                          mma_partial_bytes(plan, p.m, p.n), stream, error, error_size);
+  if (const sc_status s =
+          ensure_workspace(subject, mma_counter_bytes(plan, config.tile, p.m, p.n),
+                           mma_partial_bytes(plan, p.m, p.n), stream, error, error_size);
       s != SC_OK)
     return s;
   auto* counters = reinterpret_cast<uint32_t*>(subject.workspace);
-  if (const int code = launch_mma_matmul(plan, config.tile, problem, counters, partials_of(subject), p.stream);
+  if (const int code =
+          launch_mma_matmul(plan, config.tile, problem, counters, partials_of(subject), p.stream);
       code != 0)
-    return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s", subject.name.c_str(), config.name,
-                        gpu_error_text(code));
+    return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s",
+                        subject.name.c_str(), config.name, gpu_error_text(code));
   return SC_OK;
 }
 
 sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_t error_size) {
   auto& subject = *static_cast<cuda_subject*>(context);
-  const int32_t num_configs = subject.kind == kernel_kind::persistent       ? kNumPersistentConfigs
-                              : subject.kind == kernel_kind::segmented      ? kNumSegmentedConfigs
-                              : subject.kind == kernel_kind::persistent_mma ? kNumPersistentMmaConfigs
-                              : subject.kind == kernel_kind::segmented_mma  ? kNumSegmentedMmaConfigs
-                                                                            : 0;
-  if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size); s != SC_OK)
+  const int32_t num_configs = subject.kind == kernel_kind::persistent  ? kNumPersistentConfigs
+                              : subject.kind == kernel_kind::segmented ? kNumSegmentedConfigs
+                              : subject.kind == kernel_kind::persistent_mma
+                                  ? kNumPersistentMmaConfigs
+                              : subject.kind == kernel_kind::segmented_mma ? kNumSegmentedMmaConfigs
+                                                                           : 0;
+  if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size);
+      s != SC_OK)
     return s;
   try {
     if (subject.kind == kernel_kind::cublas) {
-      const std::string message = run_cublas(p->a, p->weight, p->bias, p->out, p->m, p->n, p->k, p->stream);
+      const std::string message =
+          run_cublas(p->a, p->weight, p->bias, p->out, p->m, p->n, p->k, p->stream);
       if (!message.empty())
-        return report_error(SC_ERR_DEVICE, error, error_size, "%s: %s", subject.name.c_str(), message.c_str());
+        return report_error(SC_ERR_DEVICE, error, error_size, "%s: %s", subject.name.c_str(),
+                            message.c_str());
       return SC_OK;
     }
     const device_problem problem{p->a, p->weight, p->bias, p->out, p->m, p->n, p->k};
@@ -105,25 +116,29 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
     reduction_plan plan;
     launch_config config;
     if (subject.kind == kernel_kind::persistent) {
-      config = kPersistentConfigs[p->launch_config >= 0 ? p->launch_config : persistent_table_config(p->m, p->n)];
+      config = kPersistentConfigs[p->launch_config >= 0 ? p->launch_config
+                                                        : persistent_table_config(p->m, p->n)];
       plan = persistent_plan(p->k);
     } else {
-      config = kSegmentedConfigs[p->launch_config >= 0 ? p->launch_config : segmented_table_config(p->m, p->n)];
+      config = kSegmentedConfigs[p->launch_config >= 0 ? p->launch_config
+                                                       : segmented_table_config(p->m, p->n)];
       plan = segmented_plan(subject.planted, p->m, p->k, config.split, config.tile_m);
     }
-    if (const sc_status s = ensure_workspace(subject, 0, workspace_bytes(plan, p->m, p->n),
-                                            static_cast<cudaStream_t>(p->stream), error, error_size);
+    if (const sc_status s =
+            ensure_workspace(subject, 0, workspace_bytes(plan, p->m, p->n),
+                             static_cast<cudaStream_t>(p->stream), error, error_size);
         s != SC_OK)
       return s;
-    if (const int code = launch_matmul(plan, config, problem, partials_of(subject), p->stream); code != 0)
-      return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s", subject.name.c_str(), config.name,
-                  gpu_error_text(code));
+    if (const int code = launch_matmul(plan, config, problem, partials_of(subject), p->stream);
+        code != 0)
+      return report_error(SC_ERR_DEVICE, error, error_size, "%s: launch (%s): %s",
+                          subject.name.c_str(), config.name, gpu_error_text(code));
   } catch (const std::exception& e) {
-    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(), e.what());
+    return report_error(SC_ERR_INTERNAL, error, error_size, "%s: %s", subject.name.c_str(),
+                        e.what());
   }
   return SC_OK;
 }
-
 
 // batch_thresholds (ABI 1.1): where each launch table changes its choice with M,
 // over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576); the
@@ -160,7 +175,8 @@ struct cuda_registry {
     subjects.push_back({"cuda.cublas", kernel_kind::cublas, defect::none});
     const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
     for (int i = 0; i < 8; ++i)
-      subjects.push_back({std::string("cuda.segmented:") + ids[i], kernel_kind::segmented, static_cast<defect>(i + 1)});
+      subjects.push_back({std::string("cuda.segmented:") + ids[i], kernel_kind::segmented,
+                          static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {
       sc_matmul m{};
@@ -170,28 +186,34 @@ struct cuda_registry {
       m.context = &s;
       m.run = run_cuda;
       if (s.kind == kernel_kind::persistent) {
-        m.description = "persistent SIMT kernel: one K loop per output tile, fp32 fma in a fixed order";
+        m.description =
+            "persistent SIMT kernel: one K loop per output tile, fp32 fma in a fixed order";
         m.num_launch_configs = kNumPersistentConfigs;
         m.launch_config_name = persistent_config_name;
         declare_thresholds(m, kPersistentThresholds);
       } else if (s.kind == kernel_kind::segmented) {
-        m.description = s.planted == defect::none ? "segmented split-K kernel: 4 fixed K segments summed in order"
-                                                  : "segmented split-K kernel with a planted defect";
+        m.description = s.planted == defect::none
+                            ? "segmented split-K kernel: 4 fixed K segments summed in order"
+                            : "segmented split-K kernel with a planted defect";
         m.num_launch_configs = kNumSegmentedConfigs;
         m.launch_config_name = segmented_config_name;
         declare_thresholds(m, kSegmentedThresholds);
       } else if (s.kind == kernel_kind::persistent_mma) {
-        m.description = "persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k";
+        m.description =
+            "persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k";
         m.num_launch_configs = kNumPersistentMmaConfigs;
         m.launch_config_name = persistent_mma_config_name;
         declare_thresholds(m, kPersistentMmaThresholds);
       } else if (s.kind == kernel_kind::segmented_mma) {
-        m.description = "segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, summed in order";
+        m.description =
+            "segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, "
+            "summed in order";
         m.num_launch_configs = kNumSegmentedMmaConfigs;
         m.launch_config_name = segmented_mma_config_name;
         declare_thresholds(m, kSegmentedMmaThresholds);
       } else {
-        m.description = "cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)";
+        m.description =
+            "cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)";
         m.num_launch_configs = 0;
         m.launch_config_name = nullptr;
         m.num_batch_thresholds = 0;

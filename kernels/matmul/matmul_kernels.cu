@@ -1,9 +1,8 @@
 // The persistent and segmented split-K kernels: SIMT, fp32 fma in the order of
 // matmul_plan.h. One reduction group (32 threads, on HIP half a wavefront) owns a
 // tile of TM x TN outputs; lane l of the group walks its K chunks for all of them.
-#include "kernels/matmul/matmul_kernels.h"
-
 #include "kernels/gpu_compat.h"
+#include "kernels/matmul/matmul_kernels.h"
 #include "reference/numeric.h"
 
 namespace samplecheck::matmul {
@@ -23,8 +22,8 @@ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? 
 
 // Eight consecutive bf16 of a row from element kb, widened exactly; elements at
 // or past `valid` read as 0 and are never accumulated.
-__device__ __forceinline__ void load_chunk(const uint16_t* row, int64_t kb, int valid, bool vector_loads,
-                                           float (&v)[kChunk]) {
+__device__ __forceinline__ void load_chunk(const uint16_t* row, int64_t kb, int valid,
+                                           bool vector_loads, float (&v)[kChunk]) {
   if (vector_loads && valid == kChunk) {
     const uint4 q = *reinterpret_cast<const uint4*>(row + kb);
     const uint32_t words[4] = {q.x, q.y, q.z, q.w};
@@ -88,8 +87,8 @@ __global__ void __launch_bounds__(kBlockThreads) tile_kernel(kernel_args args) {
       for (int i = 0; i < TM; ++i) load_chunk(a_rows[i], kb, valid, args.vector_loads, av[i]);
 #pragma unroll
       for (int j = 0; j < TN; ++j) load_chunk(w_rows[j], kb, valid, args.vector_loads, wv[j]);
-      // Fully unrolled with a predicate, never a loop bounded by `valid`: a
-      // runtime index would move av and wv to local memory.
+        // Fully unrolled with a predicate, never a loop bounded by `valid`: a
+        // runtime index would move av and wv to local memory.
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) {
         if (e < valid) {
@@ -126,7 +125,8 @@ __global__ void __launch_bounds__(kBlockThreads) tile_kernel(kernel_args args) {
       float v = total[i][j];
       if (plan.split) {
         if (plan.round_partials) v = bf16_to_float(float_to_bf16(v));
-        if (plan.bias_in_partial0 && first == 0 && p.bias != nullptr) v = v + bf16_to_float(p.bias[n]);
+        if (plan.bias_in_partial0 && first == 0 && p.bias != nullptr)
+          v = v + bf16_to_float(p.bias[n]);
         if (plan.atomic_reduce)
           atomicAdd(args.workspace + index, v);
         else
@@ -147,8 +147,10 @@ __global__ void segment_reduce_kernel(kernel_args args) {
        index += stride) {
     float v = args.workspace[index];
     if (!args.plan.atomic_reduce)
-      for (int32_t s = 1; s < args.plan.num_segments; ++s) v = v + args.workspace[s * plane + index];
-    if (p.bias != nullptr && !args.plan.bias_in_partial0) v = v + bf16_to_float(p.bias[index % p.n]);
+      for (int32_t s = 1; s < args.plan.num_segments; ++s)
+        v = v + args.workspace[s * plane + index];
+    if (p.bias != nullptr && !args.plan.bias_in_partial0)
+      v = v + bf16_to_float(p.bias[index % p.n]);
     p.out[index] = float_to_bf16(v);
   }
 }
@@ -170,13 +172,16 @@ size_t workspace_bytes(const reduction_plan& plan, int64_t m, int64_t n) {
   return static_cast<size_t>(planes * m * n) * sizeof(float);
 }
 
-int launch_matmul(const reduction_plan& plan, const launch_config& config, const device_problem& problem,
-                  float* workspace, void* stream_handle) {
+int launch_matmul(const reduction_plan& plan, const launch_config& config,
+                  const device_problem& problem, float* workspace, void* stream_handle) {
   const auto stream = static_cast<gpuStream_t>(stream_handle);
-  const auto address_bits = reinterpret_cast<uintptr_t>(problem.a) | reinterpret_cast<uintptr_t>(problem.weight);
-  const kernel_args args{problem, plan, workspace, problem.k % kChunk == 0 && address_bits % 16 == 0};
+  const auto address_bits =
+      reinterpret_cast<uintptr_t>(problem.a) | reinterpret_cast<uintptr_t>(problem.weight);
+  const kernel_args args{problem, plan, workspace,
+                         problem.k % kChunk == 0 && address_bits % 16 == 0};
   if (plan.split && plan.atomic_reduce) {
-    if (const gpuError_t e = gpuMemsetAsync(workspace, 0, workspace_bytes(plan, problem.m, problem.n), stream);
+    if (const gpuError_t e =
+            gpuMemsetAsync(workspace, 0, workspace_bytes(plan, problem.m, problem.n), stream);
         e != gpuSuccess)
       return static_cast<int>(e);
   }
@@ -190,7 +195,8 @@ int launch_matmul(const reduction_plan& plan, const launch_config& config, const
     launch_tiles<8, 4>(args, stream);
   if (plan.split) {
     const int64_t plane = problem.m * problem.n;
-    const unsigned blocks = static_cast<unsigned>(ceil_div(plane, 256) < 65535 ? ceil_div(plane, 256) : 65535);
+    const unsigned blocks =
+        static_cast<unsigned>(ceil_div(plane, 256) < 65535 ? ceil_div(plane, 256) : 65535);
     segment_reduce_kernel<<<blocks, 256, 0, stream>>>(args);
   }
   return static_cast<int>(gpuGetLastError());

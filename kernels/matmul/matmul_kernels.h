@@ -23,8 +23,8 @@ size_t workspace_bytes(const reduction_plan& plan, int64_t m, int64_t n);
 
 // Enqueues the kernel(s) on `stream` (a cudaStream_t / hipStream_t). Returns the
 // runtime's error code (0 = success) of the last launch.
-int launch_matmul(const reduction_plan& plan, const launch_config& config, const device_problem& problem,
-                  float* workspace, void* stream);
+int launch_matmul(const reduction_plan& plan, const launch_config& config,
+                  const device_problem& problem, float* workspace, void* stream);
 
 // The runtime's text for an error code of launch_matmul.
 const char* gpu_error_text(int code);

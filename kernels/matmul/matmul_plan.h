@@ -35,13 +35,13 @@ inline constexpr int kMaxSegments = kSegments;
 
 enum class defect : int32_t {
   none = 0,
-  b01_split_by_m,       // segment count chosen from M
-  b02_k_tail_drop,      // the K tail past the last full segment is dropped
-  b03_pow2_k_variance,  // butterfly order flips with M, only for power-of-two K
-  b04_short_k_rounding, // K <= 256 goes segmented; split partials rounded to bf16
-  b05_bias_in_partial,  // split launches add the bias into segment 0's partial
-  b06_atomic_reduce,    // split partials combined with atomicAdd in arrival order
-  b07_threshold_switch, // an undeclared large-batch tile at M >= 2048 with 2 segments
+  b01_split_by_m,         // segment count chosen from M
+  b02_k_tail_drop,        // the K tail past the last full segment is dropped
+  b03_pow2_k_variance,    // butterfly order flips with M, only for power-of-two K
+  b04_short_k_rounding,   // K <= 256 goes segmented; split partials rounded to bf16
+  b05_bias_in_partial,    // split launches add the bias into segment 0's partial
+  b06_atomic_reduce,      // split partials combined with atomicAdd in arrival order
+  b07_threshold_switch,   // an undeclared large-batch tile at M >= 2048 with 2 segments
   b08_split_from_budget,  // segments = an SM budget over the batch's M tiles
 };
 
@@ -70,13 +70,15 @@ struct launch_config {
 
 // The tile shapes the kernels are instantiated for. Split is meaningful only
 // for the segmented kernel; the persistent kernel has the tiles alone.
-inline constexpr launch_config kPersistentConfigs[] = {
-    {"tile1x4", 1, 4, false}, {"tile1x8", 1, 8, false}, {"tile4x8", 4, 8, false}, {"tile8x4", 8, 4, false}};
+inline constexpr launch_config kPersistentConfigs[] = {{"tile1x4", 1, 4, false},
+                                                       {"tile1x8", 1, 8, false},
+                                                       {"tile4x8", 4, 8, false},
+                                                       {"tile8x4", 8, 4, false}};
 inline constexpr launch_config kSegmentedConfigs[] = {
-    {"tile1x4.split", 1, 4, true},   {"tile1x4.unsplit", 1, 4, false},
-    {"tile1x8.split", 1, 8, true},   {"tile1x8.unsplit", 1, 8, false},
-    {"tile4x8.split", 4, 8, true},   {"tile4x8.unsplit", 4, 8, false},
-    {"tile8x4.split", 8, 4, true},   {"tile8x4.unsplit", 8, 4, false}};
+    {"tile1x4.split", 1, 4, true}, {"tile1x4.unsplit", 1, 4, false},
+    {"tile1x8.split", 1, 8, true}, {"tile1x8.unsplit", 1, 8, false},
+    {"tile4x8.split", 4, 8, true}, {"tile4x8.unsplit", 4, 8, false},
+    {"tile8x4.split", 8, 4, true}, {"tile8x4.unsplit", 8, 4, false}};
 inline constexpr int32_t kNumPersistentConfigs = 4;
 inline constexpr int32_t kNumSegmentedConfigs = 8;
 
@@ -107,7 +109,8 @@ inline reduction_plan persistent_plan(int64_t k) {
 // The segmented kernel's plan for one call. `split` comes from the launch
 // configuration (or the table); a correct plan's bits do not depend on it.
 // tile_m: the launch's output rows per reduction group (only B08 reads it).
-inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split, int32_t tile_m = 1) {
+inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split,
+                                     int32_t tile_m = 1) {
   if (k <= kSegmentMinK && d != defect::b04_short_k_rounding) return persistent_plan(k);
   reduction_plan plan;
   plan.split = split;
@@ -128,13 +131,13 @@ inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split,
     plan.segment_length = round_up(ceil_div(k, plan.num_segments), kLaneRound);
   }
   if (d == defect::b02_k_tail_drop)
-    plan.num_segments = static_cast<int32_t>(k / plan.segment_length > 0 ? k / plan.segment_length : 1);
+    plan.num_segments =
+        static_cast<int32_t>(k / plan.segment_length > 0 ? k / plan.segment_length : 1);
   plan.butterfly_ascending = d == defect::b03_pow2_k_variance && is_power_of_two(k) && m >= 64;
   plan.bias_in_partial0 = d == defect::b05_bias_in_partial && split;
   plan.atomic_reduce = d == defect::b06_atomic_reduce && split;
   return plan;
 }
-
 
 // sc_matmul::launch_config_name for both kernel families (CPU emulation and CUDA).
 inline const char* persistent_config_name(void*, int32_t index) {

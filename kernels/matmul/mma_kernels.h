@@ -65,9 +65,27 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // side in a 512-thread block, with no fp32 partials in global memory and no
 // second pass: 16.3 us on O at M = 64.
 enum class mma_tile : int32_t {
-  m16n32, m16n64, m16n128, m32n64, m64n32, m64n64, m64n64s6, m64n128, m64n128s8, m128n128,
-  m16n64k128, m32n64k128, m64n64k128, m64n64w8,
-  m16n32g4, m16n64g4, m32n32g4, m32n64g4, m64n32g4, m64n64g4, m32n96g4
+  m16n32,
+  m16n64,
+  m16n128,
+  m32n64,
+  m64n32,
+  m64n64,
+  m64n64s6,
+  m64n128,
+  m64n128s8,
+  m128n128,
+  m16n64k128,
+  m32n64k128,
+  m64n64k128,
+  m64n64w8,
+  m16n32g4,
+  m16n64g4,
+  m32n32g4,
+  m32n64g4,
+  m64n32g4,
+  m64n64g4,
+  m32n96g4
 };
 inline constexpr int mma_tile_groups(mma_tile tile) { return tile >= mma_tile::m16n32g4 ? 4 : 1; }
 inline constexpr bool mma_tile_uses_tma(mma_tile tile) { return mma_tile_groups(tile) > 1; }
@@ -78,26 +96,36 @@ struct mma_tile_size {
 inline constexpr mma_tile_size mma_tile_dims(mma_tile tile) {
   switch (tile) {
     case mma_tile::m16n32:
-    case mma_tile::m16n32g4: return {16, 32};
-    case mma_tile::m32n32g4: return {32, 32};
-    case mma_tile::m32n96g4: return {32, 96};
+    case mma_tile::m16n32g4:
+      return {16, 32};
+    case mma_tile::m32n32g4:
+      return {32, 32};
+    case mma_tile::m32n96g4:
+      return {32, 96};
     case mma_tile::m16n64:
     case mma_tile::m16n64g4:
-    case mma_tile::m16n64k128: return {16, 64};
-    case mma_tile::m16n128: return {16, 128};
+    case mma_tile::m16n64k128:
+      return {16, 64};
+    case mma_tile::m16n128:
+      return {16, 128};
     case mma_tile::m32n64:
     case mma_tile::m32n64g4:
-    case mma_tile::m32n64k128: return {32, 64};
+    case mma_tile::m32n64k128:
+      return {32, 64};
     case mma_tile::m64n32:
-    case mma_tile::m64n32g4: return {64, 32};
+    case mma_tile::m64n32g4:
+      return {64, 32};
     case mma_tile::m64n64:
     case mma_tile::m64n64g4:
     case mma_tile::m64n64s6:
     case mma_tile::m64n64w8:
-    case mma_tile::m64n64k128: return {64, 64};
+    case mma_tile::m64n64k128:
+      return {64, 64};
     case mma_tile::m64n128:
-    case mma_tile::m64n128s8: return {64, 128};
-    case mma_tile::m128n128: return {128, 128};
+    case mma_tile::m64n128s8:
+      return {64, 128};
+    case mma_tile::m128n128:
+      return {128, 128};
   }
   return {0, 0};
 }
@@ -115,19 +143,30 @@ struct mma_launch_config {
 // M <= 64 where a split's fold and extra blocks cost more than they give
 // (m64n64.unsplit at M = 64 on qkv); the last four are candidates for that.
 inline constexpr mma_launch_config kSegmentedMmaConfigs[] = {
-    {"m16n32.split", mma_tile::m16n32, true},       {"m16n64.split", mma_tile::m16n64, true},
-    {"m32n64.split", mma_tile::m32n64, true},       {"m64n32.split", mma_tile::m64n32, true},
-    {"m64n64.split", mma_tile::m64n64, true},       {"m64n64s6.split", mma_tile::m64n64s6, true},
-    {"m64n128.split", mma_tile::m64n128, true},     {"m64n128s8.split", mma_tile::m64n128s8, true},
-    {"m64n64.unsplit", mma_tile::m64n64, false},    {"m128n128.unsplit", mma_tile::m128n128, false},
-    {"m16n64k128.split", mma_tile::m16n64k128, true}, {"m32n64k128.split", mma_tile::m32n64k128, true},
-    {"m64n64k128.split", mma_tile::m64n64k128, true}, {"m32n64.unsplit", mma_tile::m32n64, false},
-    {"m64n32.unsplit", mma_tile::m64n32, false},     {"m64n64w8.split", mma_tile::m64n64w8, true},
+    {"m16n32.split", mma_tile::m16n32, true},
+    {"m16n64.split", mma_tile::m16n64, true},
+    {"m32n64.split", mma_tile::m32n64, true},
+    {"m64n32.split", mma_tile::m64n32, true},
+    {"m64n64.split", mma_tile::m64n64, true},
+    {"m64n64s6.split", mma_tile::m64n64s6, true},
+    {"m64n128.split", mma_tile::m64n128, true},
+    {"m64n128s8.split", mma_tile::m64n128s8, true},
+    {"m64n64.unsplit", mma_tile::m64n64, false},
+    {"m128n128.unsplit", mma_tile::m128n128, false},
+    {"m16n64k128.split", mma_tile::m16n64k128, true},
+    {"m32n64k128.split", mma_tile::m32n64k128, true},
+    {"m64n64k128.split", mma_tile::m64n64k128, true},
+    {"m32n64.unsplit", mma_tile::m32n64, false},
+    {"m64n32.unsplit", mma_tile::m64n32, false},
+    {"m64n64w8.split", mma_tile::m64n64w8, true},
     {"m64n64w8.unsplit", mma_tile::m64n64w8, false},
     // In-block split: one block per tile, its 4 warp groups computing the 4 segments.
-    {"m16n32g4.inblock", mma_tile::m16n32g4, false}, {"m16n64g4.inblock", mma_tile::m16n64g4, false},
-    {"m32n32g4.inblock", mma_tile::m32n32g4, false}, {"m32n64g4.inblock", mma_tile::m32n64g4, false},
-    {"m64n32g4.inblock", mma_tile::m64n32g4, false}, {"m64n64g4.inblock", mma_tile::m64n64g4, false},
+    {"m16n32g4.inblock", mma_tile::m16n32g4, false},
+    {"m16n64g4.inblock", mma_tile::m16n64g4, false},
+    {"m32n32g4.inblock", mma_tile::m32n32g4, false},
+    {"m32n64g4.inblock", mma_tile::m32n64g4, false},
+    {"m64n32g4.inblock", mma_tile::m64n32g4, false},
+    {"m64n64g4.inblock", mma_tile::m64n64g4, false},
     {"m32n96g4.inblock", mma_tile::m32n96g4, false}};  // qkv at M = 64: 128 tiles for 132 SMs
 inline constexpr mma_launch_config kPersistentMmaConfigs[] = {
     {"m16n32", mma_tile::m16n32, false},   {"m16n64", mma_tile::m16n64, false},
@@ -135,8 +174,10 @@ inline constexpr mma_launch_config kPersistentMmaConfigs[] = {
     {"m64n128", mma_tile::m64n128, false}, {"m128n128", mma_tile::m128n128, false}};
 inline constexpr int32_t kNumSegmentedMmaConfigs = 24;
 inline constexpr int32_t kNumPersistentMmaConfigs = 6;
-static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] == kNumSegmentedMmaConfigs);
-static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] == kNumPersistentMmaConfigs);
+static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] ==
+              kNumSegmentedMmaConfigs);
+static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] ==
+              kNumPersistentMmaConfigs);
 
 // Launch tables, from tools/bench/matmul on the H200 (2026-11-30, the kernels of
 // this file: device time per call, us, W read from HBM each call; qkv N = 6144, o
@@ -180,7 +221,7 @@ inline int32_t persistent_mma_table_config(int64_t m, int64_t n) {
   // M = 64: m16n64 o 42.0, down 119.7; qkv m16n32 47.9 (m16n64 48.5);
   //         gate_up m64n64 82.1 (m16n32 178.7).
   if (m <= 64) return n > 8192 ? 3 : (n > 4096 ? 0 : 1);  // m64n64 : m16n32 : m16n64
-  return m <= 256 ? 4 : 5;  // m64n128 : m128n128 (earlier choice)
+  return m <= 256 ? 4 : 5;                                // m64n128 : m128n128 (earlier choice)
 }
 
 // The segment plan of the mma order above; `split` is meaningful only with more
@@ -198,7 +239,8 @@ inline const char* segmented_mma_config_name(void*, int32_t index) {
   return index >= 0 && index < kNumSegmentedMmaConfigs ? kSegmentedMmaConfigs[index].name : nullptr;
 }
 inline const char* persistent_mma_config_name(void*, int32_t index) {
-  return index >= 0 && index < kNumPersistentMmaConfigs ? kPersistentMmaConfigs[index].name : nullptr;
+  return index >= 0 && index < kNumPersistentMmaConfigs ? kPersistentMmaConfigs[index].name
+                                                        : nullptr;
 }
 
 // The workspace of a split launch: one uint32 arrival counter per output tile,
@@ -209,7 +251,9 @@ inline bool mma_splits(const reduction_plan& plan) { return plan.split && plan.n
 inline size_t mma_counter_bytes(const reduction_plan& plan, mma_tile tile, int64_t m, int64_t n) {
   const mma_tile_size dims = mma_tile_dims(tile);
   // Rounded to 256 bytes so partials placed right after start aligned.
-  return mma_splits(plan) ? static_cast<size_t>(round_up(ceil_div(m, dims.rows) * ceil_div(n, dims.cols) * 4, 256)) : 0;
+  return mma_splits(plan) ? static_cast<size_t>(
+                                round_up(ceil_div(m, dims.rows) * ceil_div(n, dims.cols) * 4, 256))
+                          : 0;
 }
 inline size_t mma_partial_bytes(const reduction_plan& plan, int64_t m, int64_t n) {
   return mma_splits(plan) ? static_cast<size_t>(plan.num_segments * m * n) * sizeof(float) : 0;

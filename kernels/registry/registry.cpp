@@ -1,11 +1,10 @@
 #include "kernels/registry/registry.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <map>
-
-#include <fmt/format.h>
 
 #ifdef SAMPLECHECK_REGISTRY_HAS_CPU
 #include "kernels/cpu/cpu_samplers.h"
@@ -109,7 +108,9 @@ bool known_memory_space(int32_t space) {
 }
 
 // The fields a descriptor of `minor` has, in bytes, as far as this host knows them.
-size_t sampler_bytes(uint32_t minor) { return minor >= 2 ? sizeof(sc_sampler) : kSamplerSizeMinor1; }
+size_t sampler_bytes(uint32_t minor) {
+  return minor >= 2 ? sizeof(sc_sampler) : kSamplerSizeMinor1;
+}
 size_t matmul_bytes(uint32_t minor) { return minor >= 1 ? sizeof(sc_matmul) : kMatmulSizeMinor0; }
 
 std::string check_thresholds(const std::string& name, const sc_matmul& m) {
@@ -343,9 +344,10 @@ struct plugin_loader {
         return fmt::format("{}: field name '{}' shadows the in-tree subject of that name", where,
                            name);
       if (const auto it = seen.find(name); it != seen.end())
-        return fmt::format("{}: field name '{}' is already the name of {} (samplers and matmuls "
-                           "share one namespace)",
-                           where, name, it->second);
+        return fmt::format(
+            "{}: field name '{}' is already the name of {} (samplers and matmuls "
+            "share one namespace)",
+            where, name, it->second);
       seen.emplace(name, std::move(where));
       return {};
     };

@@ -1,7 +1,6 @@
 // Hand-worked rows: seed 002's example, the catalogued defects' rows (S06, S07, S08,
 // S13), exact ties at the top-p threshold, greedy decoding, and every invalid row.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <string>
@@ -36,7 +35,8 @@ struct membership_case {
 filter_params make_params(int64_t k, double p, double min_p, filter_order order, tie_policy ties,
                           double temperature = 1.0) {
   filter_params params;
-  params.top_k = k, params.top_p = p, params.min_p = min_p, params.order = order, params.ties = ties;
+  params.top_k = k, params.top_p = p, params.min_p = min_p, params.order = order,
+  params.ties = ties;
   params.temperature = temperature;
   return params;
 }
@@ -53,38 +53,114 @@ TEST_CASE("reference: worked rows keep exactly the tokens the rules define", "[r
   // Seed 002: top_k 3, top_p 0.6. top_k_first renormalises {A,B,C} to {.444,.333,.222}:
   // the prefix reaches .6 at B. joint: C is preceded by .7 >= .6, B by .4 < .6.
   const auto c = GENERATE_COPY(values<membership_case>({
-      {"seed 002 top_k_first", abcd, input_kind::probs, make_params(3, .6, 0, kFirst, kKeep), {IN, IN, OUT, OUT}},
-      {"seed 002 joint", abcd, input_kind::probs, make_params(3, .6, 0, kJoint, kKeep), {IN, IN, OUT, OUT}},
+      {"seed 002 top_k_first",
+       abcd,
+       input_kind::probs,
+       make_params(3, .6, 0, kFirst, kKeep),
+       {IN, IN, OUT, OUT}},
+      {"seed 002 joint",
+       abcd,
+       input_kind::probs,
+       make_params(3, .6, 0, kJoint, kKeep),
+       {IN, IN, OUT, OUT}},
       // Where the orders differ: top_k 2, top_p .5. Renormalised A is .571 >= .5, so
       // top_k_first stops at A; joint keeps B (preceded by .4 < .5).
-      {"orders differ: top_k_first", abcd, input_kind::probs, make_params(2, .5, 0, kFirst, kKeep), {IN, OUT, OUT, OUT}},
-      {"orders differ: joint", abcd, input_kind::probs, make_params(2, .5, 0, kJoint, kKeep), {IN, IN, OUT, OUT}},
+      {"orders differ: top_k_first",
+       abcd,
+       input_kind::probs,
+       make_params(2, .5, 0, kFirst, kKeep),
+       {IN, OUT, OUT, OUT}},
+      {"orders differ: joint",
+       abcd,
+       input_kind::probs,
+       make_params(2, .5, 0, kJoint, kKeep),
+       {IN, IN, OUT, OUT}},
       // S07: the token that carries the sum across p (B: .5 -> .8 >= .7) is kept.
-      {"S07 crossing token kept", {.5f, .3f, .2f}, input_kind::probs, make_params(0, .7, 0, kFirst, kKeep), {IN, IN, OUT}},
+      {"S07 crossing token kept",
+       {.5f, .3f, .2f},
+       input_kind::probs,
+       make_params(0, .7, 0, kFirst, kKeep),
+       {IN, IN, OUT}},
       // S06: [.4,.3,.3] with k 2: keep_ties keeps all three, lowest_index exactly two.
-      {"S06 keep_ties", {.4f, .3f, .3f}, input_kind::probs, make_params(2, 1, 0, kFirst, kKeep), {IN, IN, IN}},
-      {"S06 lowest_index", {.4f, .3f, .3f}, input_kind::probs, make_params(2, 1, 0, kFirst, kLowest), {IN, IN, OUT}},
+      {"S06 keep_ties",
+       {.4f, .3f, .3f},
+       input_kind::probs,
+       make_params(2, 1, 0, kFirst, kKeep),
+       {IN, IN, IN}},
+      {"S06 lowest_index",
+       {.4f, .3f, .3f},
+       input_kind::probs,
+       make_params(2, 1, 0, kFirst, kLowest),
+       {IN, IN, OUT}},
       // Ties inside the nucleus: B and C tie at .3; keep_ties keeps both (the pivot
       // rule), lowest_index stops after B (.4 + .3 >= .5).
-      {"nucleus ties keep_ties", {.4f, .3f, .3f}, input_kind::probs, make_params(0, .5, 0, kJoint, kKeep), {IN, IN, IN}},
-      {"nucleus ties lowest_index", {.4f, .3f, .3f}, input_kind::probs, make_params(0, .5, 0, kJoint, kLowest), {IN, IN, OUT}},
-      {"min_p", {.5f, .25f, .125f, .125f}, input_kind::probs, make_params(0, 1, .4, kFirst, kKeep), {IN, IN, OUT, OUT}},
+      {"nucleus ties keep_ties",
+       {.4f, .3f, .3f},
+       input_kind::probs,
+       make_params(0, .5, 0, kJoint, kKeep),
+       {IN, IN, IN}},
+      {"nucleus ties lowest_index",
+       {.4f, .3f, .3f},
+       input_kind::probs,
+       make_params(0, .5, 0, kJoint, kLowest),
+       {IN, IN, OUT}},
+      {"min_p",
+       {.5f, .25f, .125f, .125f},
+       input_kind::probs,
+       make_params(0, 1, .4, kFirst, kKeep),
+       {IN, IN, OUT, OUT}},
       // Exact ties at the top-p threshold (.5 + .25 + .25, dyadic, exact in float):
       // the prefix before B is exactly .5, so a float kernel may decide either way.
-      {"exact top-p tie is BOUNDARY", {.5f, .25f, .25f}, input_kind::probs, make_params(0, .5, 0, kJoint, kKeep), {IN, BOUNDARY, BOUNDARY}},
+      {"exact top-p tie is BOUNDARY",
+       {.5f, .25f, .25f},
+       input_kind::probs,
+       make_params(0, .5, 0, kJoint, kKeep),
+       {IN, BOUNDARY, BOUNDARY}},
       // Five exact ties at 0 and a logit 1e-7 below (closer than a float kernel's
       // softmax error): with k 3 the last token may rise above the whole group, so it is
       // BOUNDARY, and under lowest_index so is the third member of the group.
-      {"near-tie below a group, keep_ties", {0, 0, 0, 0, 0, -1e-7f}, input_kind::logits, make_params(3, 1, 0, kFirst, kKeep), {IN, IN, IN, IN, IN, BOUNDARY}},
-      {"near-tie below a group, lowest_index", {0, 0, 0, 0, 0, -1e-7f}, input_kind::logits, make_params(3, 1, 0, kFirst, kLowest), {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
-      {"near-tie below a group, joint", {0, 0, 0, 0, 0, -1e-7f}, input_kind::logits, make_params(3, 1, 0, kJoint, kLowest), {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
-      {"greedy keep_ties", {1, 3, 3, 2}, input_kind::logits, make_params(0, 1, 0, kFirst, kKeep, 0), {OUT, IN, IN, OUT}},
-      {"greedy lowest_index", {1, 3, 3, 2}, input_kind::logits, make_params(0, 1, 0, kFirst, kLowest, 0), {OUT, IN, OUT, OUT}},
-      {"-Inf logit is a masked token", {0, -kInf, 0}, input_kind::logits, make_params(0, 1, 0, kFirst, kKeep), {IN, OUT, IN}},
+      {"near-tie below a group, keep_ties",
+       {0, 0, 0, 0, 0, -1e-7f},
+       input_kind::logits,
+       make_params(3, 1, 0, kFirst, kKeep),
+       {IN, IN, IN, IN, IN, BOUNDARY}},
+      {"near-tie below a group, lowest_index",
+       {0, 0, 0, 0, 0, -1e-7f},
+       input_kind::logits,
+       make_params(3, 1, 0, kFirst, kLowest),
+       {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
+      {"near-tie below a group, joint",
+       {0, 0, 0, 0, 0, -1e-7f},
+       input_kind::logits,
+       make_params(3, 1, 0, kJoint, kLowest),
+       {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
+      {"greedy keep_ties",
+       {1, 3, 3, 2},
+       input_kind::logits,
+       make_params(0, 1, 0, kFirst, kKeep, 0),
+       {OUT, IN, IN, OUT}},
+      {"greedy lowest_index",
+       {1, 3, 3, 2},
+       input_kind::logits,
+       make_params(0, 1, 0, kFirst, kLowest, 0),
+       {OUT, IN, OUT, OUT}},
+      {"-Inf logit is a masked token",
+       {0, -kInf, 0},
+       input_kind::logits,
+       make_params(0, 1, 0, kFirst, kKeep),
+       {IN, OUT, IN}},
       // S13: a subnormal probability is a real token; it stays in.
-      {"subnormal stays", {1.0f, 1e-40f}, input_kind::probs, make_params(0, 1, 0, kFirst, kKeep), {IN, IN}},
+      {"subnormal stays",
+       {1.0f, 1e-40f},
+       input_kind::probs,
+       make_params(0, 1, 0, kFirst, kKeep),
+       {IN, IN}},
       // S11: a 1e-9 token survives top_p = 1 renormalisation.
-      {"tiny token survives top_p 1", {1.0f, 1e-9f}, input_kind::probs, make_params(0, 1, 0, kJoint, kKeep), {IN, IN}},
+      {"tiny token survives top_p 1",
+       {1.0f, 1e-9f},
+       input_kind::probs,
+       make_params(0, 1, 0, kJoint, kKeep),
+       {IN, IN}},
   }));
   CAPTURE(c.what);
   const auto& d = expect_ok(compute_filtered_distribution(c.row, c.kind, c.params));
@@ -106,7 +182,8 @@ TEST_CASE("reference: worked rows keep exactly the tokens the rules define", "[r
 TEST_CASE("reference: seed 002 target probabilities are A .4/.7, B .3/.7", "[reference]") {
   const std::vector<float> abcd{.40f, .30f, .20f, .10f};
   for (auto order : {kFirst, kJoint}) {
-    const auto& d = expect_ok(compute_filtered_distribution(abcd, input_kind::probs, make_params(3, .6, 0, order, kKeep)));
+    const auto& d = expect_ok(compute_filtered_distribution(abcd, input_kind::probs,
+                                                            make_params(3, .6, 0, order, kKeep)));
     // float inputs .4f and .3f: the ratios are exact to the float decoding, 1e-7.
     CHECK(d.prob[0] == Approx(4.0 / 7).epsilon(1e-7));
     CHECK(d.prob[1] == Approx(3.0 / 7).epsilon(1e-7));
@@ -116,7 +193,8 @@ TEST_CASE("reference: seed 002 target probabilities are A .4/.7, B .3/.7", "[ref
 
 TEST_CASE("reference: BOUNDARY ranges cover either resolution", "[reference]") {
   const std::vector<float> row{.5f, .25f, .25f};
-  const auto& d = expect_ok(compute_filtered_distribution(row, input_kind::probs, make_params(0, .5, 0, kJoint, kKeep)));
+  const auto& d = expect_ok(
+      compute_filtered_distribution(row, input_kind::probs, make_params(0, .5, 0, kJoint, kKeep)));
   REQUIRE(d.num_in == 1);
   REQUIRE(d.num_boundary == 2);
   CHECK(d.in_source_mass == .5);
@@ -171,13 +249,18 @@ TEST_CASE("reference: invalid rows are typed errors naming field and first index
       {"top_k < 0", ok, probs, with([](filter_params& p) { p.top_k = -1; }), strict, "top_k", -1},
       {"top_p 0", ok, probs, with([](filter_params& p) { p.top_p = 0; }), strict, "top_p", -1},
       {"top_p 1.5", ok, probs, with([](filter_params& p) { p.top_p = 1.5; }), strict, "top_p", -1},
-      {"top_p NaN", ok, probs, with([](filter_params& p) { p.top_p = std::nan(""); }), strict, "top_p", -1},
+      {"top_p NaN", ok, probs, with([](filter_params& p) { p.top_p = std::nan(""); }), strict,
+       "top_p", -1},
       {"min_p < 0", ok, probs, with([](filter_params& p) { p.min_p = -.1; }), strict, "min_p", -1},
       {"min_p > 1", ok, probs, with([](filter_params& p) { p.min_p = 1.1; }), strict, "min_p", -1},
-      {"min_p NaN", ok, probs, with([](filter_params& p) { p.min_p = std::nan(""); }), strict, "min_p", -1},
-      {"temperature < 0", ok, logits, with([](filter_params& p) { p.temperature = -1; }), strict, "temperature", -1},
-      {"temperature NaN", ok, logits, with([](filter_params& p) { p.temperature = std::nan(""); }), strict, "temperature", -1},
-      {"temperature +Inf", ok, logits, with([](filter_params& p) { p.temperature = INFINITY; }), strict, "temperature", -1},
+      {"min_p NaN", ok, probs, with([](filter_params& p) { p.min_p = std::nan(""); }), strict,
+       "min_p", -1},
+      {"temperature < 0", ok, logits, with([](filter_params& p) { p.temperature = -1; }), strict,
+       "temperature", -1},
+      {"temperature NaN", ok, logits, with([](filter_params& p) { p.temperature = std::nan(""); }),
+       strict, "temperature", -1},
+      {"temperature +Inf", ok, logits, with([](filter_params& p) { p.temperature = INFINITY; }),
+       strict, "temperature", -1},
   }));
   CAPTURE(c.what);
   reference_options options;
@@ -188,21 +271,24 @@ TEST_CASE("reference: invalid rows are typed errors naming field and first index
   CHECK(result.error().index == c.index);
   CAPTURE(result.error().message);
   CHECK(result.error().message.find(c.field) != std::string::npos);
-  if (c.index >= 0) CHECK(result.error().message.find(std::to_string(c.index)) != std::string::npos);
+  if (c.index >= 0)
+    CHECK(result.error().message.find(std::to_string(c.index)) != std::string::npos);
 }
 
-TEST_CASE("reference: a null row and an unknown storage type are errors, not crashes", "[reference]") {
+TEST_CASE("reference: a null row and an unknown storage type are errors, not crashes",
+          "[reference]") {
   const row_input null_row{nullptr, storage_type::f32, 4, input_kind::probs};
   const auto result = compute_filtered_distribution(null_row, filter_params{});
   REQUIRE_FALSE(result.ok());
   CHECK(result.error().field == "vocab_size");
   const uint16_t nan_bf16[3] = {0x3f00, 0x7fc0, 0x3f00};  // .5, NaN, .5
-  const auto bf16 = compute_filtered_distribution(row_input{nan_bf16, storage_type::bf16, 3, input_kind::probs}, {});
+  const auto bf16 = compute_filtered_distribution(
+      row_input{nan_bf16, storage_type::bf16, 3, input_kind::probs}, {});
   REQUIRE_FALSE(bf16.ok());
   CHECK(bf16.error().index == 1);
   const float row[2] = {.5f, .5f};
-  const auto bad_type =
-      compute_filtered_distribution(row_input{row, static_cast<storage_type>(9), 2, input_kind::probs}, {});
+  const auto bad_type = compute_filtered_distribution(
+      row_input{row, static_cast<storage_type>(9), 2, input_kind::probs}, {});
   REQUIRE_FALSE(bad_type.ok());
 }
 

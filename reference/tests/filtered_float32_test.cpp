@@ -4,9 +4,8 @@
 // way. Thresholds are placed exactly on float prefix sums so that the float kernel
 // and the exact rule really do disagree, and the test requires that they sometimes do
 // (only on BOUNDARY tokens), or the band would be untested.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -50,8 +49,10 @@ std::vector<bool> float32_filter(const std::vector<float>& z, const filter_param
   const int64_t k = params.top_k;
   const bool top_k_on = k > 0 && k < static_cast<int64_t>(n);
   float top_k_mass = 0;
-  for (size_t r = 0; r < n; ++r) top_k_mass += (!top_k_on || static_cast<int64_t>(rank[r]) < k) ? p[order[r]] : 0.0f;
-  const float denominator = params.order == filter_order::top_k_first && top_k_on ? top_k_mass : 1.0f;
+  for (size_t r = 0; r < n; ++r)
+    top_k_mass += (!top_k_on || static_cast<int64_t>(rank[r]) < k) ? p[order[r]] : 0.0f;
+  const float denominator =
+      params.order == filter_order::top_k_first && top_k_on ? top_k_mass : 1.0f;
   const float threshold = static_cast<float>(params.top_p) * denominator;
   const float min_p_threshold = static_cast<float>(params.min_p) * p[order[0]];
   std::vector<bool> kept(n);
@@ -74,14 +75,16 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
     // Zipf-like logits with a coarse grid on some rows, so exact ties occur too.
     for (size_t i = 0; i < n; ++i) {
       const float rank_term = -1.1f * std::log(1.0f + static_cast<float>(rng.next() % n));
-      z[i] = seed % 2 ? std::round(rank_term * 4) / 4 : rank_term + 0.3f * uniform_open_one(rng.next());
+      z[i] = seed % 2 ? std::round(rank_term * 4) / 4
+                      : rank_term + 0.3f * uniform_open_one(rng.next());
     }
     for (double temperature : {0.6, 1.0}) {
       for (auto order : {filter_order::top_k_first, filter_order::joint}) {
         for (auto ties : {tie_policy::keep_ties, tie_policy::lowest_index}) {
           for (int64_t k : {int64_t{0}, int64_t{20}}) {
             filter_params params;
-            params.temperature = temperature, params.top_k = k, params.order = order, params.ties = ties;
+            params.temperature = temperature, params.top_k = k, params.order = order,
+            params.ties = ties;
             params.min_p = seed % 4 == 0 ? 0.02 : 0.0;
             // A top_p equal to one of the float kernel's own prefix sums (the first at or
             // above .8): the float rule sits on an exact tie there, the exact one need not.
@@ -91,7 +94,8 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
             for (double top_p : {0.5, 0.9, on_prefix}) {
               params.top_p = top_p;
               const reference_options options;  // the default band: any summation order
-              const auto result = compute_filtered_distribution(z, input_kind::logits, params, options);
+              const auto result =
+                  compute_filtered_distribution(z, input_kind::logits, params, options);
               REQUIRE(result.ok());
               const auto& d = result.distribution();
               const auto kept = float32_filter(z, params);
@@ -103,8 +107,10 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
                   continue;
                 }
                 if ((d.status[i] == membership::in) != kept[i]) {
-                  CAPTURE(seed, n, temperature, k, top_p, params.min_p, static_cast<int>(order), static_cast<int>(ties), i);
-                  FAIL("float32 kernel " << (kept[i] ? "keeps" : "drops") << " a token the reference calls "
+                  CAPTURE(seed, n, temperature, k, top_p, params.min_p, static_cast<int>(order),
+                          static_cast<int>(ties), i);
+                  FAIL("float32 kernel " << (kept[i] ? "keeps" : "drops")
+                                         << " a token the reference calls "
                                          << to_string(d.status[i]));
                 }
               }
@@ -114,8 +120,9 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
       }
     }
   }
-  std::printf("float32 kernel: %ld cases, %ld BOUNDARY tokens, %ld decided against the exact rule\n", cases,
-              boundary_tokens, flips);
+  std::printf(
+      "float32 kernel: %ld cases, %ld BOUNDARY tokens, %ld decided against the exact rule\n", cases,
+      boundary_tokens, flips);
   CHECK(cases == 60 * 2 * 2 * 2 * 2 * 3);
   CHECK(boundary_tokens > 0);
   CHECK(flips > 0);
@@ -127,7 +134,9 @@ namespace {
 std::vector<bool> rules_on(const std::vector<long double>& q, const filter_params& p) {
   const size_t n = q.size();
   const bool lowest = p.ties == tie_policy::lowest_index;
-  auto precedes = [&](size_t i, size_t j) { return q[i] > q[j] || (lowest && q[i] == q[j] && i < j); };
+  auto precedes = [&](size_t i, size_t j) {
+    return q[i] > q[j] || (lowest && q[i] == q[j] && i < j);
+  };
   std::vector<bool> in_top_k(n, true);
   if (p.top_k > 0 && p.top_k < static_cast<int64_t>(n)) {
     for (size_t j = 0; j < n; ++j) {
@@ -137,13 +146,15 @@ std::vector<bool> rules_on(const std::vector<long double>& q, const filter_param
     }
   }
   long double total = 0, top_k_mass = 0, q_max = 0;
-  for (size_t i = 0; i < n; ++i) total += q[i], top_k_mass += in_top_k[i] ? q[i] : 0, q_max = std::max(q_max, q[i]);
+  for (size_t i = 0; i < n; ++i)
+    total += q[i], top_k_mass += in_top_k[i] ? q[i] : 0, q_max = std::max(q_max, q[i]);
   const long double denominator = p.order == filter_order::top_k_first ? top_k_mass : total;
   std::vector<bool> kept(n);
   for (size_t j = 0; j < n; ++j) {
     long double before = 0;
     for (size_t i = 0; i < n; ++i) before += (in_top_k[i] && precedes(i, j)) ? q[i] : 0;
-    kept[j] = q[j] > 0 && in_top_k[j] && (p.top_p >= 1 || before < p.top_p * denominator) && q[j] >= p.min_p * q_max;
+    kept[j] = q[j] > 0 && in_top_k[j] && (p.top_p >= 1 || before < p.top_p * denominator) &&
+              q[j] >= p.min_p * q_max;
   }
   return kept;
 }
@@ -173,8 +184,10 @@ TEST_CASE("reference: perturbed near-tie rows never contradict IN or OUT", "[ref
                 std::vector<long double> q(6);
                 for (size_t i = 0; i < 6; ++i) {
                   // One draw per distinct logit, so exact ties stay exact.
-                  const uint32_t bits = philox_stream(seed * 1000 + trial, float_to_bits(z[i]), 0).next();
-                  const double delta = 6 * 0x1p-24 * (2 * uniform_double(bits, bits * 2654435761u) - 1);
+                  const uint32_t bits =
+                      philox_stream(seed * 1000 + trial, float_to_bits(z[i]), 0).next();
+                  const double delta =
+                      6 * 0x1p-24 * (2 * uniform_double(bits, bits * 2654435761u) - 1);
                   q[i] = static_cast<long double>(d.source[i]) * (1 + delta);
                 }
                 const auto kept = rules_on(q, params);
@@ -185,8 +198,10 @@ TEST_CASE("reference: perturbed near-tie rows never contradict IN or OUT", "[ref
                     continue;
                   }
                   if ((d.status[i] == membership::in) != kept[i]) {
-                    CAPTURE(seed, k, top_p, min_p, static_cast<int>(order), static_cast<int>(ties), trial, i);
-                    FAIL("a perturbation " << (kept[i] ? "keeps" : "drops") << " a token the reference calls "
+                    CAPTURE(seed, k, top_p, min_p, static_cast<int>(order), static_cast<int>(ties),
+                            trial, i);
+                    FAIL("a perturbation " << (kept[i] ? "keeps" : "drops")
+                                           << " a token the reference calls "
                                            << to_string(d.status[i]));
                   }
                 }
@@ -197,7 +212,7 @@ TEST_CASE("reference: perturbed near-tie rows never contradict IN or OUT", "[ref
       }
     }
   }
-  std::printf("near-tie perturbations: %ld, BOUNDARY tokens decided against the exact rule: %ld\n", perturbations,
-              boundary_flips);
+  std::printf("near-tie perturbations: %ld, BOUNDARY tokens decided against the exact rule: %ld\n",
+              perturbations, boundary_flips);
   CHECK(boundary_flips > 0);
 }

@@ -6,9 +6,8 @@
 // The reference may call a token BOUNDARY where a float32 kernel could decide either
 // way; IN and OUT must match the oracle exactly, and (exact oracle) a BOUNDARY token
 // must sit on an exact tie: no gratuitous boundaries on rows with wide margins.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -79,8 +78,8 @@ struct tally {
 // The judge's contract for one row: IN and OUT exact, ranges cover the oracle's answer.
 // Returns what is wrong, or "" (plain checks: Catch assertions per token would
 // dominate the run time of a few million cases).
-std::string compare(const filtered_distribution& d, const std::vector<bool>& kept, const std::vector<double>& weight,
-                    const std::vector<bool>* on_tie, tally& t) {
+std::string compare(const filtered_distribution& d, const std::vector<bool>& kept,
+                    const std::vector<double>& weight, const std::vector<bool>* on_tie, tally& t) {
   double kept_weight = 0;
   for (size_t j = 0; j < kept.size(); ++j) kept_weight += kept[j] ? weight[j] : 0;
   ++t.cases;
@@ -98,11 +97,13 @@ std::string compare(const filtered_distribution& d, const std::vector<bool>& kep
     }
     const double target = kept[j] ? weight[j] / kept_weight : 0.0;
     if (target < d.prob_min[j] * (1 - 1e-12) || target > d.prob_max[j] * (1 + 1e-12)) {
-      return where() + ": oracle probability " + std::to_string(target) + " outside [prob_min, prob_max]";
+      return where() + ": oracle probability " + std::to_string(target) +
+             " outside [prob_min, prob_max]";
     }
     // Without boundary tokens the nominal probability is the oracle's, to 1e-12.
     if (d.num_boundary == 0 && std::fabs(d.prob[j] - target) > 1e-12 * target) {
-      return where() + ": probability " + std::to_string(d.prob[j]) + " != oracle " + std::to_string(target);
+      return where() + ": probability " + std::to_string(d.prob[j]) + " != oracle " +
+             std::to_string(target);
     }
   }
   return "";
@@ -117,7 +118,8 @@ TEST_CASE("reference: probs rows equal the exact integer enumeration", "[referen
   };
   // Lengths 1-7, every vector; the value set shrinks with the length so the run stays
   // near a second per core ({0,1,2}^7 alone would be 2.2 million cases).
-  const grid grids[] = {{1, 5, 0}, {2, 5, 0}, {3, 5, 0}, {4, 5, 0}, {5, 4, 0}, {6, 3, 0}, {7, 2, 1}};
+  const grid grids[] = {{1, 5, 0}, {2, 5, 0}, {3, 5, 0}, {4, 5, 0},
+                        {5, 4, 0}, {6, 3, 0}, {7, 2, 1}};
   const fraction top_ps[] = {{1, 4}, {1, 3}, {1, 2}, {3, 5}, {2, 3}, {3, 4}, {1, 1}};
   const fraction min_ps[] = {{0, 1}, {1, 3}, {1, 2}, {1, 1}};
   reference_options options;
@@ -139,14 +141,17 @@ TEST_CASE("reference: probs rows equal the exact integer enumeration", "[referen
                 filter_params params;
                 params.top_k = k, params.top_p = top_p.value(), params.min_p = min_p.value();
                 params.order = order, params.ties = ties;
-                const auto result = compute_filtered_distribution(row, input_kind::probs, params, options);
+                const auto result =
+                    compute_filtered_distribution(row, input_kind::probs, params, options);
                 const auto expected = exact_filter(w, k, top_p, min_p, order, ties);
                 for (size_t j = 0; j < g.n; ++j) t.tie_tokens += expected.on_tie[j];
-                const std::string wrong = result.ok() ? compare(result.distribution(), expected.kept, weight,
-                                                                &expected.on_tie, t)
-                                                      : result.error().message;
+                const std::string wrong =
+                    result.ok()
+                        ? compare(result.distribution(), expected.kept, weight, &expected.on_tie, t)
+                        : result.error().message;
                 if (!wrong.empty()) {
-                  CAPTURE(code, g.n, k, top_p.value(), min_p.value(), static_cast<int>(order), static_cast<int>(ties));
+                  CAPTURE(code, g.n, k, top_p.value(), min_p.value(), static_cast<int>(order),
+                          static_cast<int>(ties));
                   FAIL(wrong);
                 }
               }
@@ -156,8 +161,10 @@ TEST_CASE("reference: probs rows equal the exact integer enumeration", "[referen
       }
     }
   }
-  std::printf("exact probs oracle: %ld cases, %ld with BOUNDARY tokens, %ld BOUNDARY tokens, %ld tokens on exact ties\n",
-              t.cases, t.cases_with_boundary, t.boundary_tokens, t.tie_tokens);
+  std::printf(
+      "exact probs oracle: %ld cases, %ld with BOUNDARY tokens, %ld BOUNDARY tokens, %ld tokens on "
+      "exact ties\n",
+      t.cases, t.cases_with_boundary, t.boundary_tokens, t.tie_tokens);
   // The grid must reach the thresholds exactly, or it would not test the boundary at all.
   CHECK(t.cases > 1000000);
   CHECK(t.tie_tokens > 10000);
@@ -167,25 +174,31 @@ TEST_CASE("reference: probs rows equal the exact integer enumeration", "[referen
 namespace {
 
 // Long double softmax and the filters by their definitions, O(V^2), no sorting.
-std::vector<bool> long_double_filter(const std::vector<float>& z, const filter_params& p, std::vector<double>& weight) {
+std::vector<bool> long_double_filter(const std::vector<float>& z, const filter_params& p,
+                                     std::vector<double>& weight) {
   const size_t n = z.size();
   long double z_max = -INFINITY;
   for (float x : z) z_max = std::max<long double>(z_max, x);
   std::vector<long double> q(n, 0.0L);
   long double total = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (p.temperature == 0) q[i] = z[i] == z_max ? 1.0L : 0.0L;
-    else if (std::isfinite(z[i])) q[i] = std::exp((z[i] - z_max) / static_cast<long double>(p.temperature));
+    if (p.temperature == 0)
+      q[i] = z[i] == z_max ? 1.0L : 0.0L;
+    else if (std::isfinite(z[i]))
+      q[i] = std::exp((z[i] - z_max) / static_cast<long double>(p.temperature));
     total += q[i];
   }
   for (auto& x : q) x /= total;
   weight.assign(q.begin(), q.end());
   const bool lowest = p.ties == tie_policy::lowest_index;
-  auto precedes = [&](size_t i, size_t j) { return z[i] > z[j] || (lowest && z[i] == z[j] && i < j); };
+  auto precedes = [&](size_t i, size_t j) {
+    return z[i] > z[j] || (lowest && z[i] == z[j] && i < j);
+  };
   std::vector<bool> kept(n);
   if (p.temperature == 0) {
     bool found = false;
-    for (size_t j = 0; j < n; ++j) kept[j] = q[j] > 0 && !(lowest && found), found = found || q[j] > 0;
+    for (size_t j = 0; j < n; ++j)
+      kept[j] = q[j] > 0 && !(lowest && found), found = found || q[j] > 0;
     return kept;
   }
   std::vector<bool> in_top_k(n, true);
@@ -198,7 +211,8 @@ std::vector<bool> long_double_filter(const std::vector<float>& z, const filter_p
     }
   }
   long double top_k_mass = 0, q_max = 0;
-  for (size_t i = 0; i < n; ++i) top_k_mass += in_top_k[i] ? q[i] : 0, q_max = std::max(q_max, q[i]);
+  for (size_t i = 0; i < n; ++i)
+    top_k_mass += in_top_k[i] ? q[i] : 0, q_max = std::max(q_max, q[i]);
   const long double denominator = p.order == filter_order::top_k_first ? top_k_mass : 1.0L;
   for (size_t j = 0; j < n; ++j) {
     long double before = 0;
@@ -221,7 +235,8 @@ TEST_CASE("reference: logits rows equal a long double enumeration", "[reference]
       const auto index = digits(code, n, 5);
       std::vector<float> z(n);
       for (size_t i = 0; i < n; ++i) z[i] = values[index[i]];
-      if (std::all_of(z.begin(), z.end(), [](float x) { return std::isinf(x); })) continue;  // an error row
+      if (std::all_of(z.begin(), z.end(), [](float x) { return std::isinf(x); }))
+        continue;  // an error row
       for (double temperature : {0.0, 0.5, 1.0, 2.0}) {
         for (int64_t k = 0; k <= 3; ++k) {
           for (double top_p : {0.5, 0.8, 1.0}) {
@@ -229,15 +244,18 @@ TEST_CASE("reference: logits rows equal a long double enumeration", "[reference]
               for (auto order : {filter_order::top_k_first, filter_order::joint}) {
                 for (auto ties : {tie_policy::keep_ties, tie_policy::lowest_index}) {
                   filter_params params;
-                  params.temperature = temperature, params.top_k = k, params.top_p = top_p, params.min_p = min_p;
+                  params.temperature = temperature, params.top_k = k, params.top_p = top_p,
+                  params.min_p = min_p;
                   params.order = order, params.ties = ties;
                   const auto result = compute_filtered_distribution(z, input_kind::logits, params);
                   std::vector<double> weight;
                   const auto kept = long_double_filter(z, params, weight);
                   const std::string wrong =
-                      result.ok() ? compare(result.distribution(), kept, weight, nullptr, t) : result.error().message;
+                      result.ok() ? compare(result.distribution(), kept, weight, nullptr, t)
+                                  : result.error().message;
                   if (!wrong.empty()) {
-                    CAPTURE(code, n, temperature, k, top_p, min_p, static_cast<int>(order), static_cast<int>(ties));
+                    CAPTURE(code, n, temperature, k, top_p, min_p, static_cast<int>(order),
+                            static_cast<int>(ties));
                     FAIL(wrong);
                   }
                 }
@@ -248,7 +266,8 @@ TEST_CASE("reference: logits rows equal a long double enumeration", "[reference]
       }
     }
   }
-  std::printf("long double logits oracle: %ld cases, %ld with BOUNDARY tokens\n", t.cases, t.cases_with_boundary);
+  std::printf("long double logits oracle: %ld cases, %ld with BOUNDARY tokens\n", t.cases,
+              t.cases_with_boundary);
   CHECK(t.cases > 100000);
   CHECK(t.cases_with_boundary > 100);
 }

@@ -1,9 +1,8 @@
 // Properties every filtered distribution must have, on Philox-drawn rows: the "off"
 // settings are the identity, top_k = 1 is the argmax set, relabelling the vocabulary
 // relabels the answer, and fp32 / bf16 / fp16 storage of the same values agree bit for bit.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -46,7 +45,8 @@ uint16_t exact_f16(float x) {
   if (a == 0) return sign;
   if (a < 0x1p-14f) return static_cast<uint16_t>(sign | static_cast<uint16_t>(a * 0x1p24f));
   int exponent = 0;
-  const float mantissa = std::frexp(a, &exponent);  // a = mantissa * 2^exponent, mantissa in [.5, 1)
+  const float mantissa =
+      std::frexp(a, &exponent);  // a = mantissa * 2^exponent, mantissa in [.5, 1)
   const auto bits = static_cast<uint16_t>((exponent + 14) << 10);
   return static_cast<uint16_t>(sign | bits | static_cast<uint16_t>((mantissa * 2 - 1) * 1024));
 }
@@ -110,7 +110,8 @@ TEST_CASE("reference: top_k = 1 keeps the argmax set (keep_ties) or its lowest i
     const auto& d = expect_ok(compute_filtered_distribution(row, input_kind::logits, params));
     const auto first = std::find(row.begin(), row.end(), top) - row.begin();
     for (size_t i = 0; i < n; ++i) {
-      const bool argmax = row[i] == top && (ties == tie_policy::keep_ties || static_cast<long>(i) == first);
+      const bool argmax =
+          row[i] == top && (ties == tie_policy::keep_ties || static_cast<long>(i) == first);
       CAPTURE(seed, i);
       CHECK(d.status[i] == (argmax ? membership::in : membership::out));
     }
@@ -138,7 +139,8 @@ TEST_CASE("reference: relabelling the vocabulary relabels the distribution", "[r
       params.min_p = seed % 4 == 0 ? 0.0 : 0.02;
       CAPTURE(seed, static_cast<int>(ties), static_cast<int>(order));
       const auto& a = expect_ok(compute_filtered_distribution(row, input_kind::logits, params));
-      const auto& b = expect_ok(compute_filtered_distribution(permuted, input_kind::logits, params));
+      const auto& b =
+          expect_ok(compute_filtered_distribution(permuted, input_kind::logits, params));
       CHECK(a.num_in == b.num_in);
       CHECK(a.num_boundary == b.num_boundary);
       if (ties == tie_policy::keep_ties || !with_ties) {
@@ -152,13 +154,15 @@ TEST_CASE("reference: relabelling the vocabulary relabels the distribution", "[r
         // multiset of kept probabilities is invariant.
         std::vector<double> pa = a.prob, pb = b.prob;
         std::sort(pa.begin(), pa.end()), std::sort(pb.begin(), pb.end());
-        for (size_t i = 0; i < n; ++i) REQUIRE(pb[i] == Approx(pa[i]).epsilon(1e-14).margin(1e-300));
+        for (size_t i = 0; i < n; ++i)
+          REQUIRE(pb[i] == Approx(pa[i]).epsilon(1e-14).margin(1e-300));
       }
     }
   }
 }
 
-TEST_CASE("reference: fp32, bf16 and fp16 storage of the same values agree exactly", "[reference]") {
+TEST_CASE("reference: fp32, bf16 and fp16 storage of the same values agree exactly",
+          "[reference]") {
   const uint64_t seed = GENERATE(range(1, 21));
   const size_t n = 3 + seed * 5;
   const auto kind = seed % 2 ? input_kind::logits : input_kind::probs;
@@ -182,9 +186,12 @@ TEST_CASE("reference: fp32, bf16 and fp16 storage of the same values agree exact
   params.top_p = 0.8;
   params.min_p = 0.01;
   const auto count = static_cast<int64_t>(n);
-  const auto& a = expect_ok(compute_filtered_distribution(row_input{row.data(), storage_type::f32, count, kind}, params, options));
-  const auto& b = expect_ok(compute_filtered_distribution(row_input{bf16.data(), storage_type::bf16, count, kind}, params, options));
-  const auto& c = expect_ok(compute_filtered_distribution(row_input{f16.data(), storage_type::f16, count, kind}, params, options));
+  const auto& a = expect_ok(compute_filtered_distribution(
+      row_input{row.data(), storage_type::f32, count, kind}, params, options));
+  const auto& b = expect_ok(compute_filtered_distribution(
+      row_input{bf16.data(), storage_type::bf16, count, kind}, params, options));
+  const auto& c = expect_ok(compute_filtered_distribution(
+      row_input{f16.data(), storage_type::f16, count, kind}, params, options));
   CHECK(a.status == b.status);
   CHECK(a.status == c.status);
   CHECK(std::memcmp(a.prob.data(), b.prob.data(), n * sizeof(double)) == 0);

@@ -1,11 +1,11 @@
 // Philox4x32-10: Random123's known answers (read from the fixture file that ctest
 // passes), cuRAND's offset/subsequence arithmetic, and the uniform conversions.
-#include <catch2/catch.hpp>
+#include "reference/philox.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "reference/philox.h"
 #include "reference/uniform.h"
 #include "suites/testing/fixtures.h"
 #include "suites/testing/philox_kat.h"
@@ -61,10 +61,11 @@ TEST_CASE("subsequence selects the upper counter words and seed the key", "[phil
 TEST_CASE("next_four gives the outputs of four next() calls from any offset", "[philox]") {
   // Every offset mod 4 (one block or two), a block boundary carrying into the
   // second counter word, and a stream left where four next() calls leave it.
-  for (const uint64_t start : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4}, uint64_t{7},
-                               (uint64_t{1} << 34) - 2}) {
+  for (const uint64_t start : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4},
+                               uint64_t{7}, (uint64_t{1} << 34) - 2}) {
     CAPTURE(start);
-    philox_stream one(0x1234'5678'9abc'def0ull, 77, start), four(0x1234'5678'9abc'def0ull, 77, start);
+    philox_stream one(0x1234'5678'9abc'def0ull, 77, start),
+        four(0x1234'5678'9abc'def0ull, 77, start);
     for (int call = 0; call < 3; ++call) {
       uint32_t words[4];
       four.next_four(words);
@@ -77,8 +78,8 @@ TEST_CASE("next_four gives the outputs of four next() calls from any offset", "[
   philox_stream ahead(5, 0, 1), behind(5, 0, 0);
   uint32_t words[4];
   ahead.next_four(words);
-  CHECK_FALSE((words[0] == behind.next() && words[1] == behind.next() && words[2] == behind.next() &&
-               words[3] == behind.next()));
+  CHECK_FALSE((words[0] == behind.next() && words[1] == behind.next() &&
+               words[2] == behind.next() && words[3] == behind.next()));
 }
 
 TEST_CASE("curand_uniform is (0, 1] and exactly 1 from 0xffffff80 up", "[uniform]") {

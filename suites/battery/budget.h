@@ -15,13 +15,13 @@ namespace samplecheck::battery {
 
 struct budget_settings {
   std::string name;
-  int64_t vocab_size;        // V of the fixture rows
-  double gof_tvd;            // goodness of fit: TVD (over merged cells) detected with prob. 0.99
-  double tail_shift;         // tail: excess tail mass detected with prob. 0.99
-  double collision_shift;    // stream checks: excess collision rate detected with prob. 0.99
+  int64_t vocab_size;          // V of the fixture rows
+  double gof_tvd;              // goodness of fit: TVD (over merged cells) detected with prob. 0.99
+  double tail_shift;           // tail: excess tail mass detected with prob. 0.99
+  double collision_shift;      // stream checks: excess collision rate detected with prob. 0.99
   uint64_t max_draws_per_row;  // cap on any one row's draws (power is then reported as reached)
-  double support_rate;        // exact checks: an OUT-token rate seen with prob. 0.99 per row
-  int64_t batch_rows;        // rows of the batch-shaped checks (reorder, degenerate, routing)
+  double support_rate;         // exact checks: an OUT-token rate seen with prob. 0.99 per row
+  int64_t batch_rows;          // rows of the batch-shaped checks (reorder, degenerate, routing)
   // Wall-clock limit of one check at this budget's V (scaled linearly above it): a
   // correct in-tree CPU subject needs a fraction of it (docs/budgets.md); a check
   // still running then is stopped and reported as TIMEOUT.

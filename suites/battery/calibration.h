@@ -43,8 +43,8 @@ struct calibration_summary {
 };
 
 // runs x run_battery(s, options with seed = first_seed + i).
-calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup, int runs,
-                              uint64_t first_seed);
+calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup,
+                              int runs, uint64_t first_seed);
 std::string format_calibration(const std::string& subject, const calibration_summary& summary);
 
 }  // namespace samplecheck::battery

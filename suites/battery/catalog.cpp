@@ -11,8 +11,11 @@ std::shared_ptr<harness::subject_process> serving(const sc_sampler* s, const sc_
   if (s != nullptr) samplers.push_back(s);
   if (m != nullptr) matmuls.push_back(m);
   return harness::subject_process::fork(
-      [samplers, matmuls](int control, int shm) { return harness::serve(control, shm, samplers, matmuls); },
-      std::string("the subject process of ") + (s != nullptr ? s->name : m->name), kDefaultHandshakeTimeout_s);
+      [samplers, matmuls](int control, int shm) {
+        return harness::serve(control, shm, samplers, matmuls);
+      },
+      std::string("the subject process of ") + (s != nullptr ? s->name : m->name),
+      kDefaultHandshakeTimeout_s);
 }
 
 }  // namespace

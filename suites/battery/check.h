@@ -40,14 +40,14 @@ struct check_context {
 struct check_outcome {
   bool exact_failure = false;  // a violation that no correct subject can produce
   double p_value = std::numeric_limits<double>::quiet_NaN();  // statistical checks
-  std::string power;         // smallest deviation detected with probability 0.99
-  uint64_t samples = 0;      // draws (output rows), or matmul outputs compared
-  std::string detail;        // what was seen; names row, token, seed on a failure
+  std::string power;     // smallest deviation detected with probability 0.99
+  uint64_t samples = 0;  // draws (output rows), or matmul outputs compared
+  std::string detail;    // what was seen; names row, token, seed on a failure
   // The check's evidence: what replays it (seed, offsets, row, parameters, shape, M) and
   // the data behind report.html's plots ("fit", "tail_rows", "divergence": added only where
   // needed, see suites/battery/report_evidence.h and docs/reports.md).
   nlohmann::json repro;
-  bool unavailable = false;  // the subject's device is absent: skipped, not passed
+  bool unavailable = false;     // the subject's device is absent: skipped, not passed
   std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
   std::string
       harness_error;  // the battery itself could not judge (a fixture the reference rejects)

@@ -1,8 +1,8 @@
 #include "suites/battery/check_helpers.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace samplecheck::battery {
 
@@ -33,8 +33,9 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
 std::string reference_errors(const std::vector<judged_row>& rows) {
   for (const auto& r : rows)
     if (!r.target.ok())
-      return fmt::format("harness: the reference rejected fixture row '{}': field {} index {}: {}", r.label,
-                         r.target.error().field, r.target.error().index, r.target.error().message);
+      return fmt::format("harness: the reference rejected fixture row '{}': field {} index {}: {}",
+                         r.label, r.target.error().field, r.target.error().index,
+                         r.target.error().message);
   return {};
 }
 

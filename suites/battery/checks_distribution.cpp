@@ -1,8 +1,8 @@
 // The checks that judge where draws land: support, goodness_of_fit, ties, tail.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
@@ -35,9 +35,12 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
       out.exact_failure = true;
       out.detail = *bad;
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[i].label}, {"params", setting_json(rows[i].setting)},
-                        {"token", drawn.first_out[i].token}, {"subsequence", drawn.first_out[i].subsequence},
-                        {"offset", drawn.first_out[i].offset}, {"draws_per_row", draws},
+      out.repro.update({{"row", rows[i].label},
+                        {"params", setting_json(rows[i].setting)},
+                        {"token", drawn.first_out[i].token},
+                        {"subsequence", drawn.first_out[i].subsequence},
+                        {"offset", drawn.first_out[i].offset},
+                        {"draws_per_row", draws},
                         {"subsequences", "one per draw, from 0 in row order"}});
       return false;
     }
@@ -54,7 +57,8 @@ uint32_t declared_params(const subject& s) {
 std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, uint64_t seed) {
   std::vector<std::vector<judged_row>> out;
   for (const int64_t V : {int64_t{65535}, int64_t{65537}}) {
-    std::vector<judged_row> rows{make_row(ctx.subj, shape::peaked, {.vocab_size = V, .seed = seed + V}, {})};
+    std::vector<judged_row> rows{
+        make_row(ctx.subj, shape::peaked, {.vocab_size = V, .seed = seed + V}, {})};
     for (const auto& f : fixtures::drawn_settings(declared_params(ctx.subj), V, seed + V, 1))
       rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = V, .seed = seed + V + 1}, f));
     out.push_back(std::move(rows));
@@ -86,7 +90,8 @@ check_outcome run_support(const check_context& ctx) {
   auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
                         {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
   // A padded vocabulary: masked tokens fill the last tiles (S17), under every setting.
-  for (auto& r : grid_rows(ctx.subj, ctx.budget, seed + 1000, {shape::padded_tail}, {})) rows.push_back(std::move(r));
+  for (auto& r : grid_rows(ctx.subj, ctx.budget, seed + 1000, {shape::padded_tail}, {}))
+    rows.push_back(std::move(r));
   // Every parameter edge of the declared filters (k = 1..V with the powers of two
   // 256..65,536 and their neighbours, p and min_p near 0 and 1), on the peaked shape:
   // 3% of its mass lies past rank 256, so a k moved up draws OUT tokens at 15x the
@@ -94,7 +99,8 @@ check_outcome run_support(const check_context& ctx) {
   // the flat shape each draw of cpu.dual_pivot took 10x longer, on zipf 3x).
   const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
   for (size_t i = 0; i < edges.size(); ++i)
-    rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i},
+    rows.push_back(make_row(ctx.subj, shape::peaked,
+                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i},
                             edges[i]));
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
@@ -107,15 +113,16 @@ check_outcome run_support(const check_context& ctx) {
   for (const auto& wide : wide_vocab_rows(ctx, seed)) {
     if (auto e = reference_errors(wide); !e.empty()) return harness_failure(e);
     drawn_counts wide_drawn;
-    if (!draw_and_check_support(ctx, "support", seed, wide, std::vector<uint64_t>(wide.size(), per_row), wide_drawn,
-                                out))
+    if (!draw_and_check_support(ctx, "support", seed, wide,
+                                std::vector<uint64_t>(wide.size(), per_row), wide_drawn, out))
       return out;
     wide_rows += wide.size();
   }
   out.power = exact_power(draws.front(), "OUT") + " per row";
-  out.detail = fmt::format("{} rows at V = {} ({} at the parameter edges) and {} at V = 65,535 / 65,537, x {} draws, "
-                           "every token IN or BOUNDARY",
-                           rows.size(), ctx.budget.vocab_size, edges.size(), wide_rows, draws.front());
+  out.detail = fmt::format(
+      "{} rows at V = {} ({} at the parameter edges) and {} at V = 65,535 / 65,537, x {} draws, "
+      "every token IN or BOUNDARY",
+      rows.size(), ctx.budget.vocab_size, edges.size(), wide_rows, draws.front());
   return out;
 }
 
@@ -152,7 +159,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   size_t testable = 0;
   for (const auto& r : rows) testable += gof_testable(r) ? 1 : 0;
   const uint64_t tested = std::max<size_t>(testable, 1);
-  const auto support_draws = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  const auto support_draws =
+      static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
   // The plan before the looks: the last look's level decides the draws.
   const double level_first = ctx.alpha_share * (1.0 - kEarlyShare);
   std::vector<uint64_t> draws;
@@ -160,8 +168,9 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   for (const auto& r : rows) {
     uint64_t n = support_draws;
     if (gof_testable(r)) {
-      const auto plan = plan_gof_draws(r, stats::sidak_level(level_first, tested), ctx.budget.gof_tvd,
-                                       ctx.budget.power, ctx.budget.max_draws_per_row);
+      const auto plan =
+          plan_gof_draws(r, stats::sidak_level(level_first, tested), ctx.budget.gof_tvd,
+                         ctx.budget.power, ctx.budget.max_draws_per_row);
       n = std::max(n, plan.draws);
       capped |= plan.capped;
     }
@@ -203,10 +212,15 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
         out.exact_failure = true;
         out.detail = *bad;
         out.repro = repro_base(seed);
-        out.repro.update({{"row", rows[i].label}, {"params", setting_json(rows[i].setting)},
-                          {"token", drawn.first_out[i].token}, {"subsequence", drawn.first_out[i].subsequence},
-                          {"offset", drawn.first_out[i].offset}, {"draws_per_row", draws},
-                          {"look", look + 1}, {"looks", looks}, {"draws_per_row_at_look", done},
+        out.repro.update({{"row", rows[i].label},
+                          {"params", setting_json(rows[i].setting)},
+                          {"token", drawn.first_out[i].token},
+                          {"subsequence", drawn.first_out[i].subsequence},
+                          {"offset", drawn.first_out[i].offset},
+                          {"draws_per_row", draws},
+                          {"look", look + 1},
+                          {"looks", looks},
+                          {"draws_per_row_at_look", done},
                           {"subsequences", "row i from the sum of the planned draws of rows < i"}});
         return out;
       }
@@ -226,7 +240,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
       }
     }
     const double p_rows = stats::sidak_combine(p_min, tested);
-    const double p_look = look + 1 < looks ? std::min(1.0, p_rows / weight) : last_look_p(p_rows, weight);
+    const double p_look =
+        look + 1 < looks ? std::min(1.0, p_rows / weight) : last_look_p(p_rows, weight);
     if (p_look <= p_check) {
       p_check = p_look;
       worst_detail = look_detail;
@@ -243,15 +258,21 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   } else {
     out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
   }
-  out.detail = fmt::format("{} rows ({} tested), look {} of {} ({} draws a row at most of {} planned); worst {}",
-                           rows.size(), testable, std::min(stop_look, looks), looks,
-                           *std::max_element(done.begin(), done.end()), most, worst_detail);
+  out.detail = fmt::format(
+      "{} rows ({} tested), look {} of {} ({} draws a row at most of {} planned); worst {}",
+      rows.size(), testable, std::min(stop_look, looks), looks,
+      *std::max_element(done.begin(), done.end()), most, worst_detail);
   out.repro = repro_base(seed);
-  out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
-                    {"seed", seed}, {"offset", 0},
-                    {"subsequences", "one per draw; row i from the sum of the planned draws of rows < i"},
-                    {"draws_per_row", draws}, {"look", std::min(stop_look, looks)}, {"looks", looks},
-                    {"draws_per_row_at_look", done}});
+  out.repro.update(
+      {{"row", rows[worst_row].label},
+       {"params", setting_json(rows[worst_row].setting)},
+       {"seed", seed},
+       {"offset", 0},
+       {"subsequences", "one per draw; row i from the sum of the planned draws of rows < i"},
+       {"draws_per_row", draws},
+       {"look", std::min(stop_look, looks)},
+       {"looks", looks},
+       {"draws_per_row_at_look", done}});
   if (p_check <= kFitEvidenceBelow)
     out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row],
                                     stats::sidak_level(ctx.alpha_share * last_weight, tested));
@@ -262,12 +283,15 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
   auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
   // Beside the fixed grid, settings drawn from the run seed (CCCL's habit), on zipf.
-  const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size, seed, ctx.budget.drawn_rows);
+  const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size,
+                                              seed, ctx.budget.drawn_rows);
   for (size_t i = 0; i < drawn.size(); ++i)
-    rows.push_back(make_row(ctx.subj, shape::zipf, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i},
+    rows.push_back(make_row(ctx.subj, shape::zipf,
+                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i},
                             drawn[i]));
   // Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
-  const check_context half{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  const check_context half{ctx.subj,   ctx.budget, ctx.seed, ctx.alpha_share / 2,
+                           ctx.lookup, ctx.matmul};
   check_outcome main = fit_rows(half, "goodness_of_fit", seed, rows);
   auto wide = wide_vocab_rows(ctx, seed);
   return combine_halves(std::move(main), fit_rows(half, "goodness_of_fit", seed + 1, wide.back()));
@@ -279,7 +303,8 @@ std::string ties_not_applicable(const subject&, const subject_lookup&) { return 
 check_outcome run_ties(const check_context& ctx) {
   if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
   // Half the share each: the tie policy at the k-th (below) and the even split.
-  const check_context half{ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  const check_context half{ctx.subj,   ctx.budget, ctx.seed, ctx.alpha_share / 2,
+                           ctx.lookup, ctx.matmul};
   return combine_halves(run_tie_split(half, half.alpha_share), run_ties_at_k(half));
 }
 
@@ -311,8 +336,8 @@ check_outcome run_tail(const check_context& ctx) {
       if (d.prob[t] < stats::kDefaultTailThreshold) q_tail += d.prob[t];
     tail_mass.push_back(q_tail);
   }
-  const auto tested = static_cast<uint64_t>(
-      std::max<std::ptrdiff_t>(1, std::count_if(tail_mass.begin(), tail_mass.end(), [](double m) { return m > 0; })));
+  const auto tested = static_cast<uint64_t>(std::max<std::ptrdiff_t>(
+      1, std::count_if(tail_mass.begin(), tail_mass.end(), [](double m) { return m > 0; })));
   const double alpha_row = stats::sidak_level(ctx.alpha_share, tested);
   std::vector<uint64_t> draws;
   bool capped = false;
@@ -323,8 +348,11 @@ check_outcome run_tail(const check_context& ctx) {
     uint64_t lo = 64, hi = ctx.budget.max_draws_per_row;
     while (lo < hi) {
       const uint64_t mid = lo + (hi - lo) / 2;
-      if (stats::detectable_mass_shift(mid, q_tail, alpha_row, ctx.budget.power) <= ctx.budget.tail_shift) hi = mid;
-      else lo = mid + 1;
+      if (stats::detectable_mass_shift(mid, q_tail, alpha_row, ctx.budget.power) <=
+          ctx.budget.tail_shift)
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     uint64_t n = lo;
     if (q_tail > 0) {
@@ -341,7 +369,8 @@ check_outcome run_tail(const check_context& ctx) {
   // nothing to judge: n/a with the reason, never a pass.
   double min_lossless = 1.0;
   for (size_t i = 0; i < rows.size(); ++i)
-    min_lossless = std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
+    min_lossless =
+        std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
   const double most = *std::max_element(tail_mass.begin(), tail_mass.end());
   if (most == 0) {
     out.nothing_to_test = fmt::format("no token of the tail rows is below {:g} at V = {} in {}",
@@ -351,7 +380,8 @@ check_outcome run_tail(const check_context& ctx) {
   }
   if (min_lossless > alpha_row / 2) {
     out.nothing_to_test = fmt::format(
-        "at V = {} the tail rows carry at most {:.2g} of mass below {:g}: {} draws a row (the cap) could lose it all "
+        "at V = {} the tail rows carry at most {:.2g} of mass below {:g}: {} draws a row (the cap) "
+        "could lose it all "
         "unseen",
         ctx.budget.vocab_size, most, stats::kDefaultTailThreshold,
         *std::max_element(draws.begin(), draws.end()));
@@ -366,22 +396,27 @@ check_outcome run_tail(const check_context& ctx) {
     const auto& d = rows[i].target.distribution();
     const auto t = stats::tail_test(drawn.counts[i], d.prob);
     tail_rows.push_back(tail_evidence(rows[i], t, alpha_row));
-    worst_shift = std::max(worst_shift, stats::detectable_mass_shift(t.n, t.expected_mass, alpha_row, ctx.budget.power));
+    worst_shift = std::max(worst_shift, stats::detectable_mass_shift(t.n, t.expected_mass,
+                                                                     alpha_row, ctx.budget.power));
     if (t.p_value <= worst_p) {
       worst_p = t.p_value;
       worst_row = i;
-      out.detail = fmt::format("row '{}': {} of {} draws on the {} tokens below {:g} (expected mass {:.3g}, seen {:.3g}), p {:.2e}",
-                               rows[i].label, t.count, t.n, t.tokens, t.threshold, t.expected_mass,
-                               t.observed_fraction, t.p_value);
+      out.detail = fmt::format(
+          "row '{}': {} of {} draws on the {} tokens below {:g} (expected mass {:.3g}, seen "
+          "{:.3g}), p {:.2e}",
+          rows[i].label, t.count, t.n, t.tokens, t.threshold, t.expected_mass, t.observed_fraction,
+          t.p_value);
     }
   }
   out.p_value = stats::sidak_combine(worst_p, tested);
   // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
-  out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss",
-                          capped ? " (draw cap)" : "");
+  out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss", capped ? " (draw cap)" : "");
   out.repro = repro_base(seed);
-  out.repro.update({{"row", rows[worst_row].label}, {"params", setting_json(rows[worst_row].setting)},
-                    {"seed", seed}, {"offset", 0}, {"subsequences", "one per draw, from 0 in row order"},
+  out.repro.update({{"row", rows[worst_row].label},
+                    {"params", setting_json(rows[worst_row].setting)},
+                    {"seed", seed},
+                    {"offset", 0},
+                    {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});
   out.repro["tail_rows"] = tail_rows;
   return out;

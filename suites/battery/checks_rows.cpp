@@ -1,9 +1,9 @@
 // The checks that judge rows one by one: degenerate_rows, parameter_routing,
 // spelling_agreement.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "reference/philox.h"
 #include "suites/battery/check_helpers.h"
@@ -23,7 +23,8 @@ struct degenerate_case {
 // the all-zero row, and "everything filtered" has no other spelling: under the ABI's
 // parameter rules (top_k >= 1, top_p > 0, min_p <= 1) every filter keeps the argmax.
 std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint64_t seed) {
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
   std::vector<float> base = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
   if (s.is_logits()) base = fixtures::probs_to_logits(base);
   base = harness::round_to_dtype(std::move(base), s.input_dtype);
@@ -56,7 +57,8 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   // Good rows between the bad ones: [good, bad, good, bad, ..., good].
   std::vector<judged_row> good;
   for (size_t i = 0; i <= cases.size(); ++i)
-    good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat, {.vocab_size = V, .seed = seed + 100 + i}, {}));
+    good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat,
+                            {.vocab_size = V, .seed = seed + 100 + i}, {}));
   if (auto e = reference_errors(good); !e.empty()) return harness_failure(e);
   std::vector<judged_row> bad;
   for (const auto& c : cases) {
@@ -64,7 +66,9 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     r.label = c.label;
     r.values = c.values;
     r.target = reference_for(ctx.subj, r.values, {});
-    if (r.target.ok()) return harness_failure(fmt::format("harness: the reference accepts degenerate row '{}'", c.label));
+    if (r.target.ok())
+      return harness_failure(
+          fmt::format("harness: the reference accepts degenerate row '{}'", c.label));
     bad.push_back(std::move(r));
   }
   // The same batch with a good filler row in each degenerate row's slot: every good row
@@ -76,9 +80,12 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     if (i < bad.size()) mixed.push_back(&bad[i]);
     if (i < bad.size()) filled.push_back(&good[0]);
   }
-  sample_call with_bad = call_for_rows(ctx.subj, mixed), only_good = call_for_rows(ctx.subj, filled);
-  for (size_t i = 0; i < mixed.size(); ++i) add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
-  for (size_t i = 0; i < filled.size(); ++i) add_output(only_good, static_cast<int32_t>(i), seed, 1000 + i, 8);
+  sample_call with_bad = call_for_rows(ctx.subj, mixed),
+              only_good = call_for_rows(ctx.subj, filled);
+  for (size_t i = 0; i < mixed.size(); ++i)
+    add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
+  for (size_t i = 0; i < filled.size(); ++i)
+    add_output(only_good, static_cast<int32_t>(i), seed, 1000 + i, 8);
   const call_status st = run_call(ctx.subj, with_bad);
   const call_status st_good = run_call(ctx.subj, only_good);
   out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
@@ -88,9 +95,10 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     const call_status& bad_call = st.ok() ? st_good : st;
     const char* which = st.ok() ? "the batch of good rows only" : "the batch with degenerate rows";
     out.exact_failure = true;
-    out.detail = bad_call.fault == harness::call_fault::subject_status
-                     ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
-                     : fmt::format("{}: {}", which, bad_call.describe());
+    out.detail =
+        bad_call.fault == harness::call_fault::subject_status
+            ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
+            : fmt::format("{}: {}", which, bad_call.describe());
     return out;
   }
   for (size_t i = 0; i < mixed.size(); ++i) {
@@ -99,9 +107,11 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     if (is_bad && with_bad.valid[i]) {
       const auto& e = mixed[i]->target.error();
       out.exact_failure = true;
-      out.detail = fmt::format("row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
-                               i, mixed[i]->label, e.field, e.index, e.message, t);
-      out.repro.update({{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      out.detail = fmt::format(
+          "row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
+          i, mixed[i]->label, e.field, e.index, e.message, t);
+      out.repro.update(
+          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
       return out;
     }
     if (!is_bad) {
@@ -109,10 +119,13 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
       const bool in_range = t >= 0 && t < V;
       if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
         out.exact_failure = true;
-        out.detail = fmt::format("good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in their slots: valid {} token {}",
-                                 i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
-                                 static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
-        out.repro.update({{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+        out.detail = fmt::format(
+            "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
+            "their slots: valid {} token {}",
+            i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
+            static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
+        out.repro.update(
+            {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
         return out;
       }
     }
@@ -123,12 +136,13 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     std::string field;
     fixtures::filter_setting setting;
   };
-  std::vector<bad_param> params{{SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
-                                {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
-                                {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
-                                {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
-                                {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
-                                {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
+  std::vector<bad_param> params{
+      {SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
+      {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
+      {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
+      {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
+      {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
+      {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
   if (ctx.subj.is_logits())
     params.push_back({SC_FILTER_TEMPERATURE, "temperature = -1", {.temperature = -1.0f}});
   int refused = 0;
@@ -143,8 +157,9 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     out.samples += 2;
     if (s.ok() && call.valid[1]) {
       out.exact_failure = true;
-      out.detail = fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused", bp.field,
-                               call.tokens[1]);
+      out.detail =
+          fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
+                      bp.field, call.tokens[1]);
       out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
       return out;
     }
@@ -169,14 +184,16 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
     if (s.ok() || s.fault != harness::call_fault::subject_status) {
       out.exact_failure = true;
-      out.detail = s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
+      out.detail =
+          s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
       return out;
     }
   }
   out.power = "exact (every row compared)";
-  out.detail = fmt::format("{} degenerate rows gave valid = 0, {} good neighbours unchanged; {} invalid parameters "
-                           "and 2 bad shapes refused",
-                           bad.size(), good.size(), refused);
+  out.detail = fmt::format(
+      "{} degenerate rows gave valid = 0, {} good neighbours unchanged; {} invalid parameters "
+      "and 2 bad shapes refused",
+      bad.size(), good.size(), refused);
   out.repro = nullptr;
   return out;
 }
@@ -191,12 +208,13 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "parameter_routing");
   constexpr int64_t kInputRows = 8;
-  const auto settings = fixtures::mixed_row_parameters(ctx.subj.sampler->filters &
-                                                           (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
-                                                       kInputRows);
+  const auto settings = fixtures::mixed_row_parameters(
+      ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
+      kInputRows);
   std::vector<judged_row> rows;
   for (int64_t i = 0; i < kInputRows; ++i)
-    rows.push_back(make_row(ctx.subj, shape::peaked, {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
+    rows.push_back(make_row(ctx.subj, shape::peaked,
+                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
                             settings[static_cast<size_t>(i)]));
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   // Outputs map to input rows in a shuffled order, so output r's own index points at
@@ -226,18 +244,25 @@ check_outcome run_parameter_routing(const check_context& ctx) {
     const bool in_range = t >= 0 && t < ctx.budget.vocab_size;
     if (!call.valid[r] || !in_range || d.status[static_cast<size_t>(t)] == membership::out) {
       out.exact_failure = true;
-      out.detail = fmt::format("output row {} -> input row {} ({}): valid {} token {} is {} under that row's parameters "
-                               "(seed {}, subsequence {})",
-                               r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
-                               in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed, r);
-      out.repro.update({{"output_row", r}, {"input_row", map[r]}, {"token", t}, {"params", setting_json(row.setting)},
-                        {"seed", seed}, {"subsequence", r}, {"offset", 0}});
+      out.detail = fmt::format(
+          "output row {} -> input row {} ({}): valid {} token {} is {} under that row's parameters "
+          "(seed {}, subsequence {})",
+          r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
+          in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed, r);
+      out.repro.update({{"output_row", r},
+                        {"input_row", map[r]},
+                        {"token", t},
+                        {"params", setting_json(row.setting)},
+                        {"seed", seed},
+                        {"subsequence", r},
+                        {"offset", 0}});
       return out;
     }
   }
   out.power = exact_power(out.samples, "misrouted OUT");
-  out.detail = fmt::format("{} outputs over {} input rows with mixed parameters, every token allowed by its own row",
-                           map.size(), kInputRows);
+  out.detail = fmt::format(
+      "{} outputs over {} input rows with mixed parameters, every token allowed by its own row",
+      map.size(), kInputRows);
   out.repro = nullptr;
   return out;
 }
@@ -254,9 +279,11 @@ std::string spelling_partner_name(const subject& s) {
 std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup) {
   const std::string partner = spelling_partner_name(s);
   if (partner.empty()) return "no second subject claims the same rule on the same random numbers";
-  if (!lookup || lookup(partner) == nullptr) return fmt::format("its partner {} is not loaded", partner);
+  if (!lookup || lookup(partner) == nullptr)
+    return fmt::format("its partner {} is not loaded", partner);
   // One spelling gets p, the other log p: both round to one distribution only in f32.
-  if (s.input_dtype != SC_DTYPE_F32) return "probs and log-probs rows hold one distribution only in f32";
+  if (s.input_dtype != SC_DTYPE_F32)
+    return "probs and log-probs rows hold one distribution only in f32";
   return {};
 }
 
@@ -270,7 +297,8 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
   for (const subject* s : {&ctx.subj, partner}) {
     std::vector<judged_row> rows;
     for (const auto sh : {shape::flat, shape::zipf})
-      rows.push_back(make_row(*s, sh, {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<int>(sh)}, {}));
+      rows.push_back(make_row(
+          *s, sh, {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<int>(sh)}, {}));
     std::vector<const judged_row*> ptrs{&rows[0], &rows[1]};
     sample_call call = call_for_rows(*s, ptrs);
     for (int j = 0; j < kOutputs; ++j) add_output(call, j % 2, seed, static_cast<uint64_t>(j), 0);
@@ -293,12 +321,12 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
   // can flip a row (expected well under 1 in 1,024); a different rule or a different
   // use of the stream disagrees on most rows. Tolerance: 1 row in 1,000.
   const int allowed = kOutputs / 1000;
-  out.detail = fmt::format("{} vs {}: {} of {} rows disagree (allowed {})", ctx.subj.name(), partner->name(), disagree,
-                           kOutputs, allowed);
+  out.detail = fmt::format("{} vs {}: {} of {} rows disagree (allowed {})", ctx.subj.name(),
+                           partner->name(), disagree, kOutputs, allowed);
   if (disagree > allowed) {
     out.exact_failure = true;
-    out.detail += fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first, seed, first,
-                              calls[0].tokens[first], calls[1].tokens[first]);
+    out.detail += fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first,
+                              seed, first, calls[0].tokens[first], calls[1].tokens[first]);
     out.repro = repro_base(seed);
     out.repro.update({{"partner", partner->name()}, {"subsequence", first}, {"offset", 0}});
   }

@@ -1,9 +1,9 @@
 // The checks that judge randomness ownership: replay, offset_advancement,
 // per_request_seeds, batch_reorder, parallel_samples.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "reference/philox.h"
 #include "suites/battery/check_helpers.h"
@@ -34,8 +34,11 @@ uint64_t collision_pairs_for(const check_context& ctx, double s, uint64_t max_pa
   uint64_t lo = 16, hi = max_pairs;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (stats::detectable_mass_shift(mid, s, 2 * alpha, ctx.budget.power) <= ctx.budget.collision_shift) hi = mid;
-    else lo = mid + 1;
+    if (stats::detectable_mass_shift(mid, s, 2 * alpha, ctx.budget.power) <=
+        ctx.budget.collision_shift)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -47,7 +50,8 @@ double collision_prob(const filtered_distribution& d) {
 }
 
 // Runs a call; any error or invalid output of a valid row is an exact failure.
-bool run_valid(const check_context& ctx, sample_call& call, std::string_view what, check_outcome& out) {
+bool run_valid(const check_context& ctx, sample_call& call, std::string_view what,
+               check_outcome& out) {
   const call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
@@ -59,9 +63,10 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (!call.valid[r] || call.tokens[r] < 0 || call.tokens[r] >= V) {
       out.exact_failure = true;
-      out.detail = fmt::format("{}: output row {} (seed {}, subsequence {}, offset {}): valid {} token {}", what, r,
-                               call.seed[r], call.subsequence.empty() ? 0 : call.subsequence[r], call.offset[r],
-                               static_cast<int>(call.valid[r]), call.tokens[r]);
+      out.detail =
+          fmt::format("{}: output row {} (seed {}, subsequence {}, offset {}): valid {} token {}",
+                      what, r, call.seed[r], call.subsequence.empty() ? 0 : call.subsequence[r],
+                      call.offset[r], static_cast<int>(call.valid[r]), call.tokens[r]);
       return false;
     }
   return true;
@@ -80,9 +85,11 @@ void collision_outcome(const check_context& ctx, uint64_t seed, const stats::col
   const double u = static_cast<double>(stream.next()) * 0x1p-32;
   out.p_value = stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob, u);
   out.power = fmt::format("collision rate +{:.1e}",
-                          stats::detectable_mass_shift(c.pairs, c.collision_prob, 2 * ctx.alpha_share, ctx.budget.power));
-  out.detail = fmt::format("{}: {} equal pairs of {} (expected {:.3g}), P(X >= {}) {:.2e}, randomised p {:.2e}",
-                           what, c.collisions, c.pairs, c.expected, c.collisions, c.p_value, out.p_value);
+                          stats::detectable_mass_shift(c.pairs, c.collision_prob,
+                                                       2 * ctx.alpha_share, ctx.budget.power));
+  out.detail = fmt::format(
+      "{}: {} equal pairs of {} (expected {:.3g}), P(X >= {}) {:.2e}, randomised p {:.2e}", what,
+      c.collisions, c.pairs, c.expected, c.collisions, c.p_value, out.p_value);
 }
 
 }  // namespace
@@ -90,7 +97,8 @@ void collision_outcome(const check_context& ctx, uint64_t seed, const stats::col
 check_outcome run_replay(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "replay");
-  const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
+  const auto rows =
+      grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
@@ -101,16 +109,20 @@ check_outcome run_replay(const check_context& ctx) {
     add_output(call, static_cast<int32_t>(i % rows.size()), seed + pick.next(), pick.next(),
                uint64_t{4} * pick.next());
   sample_call again = call;
-  if (!run_valid(ctx, call, "first call", out) || !run_valid(ctx, again, "second call", out)) return out;
+  if (!run_valid(ctx, call, "first call", out) || !run_valid(ctx, again, "second call", out))
+    return out;
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (call.tokens[r] != again.tokens[r]) {
       out.exact_failure = true;
-      out.detail = fmt::format("output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
-                               rows[call.row_index[r]].label, call.seed[r], call.subsequence[r], call.offset[r],
-                               call.tokens[r], again.tokens[r]);
+      out.detail = fmt::format(
+          "output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
+          rows[call.row_index[r]].label, call.seed[r], call.subsequence[r], call.offset[r],
+          call.tokens[r], again.tokens[r]);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[call.row_index[r]].label}, {"seed", call.seed[r]},
-                        {"subsequence", call.subsequence[r]}, {"offset", call.offset[r]}});
+      out.repro.update({{"row", rows[call.row_index[r]].label},
+                        {"seed", call.seed[r]},
+                        {"subsequence", call.subsequence[r]},
+                        {"offset", call.offset[r]}});
       return out;
     }
   out.power = "exact (every output compared)";
@@ -136,9 +148,12 @@ check_outcome run_offset_advancement(const check_context& ctx) {
       !run_valid(ctx, second, "call at offset " + std::to_string(start + advance), out))
     return out;
   const auto c = stats::collision_test(first.tokens, second.tokens, row.target.distribution().prob);
-  collision_outcome(ctx, seed, c, fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
+  collision_outcome(
+      ctx, seed, c,
+      fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
   out.repro = repro_base(seed);
-  out.repro.update({{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});
+  out.repro.update(
+      {{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});
   return out;
 }
 
@@ -155,19 +170,26 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
   // Requests [a, a, a, ...]: one stream, so every token must be the same.
   sample_call same = call_for_rows(ctx.subj, {&row});
   for (uint64_t j = 0; j < 64; ++j) add_output(same, 0, seed + 1, 0, 0);
-  if (!run_valid(ctx, distinct, "seeds [a, b, ...]", out) || !run_valid(ctx, same, "seeds [a, a, ...]", out)) return out;
+  if (!run_valid(ctx, distinct, "seeds [a, b, ...]", out) ||
+      !run_valid(ctx, same, "seeds [a, a, ...]", out))
+    return out;
   for (int64_t r = 1; r < same.num_output_rows(); ++r)
     if (same.tokens[r] != same.tokens[0]) {
       out.exact_failure = true;
-      out.detail = fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}", seed + 1,
-                               same.tokens[0], r, same.tokens[r]);
+      out.detail = fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}",
+                               seed + 1, same.tokens[0], r, same.tokens[r]);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", row.label}, {"seed", seed + 1}, {"subsequence", 0}, {"offset", 0},
-                        {"outputs", {0, r}}, {"tokens", {same.tokens[0], same.tokens[r]}}});
+      out.repro.update({{"row", row.label},
+                        {"seed", seed + 1},
+                        {"subsequence", 0},
+                        {"offset", 0},
+                        {"outputs", {0, r}},
+                        {"tokens", {same.tokens[0], same.tokens[r]}}});
       return out;
     }
   const std::span<const int32_t> t(distinct.tokens);
-  const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
+  const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs),
+                                       row.target.distribution().prob);
   collision_outcome(ctx, seed, c, "seeds [a, b, ...], first half vs second half", out);
   out.repro = repro_base(seed);
   out.repro.update({{"seeds", fmt::format("{} + 1 + j", seed)}, {"offset", 0}, {"subsequence", 0}});
@@ -181,13 +203,15 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   // Each request holds a V-float row, twice (in order and permuted): at most 2^26
   // floats a batch keeps the harness's own cost bounded at large V.
   const int64_t requests = std::max<int64_t>(
-      4, std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
+      4,
+      std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
   const auto settings = fixtures::parameter_grid(ctx.subj.sampler->filters);
   std::vector<judged_row> rows;
   for (int64_t i = 0; i < requests; ++i)
-    rows.push_back(make_row(ctx.subj, i % 2 ? shape::flat : shape::zipf,
-                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<uint64_t>(i)},
-                            settings[static_cast<size_t>(i) % settings.size()]));
+    rows.push_back(
+        make_row(ctx.subj, i % 2 ? shape::flat : shape::zipf,
+                 {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<uint64_t>(i)},
+                 settings[static_cast<size_t>(i) % settings.size()]));
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<size_t> perm(rows.size());
   std::iota(perm.begin(), perm.end(), 0);
@@ -204,24 +228,32 @@ check_outcome run_batch_reorder(const check_context& ctx) {
     for (size_t i : order) ptrs.push_back(&rows[i]);
     sample_call call = call_for_rows(ctx.subj, ptrs);
     for (size_t pos = 0; pos < order.size(); ++pos)
-      add_output(call, static_cast<int32_t>(pos), seeds[order[pos]], subs[order[pos]], offs[order[pos]]);
+      add_output(call, static_cast<int32_t>(pos), seeds[order[pos]], subs[order[pos]],
+                 offs[order[pos]]);
     return call;
   };
   std::vector<size_t> identity(rows.size());
   std::iota(identity.begin(), identity.end(), 0);
   sample_call in_order = build(identity), permuted = build(perm);
-  if (!run_valid(ctx, in_order, "batch in order", out) || !run_valid(ctx, permuted, "permuted batch", out)) return out;
+  if (!run_valid(ctx, in_order, "batch in order", out) ||
+      !run_valid(ctx, permuted, "permuted batch", out))
+    return out;
   for (size_t pos = 0; pos < perm.size(); ++pos) {
     const size_t req = perm[pos];
     if (permuted.tokens[pos] != in_order.tokens[req]) {
       out.exact_failure = true;
-      out.detail = fmt::format("request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} at batch position {} "
-                               "but {} at position {}",
-                               req, rows[req].label, seeds[req], subs[req], offs[req], in_order.tokens[req], req,
-                               permuted.tokens[pos], pos);
+      out.detail = fmt::format(
+          "request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} at batch position {} "
+          "but {} at position {}",
+          req, rows[req].label, seeds[req], subs[req], offs[req], in_order.tokens[req], req,
+          permuted.tokens[pos], pos);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[req].label}, {"seed", seeds[req]}, {"subsequence", subs[req]},
-                        {"offset", offs[req]}, {"positions", {req, pos}}, {"params", setting_json(rows[req].setting)}});
+      out.repro.update({{"row", rows[req].label},
+                        {"seed", seeds[req]},
+                        {"subsequence", subs[req]},
+                        {"offset", offs[req]},
+                        {"positions", {req, pos}},
+                        {"params", setting_json(rows[req].setting)}});
       return out;
     }
   }
@@ -242,14 +274,20 @@ check_outcome run_parallel_samples(const check_context& ctx) {
   // every pair with w >= m to one stream. All 2n subsequences are distinct.
   sample_call call = call_for_rows(ctx.subj, {&row});
   for (uint64_t i = 0; i < pairs; ++i) add_output(call, 0, seed, i, 0);
-  for (uint64_t i = 0; i < pairs; ++i) add_output(call, 0, seed, i + (uint64_t{1} << (16 + i % 48)), 0);
+  for (uint64_t i = 0; i < pairs; ++i)
+    add_output(call, 0, seed, i + (uint64_t{1} << (16 + i % 48)), 0);
   if (!run_valid(ctx, call, "parallel samples", out)) return out;
   const std::span<const int32_t> t(call.tokens);
-  const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs), row.target.distribution().prob);
-  collision_outcome(ctx, seed, c, "outputs sharing one input row, subsequence i vs i + 2^(16 + i % 48)", out);
+  const auto c = stats::collision_test(t.first(pairs), t.subspan(pairs, pairs),
+                                       row.target.distribution().prob);
+  collision_outcome(ctx, seed, c,
+                    "outputs sharing one input row, subsequence i vs i + 2^(16 + i % 48)", out);
   out.repro = repro_base(seed);
-  out.repro.update({{"seed", seed}, {"offset", 0}, {"row", row.label},
-                    {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"}, {"pairs", pairs}});
+  out.repro.update({{"seed", seed},
+                    {"offset", 0},
+                    {"row", row.label},
+                    {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"},
+                    {"pairs", pairs}});
   return out;
 }
 

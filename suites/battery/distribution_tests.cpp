@@ -1,9 +1,9 @@
 #include "suites/battery/distribution_tests.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "suites/stats/binomial_intervals.h"
 #include "suites/stats/combine.h"
@@ -20,8 +20,10 @@ int64_t cells_at(const std::vector<double>& q_sorted_desc, double n) {
   double pooled = 0;
   for (const double q : q_sorted_desc) {
     if (q <= 0) break;
-    if (n * q >= 5.0) ++cells;
-    else pooled += n * q;
+    if (n * q >= 5.0)
+      ++cells;
+    else
+      pooled += n * q;
   }
   return std::max<int64_t>(1, cells + static_cast<int64_t>(pooled / 5.0));
 }
@@ -47,7 +49,8 @@ uint64_t row_sub_tests(const judged_row& row) {
   return (d.num_in >= 2 ? stats::kRowSubTests : 0) + (d.num_boundary > 0 ? 1 : 0);
 }
 
-planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power, uint64_t cap) {
+planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power,
+                             uint64_t cap) {
   const auto& d = row.target.distribution();
   const std::vector<double> q = in_probs_sorted(d);
   // The IN share of draws is at least 1 - (largest BOUNDARY target mass).
@@ -71,7 +74,8 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
   return plan;
 }
 
-row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power) {
+row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
+                double power) {
   const auto& d = row.target.distribution();
   const in_conditional c = condition_on_in(d, counts);
   // Planned for row_sub_tests(row); combined over the sub-tests that had something to
@@ -87,12 +91,14 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     p_min = std::min(p_min, t.p_min);
     tests += t.tests;
     fit.detectable_tvd =
-        gof.df > 0 ? stats::detectable_tvd(gof.df, stats::sidak_level(alpha, sub_tests), c.in_count, power) : 0.0;
-    stats_text = fmt::format("X2 {:.1f} df {} p {:.2e}; first {} tokens (mass {:.4g}) drew {:.4g}, {} cuts p {:.2e}; "
-                             "token {} drew {} (q {:.3g}) p {:.2e}",
-                             gof.pearson, gof.df, gof.p_pearson, t.worst_cut_tokens, t.worst_cut_mass,
-                             t.worst_cut_seen, t.cuts, t.p_cumulative, t.worst_token, t.worst_token_count,
-                             t.worst_token_q, t.p_token);
+        gof.df > 0
+            ? stats::detectable_tvd(gof.df, stats::sidak_level(alpha, sub_tests), c.in_count, power)
+            : 0.0;
+    stats_text = fmt::format(
+        "X2 {:.1f} df {} p {:.2e}; first {} tokens (mass {:.4g}) drew {:.4g}, {} cuts p {:.2e}; "
+        "token {} drew {} (q {:.3g}) p {:.2e}",
+        gof.pearson, gof.df, gof.p_pearson, t.worst_cut_tokens, t.worst_cut_mass, t.worst_cut_seen,
+        t.cuts, t.p_cumulative, t.worst_token, t.worst_token_count, t.worst_token_q, t.p_token);
   }
   if (d.num_boundary > 0 && c.n > 0) {
     // Any resolution of the BOUNDARY tokens is allowed: the count is judged against
@@ -102,16 +108,19 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     const double p_b = stats::binomial_two_sided_p(c.boundary_count, c.n, m);
     p_min = std::min(p_min, p_b);
     ++tests;
-    stats_text += fmt::format("{}boundary {}/{} vs mass [{:.3g}, {:.3g}] p {:.2e}", stats_text.empty() ? "" : "; ",
-                              c.boundary_count, c.n, d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
+    stats_text += fmt::format("{}boundary {}/{} vs mass [{:.3g}, {:.3g}] p {:.2e}",
+                              stats_text.empty() ? "" : "; ", c.boundary_count, c.n,
+                              d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
   }
   fit.p_value = tests == 0 ? 1.0 : stats::sidak_combine(p_min, tests);
   fit.detail = fmt::format("row '{}': {}", row.label, stats_text);
   if (fit.p_value <= alpha && c.in_count > 0) {
     const auto bad = stats::deviating_tokens(c.counts, c.probs, alpha, 4);
     for (const auto& t : bad)
-      fit.detail += fmt::format("; token {} {}-sampled: {} draws, expected p {:.3g}, Clopper-Pearson [{:.3g}, {:.3g}] at alpha/V",
-                                t.token, t.over ? "over" : "under", t.count, t.expected_p, t.lower, t.upper);
+      fit.detail += fmt::format(
+          "; token {} {}-sampled: {} draws, expected p {:.3g}, Clopper-Pearson [{:.3g}, {:.3g}] at "
+          "alpha/V",
+          t.token, t.over ? "over" : "under", t.count, t.expected_p, t.lower, t.upper);
   }
   return fit;
 }

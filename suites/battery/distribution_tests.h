@@ -16,11 +16,12 @@ namespace samplecheck::battery {
 // Draws a row needs so that goodness of fit at level `alpha` detects a TVD of `tvd`
 // (on the IN-conditional distribution) with probability `power`, capped at `cap`.
 struct planned_draws {
-  uint64_t draws = 0;   // draws of the row (IN, BOUNDARY and all)
-  int64_t df = 0;       // merged cells - 1 the plan assumed
+  uint64_t draws = 0;  // draws of the row (IN, BOUNDARY and all)
+  int64_t df = 0;      // merged cells - 1 the plan assumed
   bool capped = false;
 };
-planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power, uint64_t cap);
+planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power,
+                             uint64_t cap);
 
 // Rows whose IN-conditional distribution has something to test (>= 2 IN tokens) or
 // whose BOUNDARY tokens carry a mass range.
@@ -34,6 +35,7 @@ struct row_fit {
   std::string detail;         // statistics, deviating tokens when p is small
 };
 // `alpha` is the row's share (it decides how many deviating tokens are named).
-row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha, double power);
+row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
+                double power);
 
 }  // namespace samplecheck::battery

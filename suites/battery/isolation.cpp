@@ -1,8 +1,8 @@
 #include "suites/battery/isolation.h"
 
-#include <exception>
-
 #include <fmt/format.h>
+
+#include <exception>
 
 #include "suites/harness/subject_process.h"
 
@@ -29,7 +29,8 @@ check_outcome guarded_run(const check_definition& check, const check_context& ct
 
 }  // namespace
 
-isolated_result run_check(const check_definition& check, const check_context& ctx, double timeout_s) {
+isolated_result run_check(const check_definition& check, const check_context& ctx,
+                          double timeout_s) {
   isolated_result result;
   const double start = protocol::now_seconds();
   try {
@@ -38,7 +39,8 @@ isolated_result run_check(const check_definition& check, const check_context& ct
   } catch (const harness::subject_failure& f) {
     result.crashed = true;
     result.timed_out = f.timed_out;
-    result.why = f.timed_out ? fmt::format("timed out after {:.0f} s (per-check timeout): {}", timeout_s, f.why)
+    result.why = f.timed_out ? fmt::format("timed out after {:.0f} s (per-check timeout): {}",
+                                           timeout_s, f.why)
                              : f.why;
   }
   result.seconds = protocol::now_seconds() - start;

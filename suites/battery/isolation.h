@@ -19,6 +19,7 @@ struct isolated_result {
 };
 
 // A check's exceptions become harness errors; a subject process's failure, `crashed`.
-isolated_result run_check(const check_definition& check, const check_context& ctx, double timeout_s);
+isolated_result run_check(const check_definition& check, const check_context& ctx,
+                          double timeout_s);
 
 }  // namespace samplecheck::battery

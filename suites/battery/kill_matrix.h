@@ -21,8 +21,9 @@ struct mutant_result {
 
 // Mutants among `subjects` (names with a ':' and a catalog id). named_only runs just
 // each mutant's catalog check (the CI proof); otherwise every check (the matrix).
-std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects, const run_options& options,
-                                       const subject_lookup& lookup, bool named_only);
+std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects,
+                                       const run_options& options, const subject_lookup& lookup,
+                                       bool named_only);
 
 // Mutant x check: K killed, . passed, - n/a, s skipped, E error; then per mutant the
 // named check's verdict, p-value and samples.

@@ -281,8 +281,8 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
-  battery_report report{s.name(), kind_name(s.kind()), s.plugin_path(), o.budget.name, o.seed,
-                        o.alpha, {}, 0, 0};
+  battery_report report{
+      s.name(), kind_name(s.kind()), s.plugin_path(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
   // The CLI refuses unknown names; a library caller gets an error row naming each.
   for (const auto& name : o.checks)
     if (find_check(name) == nullptr) {

@@ -43,7 +43,7 @@ struct run_options {
   double timeout_s = 0;             // per check; 0: the budget's check_timeout_s, scaled by V
   std::string repro_dir;            // empty: no reproduction files
   bool isolate = true;  // subjects in their processes (false: in-tree ones called here, debugging)
-  matmul_selection matmul;          // matmul subjects: shapes and batch sizes
+  matmul_selection matmul;  // matmul subjects: shapes and batch sizes
   // Replay: decide the one selected check against this Holm level (the level its
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
@@ -64,8 +64,9 @@ struct check_report {
   std::string power;
   uint64_t samples = 0;
   double seconds = 0;
-  std::string detail;      // failure reason, n/a reason, or what was seen
-  nlohmann::json evidence;  // the check's evidence (check_outcome::repro), pass or fail: report.json
+  std::string detail;  // failure reason, n/a reason, or what was seen
+  nlohmann::json
+      evidence;            // the check's evidence (check_outcome::repro), pass or fail: report.json
   nlohmann::json repro;    // on failure: the reproduction record (also written to repro_dir)
   std::string repro_path;  // written on failure when repro_dir is set
   bool failed() const { return result == verdict::fail || result == verdict::timeout; }

@@ -1,8 +1,8 @@
 #include "suites/battery/sampling.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace samplecheck::battery {
 
@@ -23,7 +23,8 @@ reference_result reference_for(const subject& s, const std::vector<float>& value
   reference_options options;
   // A row rounded to bf16 / fp16 no longer sums to 1 within the strict tolerance;
   // a sampler must divide out whatever the row sums to, as the reference then does.
-  if (renormalise || s.input_dtype != SC_DTYPE_F32) options.normalisation = probs_normalisation::renormalise;
+  if (renormalise || s.input_dtype != SC_DTYPE_F32)
+    options.normalisation = probs_normalisation::renormalise;
   return compute_filtered_distribution(std::span<const float>(values),
                                        s.is_logits() ? input_kind::logits : input_kind::probs,
                                        reference_params(s, setting), options);
@@ -57,12 +58,14 @@ sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>
     if (s.declares(SC_FILTER_TOP_K)) call.top_k.push_back(r->setting.top_k);
     if (s.declares(SC_FILTER_TOP_P)) call.top_p.push_back(r->setting.top_p);
     if (s.declares(SC_FILTER_MIN_P)) call.min_p.push_back(r->setting.min_p);
-    if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE)) call.temperature.push_back(r->setting.temperature);
+    if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE))
+      call.temperature.push_back(r->setting.temperature);
   }
   return call;
 }
 
-void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence, uint64_t offset) {
+void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
+                uint64_t offset) {
   call.row_index.push_back(input_row);
   call.seed.push_back(seed);
   call.subsequence.push_back(subsequence);
@@ -70,7 +73,8 @@ void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t su
 }
 
 nlohmann::json setting_json(const fixtures::filter_setting& f) {
-  return {{"top_k", f.top_k}, {"top_p", f.top_p}, {"min_p", f.min_p}, {"temperature", f.temperature}};
+  return {
+      {"top_k", f.top_k}, {"top_p", f.top_p}, {"min_p", f.min_p}, {"temperature", f.temperature}};
 }
 
 drawn_counts empty_counts(const std::vector<judged_row>& rows) {
@@ -82,7 +86,8 @@ drawn_counts empty_counts(const std::vector<judged_row>& rows) {
 }
 
 drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
-                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base) {
+                         const std::vector<uint64_t>& draws, uint64_t seed,
+                         uint64_t subsequence_base) {
   drawn_counts out = empty_counts(rows);
   std::vector<uint64_t> first;
   for (const uint64_t n : draws) {
@@ -93,8 +98,9 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
   return out;
 }
 
-void draw_more(const subject& s, const std::vector<judged_row>& rows, const std::vector<uint64_t>& first,
-               const std::vector<uint64_t>& draws, uint64_t seed, drawn_counts& out) {
+void draw_more(const subject& s, const std::vector<judged_row>& rows,
+               const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
+               uint64_t seed, drawn_counts& out) {
   // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
@@ -121,8 +127,11 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows, const std:
     out.samples += call.seed.size();
     if (!st.ok()) {
       out.failure = fmt::format("on a valid batch: {}", st.describe());
-      out.repro = {{"seed", seed}, {"subsequence_first", call.subsequence.front()}, {"offset", 0},
-                   {"row", rows[owner.front()].label}, {"params", setting_json(rows[owner.front()].setting)}};
+      out.repro = {{"seed", seed},
+                   {"subsequence_first", call.subsequence.front()},
+                   {"offset", 0},
+                   {"row", rows[owner.front()].label},
+                   {"params", setting_json(rows[owner.front()].setting)}};
       return;
     }
     for (size_t j = 0; j < owner.size(); ++j) {
@@ -130,16 +139,22 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows, const std:
       const int32_t t = call.tokens[j];
       const bool in_range = t >= 0 && t < V;
       if (!call.valid[j] || !in_range) {
-        out.failure = !call.valid[j]
-                          ? fmt::format("row '{}' (valid per the reference) came back valid = 0 at seed {} subsequence {}",
-                                        jr.label, seed, call.subsequence[j])
-                          : fmt::format("row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
-                                        jr.label, t, V, seed, call.subsequence[j]);
-        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"offset", 0}, {"row", jr.label},
-                     {"token", t}, {"params", setting_json(jr.setting)}};
+        out.failure =
+            !call.valid[j]
+                ? fmt::format(
+                      "row '{}' (valid per the reference) came back valid = 0 at seed {} "
+                      "subsequence {}",
+                      jr.label, seed, call.subsequence[j])
+                : fmt::format(
+                      "row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
+                      jr.label, t, V, seed, call.subsequence[j]);
+        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]},
+                     {"offset", 0},  {"row", jr.label},
+                     {"token", t},   {"params", setting_json(jr.setting)}};
         return;
       }
-      if (jr.target.ok() && jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
+      if (jr.target.ok() &&
+          jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
           out.first_out[owner[j]].token < 0)
         out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
       ++out.counts[owner[j]][static_cast<size_t>(t)];
@@ -147,17 +162,20 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows, const std:
   }
 }
 
-std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
+std::optional<std::string> first_out_token(const judged_row& row,
+                                           const std::vector<uint64_t>& counts,
                                            const out_draw& first, uint64_t seed) {
   if (first.token < 0) return std::nullopt;
   const auto t = static_cast<size_t>(first.token);
   const auto& d = row.target.distribution();
-  return fmt::format("row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}); "
-                     "first drawn at seed {} subsequence {} offset {}",
-                     row.label, t, counts[t], d.source[t], seed, first.subsequence, first.offset);
+  return fmt::format(
+      "row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}); "
+      "first drawn at seed {} subsequence {} offset {}",
+      row.label, t, counts[t], d.source[t], seed, first.subsequence, first.offset);
 }
 
-in_conditional condition_on_in(const filtered_distribution& d, const std::vector<uint64_t>& counts) {
+in_conditional condition_on_in(const filtered_distribution& d,
+                               const std::vector<uint64_t>& counts) {
   in_conditional c;
   c.counts.assign(counts.size(), 0);
   c.probs.assign(counts.size(), 0.0);

@@ -6,11 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fixtures/samplers/sampler_fixtures.h"
 #include "reference/filtered_distribution.h"
@@ -59,17 +58,20 @@ struct drawn_counts {
 
 // Draws draws[i] samples from row i (streams from subsequence_base upwards).
 drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
-                         const std::vector<uint64_t>& draws, uint64_t seed, uint64_t subsequence_base);
+                         const std::vector<uint64_t>& draws, uint64_t seed,
+                         uint64_t subsequence_base);
 // Adds count[i] draws of row i, on subsequences first[i], first[i] + 1, ..., to `into`
 // (sized by draw_counts or empty_counts): a sequential check's later looks continue
 // each row's streams where the earlier looks stopped.
 drawn_counts empty_counts(const std::vector<judged_row>& rows);
-void draw_more(const subject& s, const std::vector<judged_row>& rows, const std::vector<uint64_t>& first,
-               const std::vector<uint64_t>& count, uint64_t seed, drawn_counts& into);
+void draw_more(const subject& s, const std::vector<judged_row>& rows,
+               const std::vector<uint64_t>& first, const std::vector<uint64_t>& count,
+               uint64_t seed, drawn_counts& into);
 
 // The row's first draw on a token that the reference marks OUT, as a failure message
 // naming row, token, seed and the draw (subsequence, offset); nullopt when none.
-std::optional<std::string> first_out_token(const judged_row& row, const std::vector<uint64_t>& counts,
+std::optional<std::string> first_out_token(const judged_row& row,
+                                           const std::vector<uint64_t>& counts,
                                            const out_draw& first, uint64_t seed);
 
 // IN tokens' conditional probabilities source_i / in_source_mass (0 elsewhere), and the

@@ -21,7 +21,8 @@ namespace {
 // (and the guard rows after them) judged here, as the host runner judges its own.
 class process_runner final : public matmul_suite::matmul_runner {
  public:
-  explicit process_runner(const battery::subject& s) : subject_(*s.matmul), process_(s.process), name_(s.name()) {}
+  explicit process_runner(const battery::subject& s)
+      : subject_(*s.matmul), process_(s.process), name_(s.name()) {}
   const sc_matmul& subject() const override { return subject_; }
   void load(const matmul_suite::matmul_operands& operands) override {
     static std::atomic<uint64_t> generations{0};
@@ -42,11 +43,13 @@ class process_runner final : public matmul_suite::matmul_runner {
       std::copy_n(ops.pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
     harness::subject_process::matmul_reply reply = process_->matmul(
-        name_, {m, n, k, batch_.data(), ops.weight.data(), ops.bias.empty() ? nullptr : ops.bias.data(),
-                launch_config, generation_});
+        name_, {m, n, k, batch_.data(), ops.weight.data(),
+                ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
     const auto cells = static_cast<size_t>(m * n);
-    if (reply.out.size() != cells + harness::kGuardRows) throw std::runtime_error(name_ + " failed: " + reply.message);
-    const std::string touched = harness::touched_guard(reply.out, cells, harness::kGuardBf16, "out");
+    if (reply.out.size() != cells + harness::kGuardRows)
+      throw std::runtime_error(name_ + " failed: " + reply.message);
+    const std::string touched =
+        harness::touched_guard(reply.out, cells, harness::kGuardBf16, "out");
     if (!touched.empty()) throw std::runtime_error(name_ + ": " + touched);
     if (reply.status != SC_OK) throw std::runtime_error(name_ + " failed: " + reply.message);
     reply.out.resize(cells);

@@ -63,26 +63,36 @@ struct call_status {
 
 inline const char* status_name(sc_status s) {
   switch (s) {
-    case SC_OK: return "SC_OK";
-    case SC_ERR_INVALID_ARGUMENT: return "SC_ERR_INVALID_ARGUMENT";
-    case SC_ERR_UNSUPPORTED: return "SC_ERR_UNSUPPORTED";
-    case SC_ERR_DEVICE: return "SC_ERR_DEVICE";
-    case SC_ERR_INTERNAL: return "SC_ERR_INTERNAL";
-    default: return "an unknown status";
+    case SC_OK:
+      return "SC_OK";
+    case SC_ERR_INVALID_ARGUMENT:
+      return "SC_ERR_INVALID_ARGUMENT";
+    case SC_ERR_UNSUPPORTED:
+      return "SC_ERR_UNSUPPORTED";
+    case SC_ERR_DEVICE:
+      return "SC_ERR_DEVICE";
+    case SC_ERR_INTERNAL:
+      return "SC_ERR_INTERNAL";
+    default:
+      return "an unknown status";
   }
 }
 
 inline std::string call_status::describe() const {
   switch (fault) {
-    case call_fault::none: return "the call succeeded";
+    case call_fault::none:
+      return "the call succeeded";
     case call_fault::subject_status:
       return "the subject returned status " + std::to_string(status) + " (" + status_name(status) +
              "): " + message;
-    case call_fault::contract: return "the subject broke the ABI contract: " + message;
+    case call_fault::contract:
+      return "the subject broke the ABI contract: " + message;
     case call_fault::out_of_range:
       return "the subject returned a token outside the vocabulary: " + message;
-    case call_fault::device: return "a CUDA call failed: " + message;
-    case call_fault::harness: return "the harness did not call the subject: " + message;
+    case call_fault::device:
+      return "a CUDA call failed: " + message;
+    case call_fault::harness:
+      return "the harness did not call the subject: " + message;
   }
   return message;
 }

@@ -20,10 +20,14 @@ namespace samplecheck::harness {
 
 inline std::string dtype_name(int32_t dtype) {
   switch (dtype) {
-    case SC_DTYPE_F32: return "f32";
-    case SC_DTYPE_BF16: return "bf16";
-    case SC_DTYPE_F16: return "f16";
-    default: return "unknown dtype " + std::to_string(dtype);
+    case SC_DTYPE_F32:
+      return "f32";
+    case SC_DTYPE_BF16:
+      return "bf16";
+    case SC_DTYPE_F16:
+      return "f16";
+    default:
+      return "unknown dtype " + std::to_string(dtype);
   }
 }
 
@@ -35,8 +39,10 @@ inline bool declares_dtype(uint32_t declared, int32_t dtype) {
 // The 16-bit pattern nearest x (round to nearest even); bf16 and f16 only.
 inline uint16_t nearest_bits(float x, int32_t dtype) {
   switch (dtype) {
-    case SC_DTYPE_BF16: return float_to_bf16(x);
-    case SC_DTYPE_F16: return float_to_f16(x);
+    case SC_DTYPE_BF16:
+      return float_to_bf16(x);
+    case SC_DTYPE_F16:
+      return float_to_f16(x);
     default:
       throw std::invalid_argument("nearest_bits: " + dtype_name(dtype) + " is not a 16-bit dtype");
   }

@@ -11,7 +11,8 @@ namespace samplecheck::harness {
 
 bool memory_space_available(int32_t memory_space, std::string* why) {
   switch (memory_space) {
-    case SC_MEMORY_HOST: return true;
+    case SC_MEMORY_HOST:
+      return true;
     case SC_MEMORY_CUDA: {
 #ifdef SAMPLECHECK_HAVE_CUDA
       int devices = 0;

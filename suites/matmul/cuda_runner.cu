@@ -21,10 +21,12 @@ void check(cudaError_t e, const char* what) {
   harness::check_cuda(e, (std::string("cuda runner: ") + what).c_str());
 }
 
-__global__ void gather_rows_kernel(const uint16_t* pool, const int32_t* rows, uint16_t* batch, int64_t m, int64_t k) {
+__global__ void gather_rows_kernel(const uint16_t* pool, const int32_t* rows, uint16_t* batch,
+                                   int64_t m, int64_t k) {
   const int64_t total = m * k;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride)
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride)
     batch[i] = pool[rows[i / k] * k + i % k];
 }
 
@@ -47,7 +49,8 @@ class cuda_runner final : public matmul_runner {
                             const std::vector<int64_t>& keep) override {
     const int64_t m = static_cast<int64_t>(rows.size());
     for (const int32_t r : rows)
-      if (r < 0 || r >= pool_rows_) throw std::out_of_range("cuda runner: pool row " + std::to_string(r) + " out of range");
+      if (r < 0 || r >= pool_rows_)
+        throw std::out_of_range("cuda runner: pool row " + std::to_string(r) + " out of range");
     const auto cells = static_cast<size_t>(m * n_);
     rows_.assign(rows);
     batch_.resize(static_cast<size_t>(m * k_));
@@ -60,9 +63,9 @@ class cuda_runner final : public matmul_runner {
     check(cudaMemset(out_.get(), 0xff, cells * sizeof(uint16_t)), "sentinel fill");
     const std::vector<uint16_t> canaries(harness::kGuardRows, harness::kGuardBf16);
     out_.upload(canaries.data(), canaries.size(), cells);
-    const sc_matmul_problem p = harness::make_problem({m, n_, k_, batch_.get(), weight_.get(),
-                                                       has_bias_ ? bias_.get() : nullptr, out_.get(),
-                                                       launch_config});
+    const sc_matmul_problem p =
+        harness::make_problem({m, n_, k_, batch_.get(), weight_.get(),
+                               has_bias_ ? bias_.get() : nullptr, out_.get(), launch_config});
     char error[512] = {};
     const sc_status status = subject_.run(subject_.context, &p, error, sizeof error);
     error[sizeof error - 1] = '\0';

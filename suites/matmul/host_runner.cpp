@@ -22,7 +22,8 @@ class host_runner final : public matmul_runner {
     batch_.resize(static_cast<size_t>(m * k));
     for (int64_t r = 0; r < m; ++r) {
       if (rows[r] < 0 || rows[r] >= operands_->pool_rows)
-        throw std::out_of_range("host runner: pool row " + std::to_string(rows[r]) + " out of range");
+        throw std::out_of_range("host runner: pool row " + std::to_string(rows[r]) +
+                                " out of range");
       std::copy_n(operands_->pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
     const auto cells = static_cast<size_t>(m * n);
@@ -41,7 +42,8 @@ class host_runner final : public matmul_runner {
     if (keep.empty()) return out_;
     std::vector<uint16_t> kept;
     kept.reserve(keep.size() * n);
-    for (const int64_t r : keep) kept.insert(kept.end(), out_.begin() + r * n, out_.begin() + (r + 1) * n);
+    for (const int64_t r : keep)
+      kept.insert(kept.end(), out_.begin() + r * n, out_.begin() + (r + 1) * n);
     return kept;
   }
 
@@ -62,8 +64,8 @@ std::unique_ptr<matmul_runner> make_runner(const sc_matmul& subject) {
   if (subject.memory_space == SC_MEMORY_CUDA) return make_cuda_runner(subject);
 #endif
   if (subject.memory_space == SC_MEMORY_HOST) return make_host_runner(subject);
-  throw std::runtime_error(std::string(subject.name) + ": memory space " + std::to_string(subject.memory_space) +
-                           " has no runner in this build");
+  throw std::runtime_error(std::string(subject.name) + ": memory space " +
+                           std::to_string(subject.memory_space) + " has no runner in this build");
 }
 
 }  // namespace samplecheck::matmul_suite

@@ -1,12 +1,12 @@
 // CPU (CI) half of the matmul suite: the emulations of the CUDA kernels must be
 // bitwise batch-invariant, launch-configuration independent, run-to-run stable
 // and accurate on every fixture shape (as a 16-column slice: matmul_test_support.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "kernels/matmul/cpu_matmuls.h"
 #include "kernels/matmul/mma_kernels.h"
@@ -24,14 +24,23 @@ struct cpu_case {
 
 // Which batch-size list each shape sweeps on CPU. qkv and gate/up share K with o
 // (only N differs, and a slice removes N), so they take the short list.
-const cpu_case kInvarianceCases[] = {
-    {"qwen3_8b.o", "cpu"},          {"qwen3_8b.down", "cpu_long_k"}, {"qwen3_8b.qkv", "configs"},
-    {"qwen3_8b.gate_up", "configs"}, {"k2880", "cpu"},                {"n32", "configs"},
-    {"odd_k1001", "cpu"},           {"odd_k4097", "configs"},        {"short_k96", "cpu"},
-    {"short_k128", "cpu"},          {"short_k192", "cpu"},           {"short_k256", "cpu"},
-    {"short_k512", "cpu"}};
+const cpu_case kInvarianceCases[] = {{"qwen3_8b.o", "cpu"},
+                                     {"qwen3_8b.down", "cpu_long_k"},
+                                     {"qwen3_8b.qkv", "configs"},
+                                     {"qwen3_8b.gate_up", "configs"},
+                                     {"k2880", "cpu"},
+                                     {"n32", "configs"},
+                                     {"odd_k1001", "cpu"},
+                                     {"odd_k4097", "configs"},
+                                     {"short_k96", "cpu"},
+                                     {"short_k128", "cpu"},
+                                     {"short_k192", "cpu"},
+                                     {"short_k256", "cpu"},
+                                     {"short_k512", "cpu"}};
 
-int64_t largest(const std::vector<int64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
+int64_t largest(const std::vector<int64_t>& sizes) {
+  return *std::max_element(sizes.begin(), sizes.end());
+}
 
 testbed_config config_for(const matmul_shape& shape, bool bias, int64_t max_m) {
   return {shape, std::min(kHostColumns, shape.n), bias, 20261130, max_m};
@@ -197,7 +206,8 @@ std::string bad_table_entry(Table table, int32_t count) {
 std::string bad_segment_plan(const samplecheck::matmul::reduction_plan& plan, int64_t k) {
   using namespace samplecheck::matmul;
   if (k <= kSegmentMinK)
-    return plan.num_segments == 1 && plan.segment_length == k ? "" : "K <= 256 is not one segment of K";
+    return plan.num_segments == 1 && plan.segment_length == k ? ""
+                                                              : "K <= 256 is not one segment of K";
   if (plan.num_segments != kSegments) return "not 4 segments";
   if (plan.segment_length % kMmaKTile != 0) return "a segment is not whole 64-wide k-tiles";
   if (plan.segment_length * kSegments < k) return "the segments do not cover K";

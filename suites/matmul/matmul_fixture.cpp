@@ -8,12 +8,13 @@
 namespace samplecheck::matmul_suite {
 namespace {
 
-int64_t parse_positive(const std::string& path, int line, const char* field, const std::string& text) {
+int64_t parse_positive(const std::string& path, int line, const char* field,
+                       const std::string& text) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0)
-    throw std::runtime_error(path + " line " + std::to_string(line) + ": field " + field + " = '" + text +
-                             "' is not a positive integer");
+    throw std::runtime_error(path + " line " + std::to_string(line) + ": field " + field + " = '" +
+                             text + "' is not a positive integer");
   return value;
 }
 
@@ -27,7 +28,8 @@ const matmul_shape& matmul_fixture::shape(const std::string& name) const {
 
 const std::vector<int64_t>& matmul_fixture::sizes(const std::string& name) const {
   const auto it = batch_sizes.find(name);
-  if (it == batch_sizes.end()) throw std::runtime_error("matmul fixture: no batch_sizes list named '" + name + "'");
+  if (it == batch_sizes.end())
+    throw std::runtime_error("matmul fixture: no batch_sizes list named '" + name + "'");
   return it->second;
 }
 
@@ -45,18 +47,24 @@ matmul_fixture read_matmul_fixture(const std::string& path) {
       matmul_shape s;
       std::string n, k;
       if (!(fields >> s.name >> n >> k >> s.tag))
-        throw std::runtime_error(path + " line " + std::to_string(line) + ": shape needs <name> <n> <k> <tag>");
+        throw std::runtime_error(path + " line " + std::to_string(line) +
+                                 ": shape needs <name> <n> <k> <tag>");
       s.n = parse_positive(path, line, "n", n);
       s.k = parse_positive(path, line, "k", k);
       fixture.shapes.push_back(s);
     } else if (kind == "batch_sizes") {
       std::string name, m;
-      if (!(fields >> name)) throw std::runtime_error(path + " line " + std::to_string(line) + ": batch_sizes needs a name");
+      if (!(fields >> name))
+        throw std::runtime_error(path + " line " + std::to_string(line) +
+                                 ": batch_sizes needs a name");
       auto& list = fixture.batch_sizes[name];
       while (fields >> m) list.push_back(parse_positive(path, line, "m", m));
-      if (list.empty()) throw std::runtime_error(path + " line " + std::to_string(line) + ": batch_sizes " + name + " is empty");
+      if (list.empty())
+        throw std::runtime_error(path + " line " + std::to_string(line) + ": batch_sizes " + name +
+                                 " is empty");
     } else {
-      throw std::runtime_error(path + " line " + std::to_string(line) + ": unknown record '" + kind + "'");
+      throw std::runtime_error(path + " line " + std::to_string(line) + ": unknown record '" +
+                               kind + "'");
     }
   }
   if (fixture.shapes.empty()) throw std::runtime_error(path + ": no shape records");

@@ -19,7 +19,7 @@ struct matmul_fixture {
   std::vector<matmul_shape> shapes;
   std::map<std::string, std::vector<int64_t>> batch_sizes;
 
-  const matmul_shape& shape(const std::string& name) const;      // throws if absent
+  const matmul_shape& shape(const std::string& name) const;          // throws if absent
   const std::vector<int64_t>& sizes(const std::string& name) const;  // throws if absent
 };
 

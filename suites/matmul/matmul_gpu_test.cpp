@@ -23,8 +23,8 @@ namespace {
 constexpr uint64_t kSeed = 20261130;
 
 // Every batch-invariant CUDA subject: the SIMT kernels and the tensor-core ones.
-constexpr const char* kInvariantSubjects[] = {"cuda.segmented", "cuda.persistent", "cuda.segmented_mma",
-                                              "cuda.persistent_mma"};
+constexpr const char* kInvariantSubjects[] = {"cuda.segmented", "cuda.persistent",
+                                              "cuda.segmented_mma", "cuda.persistent_mma"};
 
 std::vector<int64_t> every_m(int64_t last) {
   std::vector<int64_t> sizes(static_cast<size_t>(last));
@@ -39,7 +39,9 @@ std::vector<int64_t> spot_sizes() {
   return sizes;
 }
 
-int64_t largest(const std::vector<int64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
+int64_t largest(const std::vector<int64_t>& sizes) {
+  return *std::max_element(sizes.begin(), sizes.end());
+}
 
 testbed_config full_width(const char* shape, bool bias, int64_t max_m) {
   const matmul_shape& s = shapes_fixture().shape(shape);
@@ -59,7 +61,8 @@ void sweep_every_m(const char* subject, const char* shape, int64_t last_m) {
 
 }  // namespace
 
-TEST_CASE("matmul_gpu tensor-core kernels: bitwise batch invariance for every M = 1..4096", "[gpu][sweep][mma_sweep]") {
+TEST_CASE("matmul_gpu tensor-core kernels: bitwise batch invariance for every M = 1..4096",
+          "[gpu][sweep][mma_sweep]") {
   // The mma kernels run a 4096-row batch in about cuBLAS time, so both get the
   // whole range, the segmented one on O and on down (K = 12288, segments of 3072).
   sweep_every_m("cuda.segmented_mma", "qwen3_8b.o", 4096);
@@ -79,13 +82,15 @@ TEST_CASE("matmul_gpu bitwise batch invariance for every M = 1..4096", "[gpu][sw
     const char* shape;
     int64_t last_m;
   };
-  for (const sweep& s : {sweep{"cuda.segmented", "qwen3_8b.o", 4096}, sweep{"cuda.segmented", "qwen3_8b.down", 1024},
-                         sweep{"cuda.persistent", "qwen3_8b.o", 1024}}) {
+  for (const sweep& s :
+       {sweep{"cuda.segmented", "qwen3_8b.o", 4096}, sweep{"cuda.segmented", "qwen3_8b.down", 1024},
+        sweep{"cuda.persistent", "qwen3_8b.o", 1024}}) {
     sweep_every_m(s.subject, s.shape, s.last_m);
   }
 }
 
-TEST_CASE("matmul_gpu bitwise batch invariance on every fixture shape, with and without bias", "[gpu]") {
+TEST_CASE("matmul_gpu bitwise batch invariance on every fixture shape, with and without bias",
+          "[gpu]") {
   const std::vector<int64_t> sizes = spot_sizes();
   for (const char* subject : kInvariantSubjects) {
     auto runner = make_runner(find_subject(cuda_matmuls(), subject));
@@ -100,7 +105,8 @@ TEST_CASE("matmul_gpu bitwise batch invariance on every fixture shape, with and 
 
 TEST_CASE("matmul_gpu kernels give the bits of their CPU emulation", "[gpu]") {
   // SIMT only: the mma kernels have no CPU emulation (see the top of the file).
-  for (const auto& [gpu, cpu] : {std::pair{"cuda.segmented", "cpu.segmented"}, std::pair{"cuda.persistent", "cpu.persistent"}}) {
+  for (const auto& [gpu, cpu] : {std::pair{"cuda.segmented", "cpu.segmented"},
+                                 std::pair{"cuda.persistent", "cpu.persistent"}}) {
     auto device = make_runner(find_subject(cuda_matmuls(), gpu));
     auto host = make_runner(find_subject(cpu_matmuls(), cpu));
     for (const auto& shape : shapes_fixture().shapes) {
@@ -181,10 +187,14 @@ TEST_CASE("matmul_gpu every B mutant is killed by its catalog check", "[gpu][mut
     matmul_testbed testbed(*mutant, full_width(c.shape, c.bias, largest(c.sizes)));
     check_result r;
     // Every row compared, not just the probes: see matmul_testbed.h.
-    if (check == "batch_invariance") r = testbed.batch_invariance(c.sizes, -1, true);
-    else if (check == "accuracy") r = testbed.accuracy(c.sizes.front());
-    else if (check == "launch_config_independence") r = testbed.launch_config_independence(c.sizes);
-    else r = testbed.run_to_run(c.sizes.front(), 30);
+    if (check == "batch_invariance")
+      r = testbed.batch_invariance(c.sizes, -1, true);
+    else if (check == "accuracy")
+      r = testbed.accuracy(c.sizes.front());
+    else if (check == "launch_config_independence")
+      r = testbed.launch_config_independence(c.sizes);
+    else
+      r = testbed.run_to_run(c.sizes.front(), 30);
     std::printf("%s\n", r.summary.c_str());
     require_fail(r);
   }
@@ -202,15 +212,16 @@ TEST_CASE("matmul_gpu small odd problems for compute-sanitizer", "[gpu][sanitize
     const matmul_shape& shape;
   };
   const std::vector<sanitizer_case> cases = {
-      {"cuda.segmented", odd},          {"cuda.persistent", odd},      {"cuda.segmented:B06", odd},
-      {"cuda.cublas", odd},             {"cuda.segmented_mma", odd},   {"cuda.persistent_mma", odd},
-      {"cuda.segmented_mma", k2880},    {"cuda.persistent_mma", k2880}};
+      {"cuda.segmented", odd},       {"cuda.persistent", odd},      {"cuda.segmented:B06", odd},
+      {"cuda.cublas", odd},          {"cuda.segmented_mma", odd},   {"cuda.persistent_mma", odd},
+      {"cuda.segmented_mma", k2880}, {"cuda.persistent_mma", k2880}};
   for (const sanitizer_case& c : cases) {
     auto runner = make_runner(find_subject(cuda_matmuls(), c.subject));
     CAPTURE(c.subject, c.shape.name);
     matmul_testbed testbed(*runner, {c.shape, 37, true, kSeed, 130});
     require_pass(testbed.accuracy(130));
-    if (runner->subject().num_launch_configs > 0 && std::string(c.subject).find(':') == std::string::npos)
+    if (runner->subject().num_launch_configs > 0 &&
+        std::string(c.subject).find(':') == std::string::npos)
       require_pass(testbed.launch_config_independence({1, 5, 130}));
   }
 }

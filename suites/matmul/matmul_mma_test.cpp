@@ -10,6 +10,7 @@
 // accumulation of its 16 products is not an IEEE fma sequence a CPU can
 // reproduce bit for bit (kernels/matmul/mma_kernels.h).
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
@@ -19,8 +20,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "kernels/matmul/cuda_matmuls.h"
 #include "reference/matmul_reference.h"
@@ -46,7 +45,9 @@ class device_bits {
   device_bits(const std::vector<uint16_t>& host, int64_t offset) : offset_(offset) {
     require_cuda(cudaMalloc(&base_, (host.size() + offset + 8) * sizeof(uint16_t)), "cudaMalloc");
     if (!host.empty())
-      require_cuda(cudaMemcpy(get(), host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice), "upload");
+      require_cuda(
+          cudaMemcpy(get(), host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice),
+          "upload");
   }
   ~device_bits() { cudaFree(base_); }
   device_bits(const device_bits&) = delete;
@@ -61,15 +62,18 @@ class device_bits {
 std::vector<uint16_t> random_bits(uint64_t stream, int64_t count, float scale) {
   std::vector<uint16_t> v(static_cast<size_t>(count));
   samplecheck::philox_stream s(20261130, stream, 0);
-  for (auto& x : v) x = float_to_bf16(scale * (2.0f * samplecheck::uniform_open_one(s.next()) - 1.0f));
+  for (auto& x : v)
+    x = float_to_bf16(scale * (2.0f * samplecheck::uniform_open_one(s.next()) - 1.0f));
   return v;
 }
 
 // "" when the two outputs (m x n, row-major bf16) are equal bit for bit (memcmp);
 // else the count and the first and last differing elements with both bit
 // patterns, so a failure names the element, not just the buffer.
-std::string bitwise_difference(const std::vector<uint16_t>& want, const std::vector<uint16_t>& got, int64_t n) {
-  if (want.size() != got.size()) return fmt::format("sizes differ: {} vs {}", want.size(), got.size());
+std::string bitwise_difference(const std::vector<uint16_t>& want, const std::vector<uint16_t>& got,
+                               int64_t n) {
+  if (want.size() != got.size())
+    return fmt::format("sizes differ: {} vs {}", want.size(), got.size());
   if (std::memcmp(want.data(), got.data(), want.size() * 2) == 0) return {};
   int64_t bad = 0, first = -1, last = -1;
   for (size_t i = 0; i < want.size(); ++i)
@@ -82,9 +86,10 @@ std::string bitwise_difference(const std::vector<uint16_t>& want, const std::vec
     return fmt::format("(row {}, col {}: want 0x{:04x} {} got 0x{:04x} {})", i / n, i % n, want[i],
                        bf16_to_float(want[i]), got[i], bf16_to_float(got[i]));
   };
-  return fmt::format("{} of {} outputs differ bitwise ({:.2f}%); first {}, last {}", bad, want.size(),
-                     100.0 * static_cast<double>(bad) / static_cast<double>(want.size()), describe(first),
-                     describe(last));
+  return fmt::format("{} of {} outputs differ bitwise ({:.2f}%); first {}, last {}", bad,
+                     want.size(),
+                     100.0 * static_cast<double>(bad) / static_cast<double>(want.size()),
+                     describe(first), describe(last));
 }
 
 // One line per step on stdout, flushed, with the seconds since the test began:
@@ -95,8 +100,10 @@ class progress_log {
  public:
   template <class... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    std::printf("[mma %7.1fs] %s\n", seconds, fmt::format(format, std::forward<Args>(args)...).c_str());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::printf("[mma %7.1fs] %s\n", seconds,
+                fmt::format(format, std::forward<Args>(args)...).c_str());
     std::fflush(stdout);
   }
 
@@ -136,12 +143,14 @@ struct case_data {
 
   // 0xffff (a NaN) in every output, so an unwritten one cannot pass.
   void fill_sentinel(int64_t m, cudaStream_t stream) {
-    require_cuda(cudaMemsetAsync(out_dev.get(), 0xff, static_cast<size_t>(m * c.n) * 2, stream), "sentinel fill");
+    require_cuda(cudaMemsetAsync(out_dev.get(), 0xff, static_cast<size_t>(m * c.n) * 2, stream),
+                 "sentinel fill");
   }
 
   sc_matmul_problem problem(int64_t m, int32_t config) const {
     return samplecheck::harness::make_problem({m, c.n, c.k, a_dev.get(), weight_dev.get(),
-                                  c.bias ? bias_dev.get() : nullptr, out_dev.get(), config});
+                                               c.bias ? bias_dev.get() : nullptr, out_dev.get(),
+                                               config});
   }
 
   static void enqueue(const sc_matmul& subject, const sc_matmul_problem& p) {
@@ -152,7 +161,8 @@ struct case_data {
 
   std::vector<uint16_t> download(int64_t m) const {
     std::vector<uint16_t> out(static_cast<size_t>(m * c.n));
-    require_cuda(cudaMemcpy(out.data(), out_dev.get(), out.size() * 2, cudaMemcpyDeviceToHost), "download");
+    require_cuda(cudaMemcpy(out.data(), out_dev.get(), out.size() * 2, cudaMemcpyDeviceToHost),
+                 "download");
     return out;
   }
 
@@ -169,73 +179,83 @@ struct case_data {
       for (int64_t col = 0; col < c.n; ++col) {
         double magnitude = 0.0;
         for (int64_t i = 0; i < c.k; ++i)
-          magnitude += std::abs(static_cast<double>(bf16_to_float(a[r * c.k + i])) * bf16_to_float(weight[col * c.k + i]));
+          magnitude += std::abs(static_cast<double>(bf16_to_float(a[r * c.k + i])) *
+                                bf16_to_float(weight[col * c.k + i]));
         const double want = ref(r, col), got = bf16_to_float(out[r * c.n + col]);
         const double bound = std::ldexp(std::abs(want), -8) + std::ldexp(magnitude, -10);
         if (std::abs(got - want) <= bound) continue;  // a NaN (unwritten 0xffff) fails here
-        if (++bad <= 4) first += fmt::format(" (row {}, col {}: got {} want {:.6g}, bound {:.3g})", r, col, got, want, bound);
+        if (++bad <= 4)
+          first += fmt::format(" (row {}, col {}: got {} want {:.6g}, bound {:.3g})", r, col, got,
+                               want, bound);
       }
     if (bad == 0) return {};
-    return fmt::format("{} of {} outputs off ({:.2f}%):{}", bad, m * c.n, 100.0 * bad / (m * c.n), first);
+    return fmt::format("{} of {} outputs off ({:.2f}%):{}", bad, m * c.n, 100.0 * bad / (m * c.n),
+                       first);
   }
 };
 
 }  // namespace
 
-TEST_CASE("matmul_mma tensor-core kernels against fp64, every config, rows equal across M", "[gpu][mma]") {
+TEST_CASE("matmul_mma tensor-core kernels against fp64, every config, rows equal across M",
+          "[gpu][mma]") {
   // N: a tile multiple, a multiple of 8 but not of 64, and not a multiple of 8.
   // K: one k16 step; K % 16 != 0 (72); 256 (the last single-segment K) and 264
   // (four segments, the third nearly empty, the fourth empty); 320 and 1024
   // (full segments); odd K (scalar path); 1024 with misaligned pointers.
   const std::vector<small_case> cases = {
-      {64, 16, false, 0},  {64, 64, true, 0},   {136, 72, true, 0},   {200, 256, false, 0},
-      {256, 264, true, 0}, {128, 320, false, 0}, {256, 1024, true, 0}, {96, 97, true, 0},
+      {64, 16, false, 0},   {64, 64, true, 0},    {136, 72, true, 0},   {200, 256, false, 0},
+      {256, 264, true, 0},  {128, 320, false, 0}, {256, 1024, true, 0}, {96, 97, true, 0},
       {72, 1001, false, 0}, {64, 1024, true, 1}};
   progress_log progress;
   // One section per subject, so a slow tool (racecheck) can run them one at a
   // time: -c cuda.segmented_mma or -c cuda.persistent_mma.
   for (const char* name : {"cuda.segmented_mma", "cuda.persistent_mma"}) DYNAMIC_SECTION(name) {
-    const sc_matmul& subject = find_subject(samplecheck::matmul::cuda_matmuls(), name);
-    for (const small_case& c : cases) {
-      case_data data(c);
-      // Batches are prefixes of the same rows: the previous, smaller batch's rows
-      // must come back bit for bit.
-      std::vector<uint16_t> smaller;
-      // 17 and 33: part-filled 16-, 32- and 64-row tiles; 64: two 32-row tiles.
-      for (const int64_t m : {int64_t{1}, int64_t{17}, int64_t{33}, int64_t{64}}) {
-        CAPTURE(name, c.n, c.k, c.bias, c.misalign, m);
-        progress.line("{} n {} k {} bias {} misalign {} m {}: table and {} configs", name, c.n, c.k, c.bias,
-                      c.misalign, m, subject.num_launch_configs);
-        const std::vector<uint16_t> table = data.run(subject, m, -1);
-        const std::string error = data.compare_to_reference(table, m);
-        INFO(error);
-        REQUIRE(error.empty());
-        if (!smaller.empty()) {
-          // The first rows of this batch against the whole smaller batch.
-          const std::string prefix = bitwise_difference(
-              smaller, std::vector<uint16_t>(table.begin(), table.begin() + static_cast<int64_t>(smaller.size())), c.n);
-          INFO("rows against the smaller batch: " << prefix);
-          REQUIRE(prefix.empty());
-        }
-        smaller = table;
-        for (int32_t config = 0; config < subject.num_launch_configs; ++config) {
-          INFO("config " << config << " " << subject.launch_config_name(subject.context, config));
-          const std::vector<uint16_t> out = data.run(subject, m, config);
-          const std::string difference = bitwise_difference(table, out, c.n);
-          INFO("against the table config: " << difference);
-          REQUIRE(difference.empty());
+      const sc_matmul& subject = find_subject(samplecheck::matmul::cuda_matmuls(), name);
+      for (const small_case& c : cases) {
+        case_data data(c);
+        // Batches are prefixes of the same rows: the previous, smaller batch's rows
+        // must come back bit for bit.
+        std::vector<uint16_t> smaller;
+        // 17 and 33: part-filled 16-, 32- and 64-row tiles; 64: two 32-row tiles.
+        for (const int64_t m : {int64_t{1}, int64_t{17}, int64_t{33}, int64_t{64}}) {
+          CAPTURE(name, c.n, c.k, c.bias, c.misalign, m);
+          progress.line("{} n {} k {} bias {} misalign {} m {}: table and {} configs", name, c.n,
+                        c.k, c.bias, c.misalign, m, subject.num_launch_configs);
+          const std::vector<uint16_t> table = data.run(subject, m, -1);
+          const std::string error = data.compare_to_reference(table, m);
+          INFO(error);
+          REQUIRE(error.empty());
+          if (!smaller.empty()) {
+            // The first rows of this batch against the whole smaller batch.
+            const std::string prefix = bitwise_difference(
+                smaller,
+                std::vector<uint16_t>(table.begin(),
+                                      table.begin() + static_cast<int64_t>(smaller.size())),
+                c.n);
+            INFO("rows against the smaller batch: " << prefix);
+            REQUIRE(prefix.empty());
+          }
+          smaller = table;
+          for (int32_t config = 0; config < subject.num_launch_configs; ++config) {
+            INFO("config " << config << " " << subject.launch_config_name(subject.context, config));
+            const std::vector<uint16_t> out = data.run(subject, m, config);
+            const std::string difference = bitwise_difference(table, out, c.n);
+            INFO("against the table config: " << difference);
+            REQUIRE(difference.empty());
+          }
         }
       }
     }
-  }
 }
 
-TEST_CASE("matmul_mma split launches replayed from a CUDA graph give the eager bits", "[gpu][mma]") {
+TEST_CASE("matmul_mma split launches replayed from a CUDA graph give the eager bits",
+          "[gpu][mma]") {
   // A split launch counts its blocks' arrivals per tile and must leave every
   // counter zero: a replay finding one non-zero would fold no tile and leave the
   // sentinel. Three replays per config, each against the eager table output.
   progress_log progress;
-  const sc_matmul& subject = find_subject(samplecheck::matmul::cuda_matmuls(), "cuda.segmented_mma");
+  const sc_matmul& subject =
+      find_subject(samplecheck::matmul::cuda_matmuls(), "cuda.segmented_mma");
   case_data data({200, 1024, true, 0});
   const int64_t m = 33;
   const int64_t n = data.c.n;

@@ -30,15 +30,28 @@ struct mutant_case {
 const std::vector<mutant_case> kCases = {
     {"B01", "qwen3_8b.o", false, {1, 2, 64, 65, 129}, "2 segments above M = 64"},
     {"B02", "k2880", false, {9}, "the last 576 of 2880 K elements dropped"},
-    {"B03", "qwen3_8b.o", false, {1, 3, 63, 64, 65, 129}, "butterfly order flips at M = 64 for K = 4096"},
-    {"B04", "short_k128", false, {1, 3, 33}, "split partials of the four 32-wide segments rounded to bf16"},
-    {"B05", "qwen3_8b.o", true, {1, 2, 1024, 1025}, "bias inside partial 0 while split (M <= 1024)"},
+    {"B03",
+     "qwen3_8b.o",
+     false,
+     {1, 3, 63, 64, 65, 129},
+     "butterfly order flips at M = 64 for K = 4096"},
+    {"B04",
+     "short_k128",
+     false,
+     {1, 3, 33},
+     "split partials of the four 32-wide segments rounded to bf16"},
+    {"B05",
+     "qwen3_8b.o",
+     true,
+     {1, 2, 1024, 1025},
+     "bias inside partial 0 while split (M <= 1024)"},
     {"B06", "qwen3_8b.o", false, {64}, "partials summed in a random arrival order"},
     {"B07", "n32", false, {1, 2047, 2048}, "2 segments from the undeclared threshold M = 2048"},
     {"B08", "n32", false, {1, 264, 265}, "132 / ceil(M / 8) splits: 4 up to M = 264, then 2"},
 };
 
-check_result run_named_check(std::string_view check, matmul_testbed& testbed, const std::vector<int64_t>& sizes) {
+check_result run_named_check(std::string_view check, matmul_testbed& testbed,
+                             const std::vector<int64_t>& sizes) {
   if (check == "batch_invariance") return testbed.batch_invariance(sizes, -1, true);
   if (check == "accuracy") return testbed.accuracy(sizes.front());
   if (check == "launch_config_independence") return testbed.launch_config_independence(sizes);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,14 +14,16 @@
 
 namespace samplecheck::matmul_suite {
 
-inline const sc_matmul& find_subject(const std::vector<const sc_matmul*>& subjects, const std::string& name) {
+inline const sc_matmul& find_subject(const std::vector<const sc_matmul*>& subjects,
+                                     const std::string& name) {
   for (const sc_matmul* s : subjects)
     if (name == s->name) return *s;
   throw std::runtime_error("no matmul subject named " + name);
 }
 
 inline const matmul_fixture& shapes_fixture() {
-  static const matmul_fixture fixture = read_matmul_fixture(testing::fixture_path("matmul/layer_shapes.txt"));
+  static const matmul_fixture fixture =
+      read_matmul_fixture(testing::fixture_path("matmul/layer_shapes.txt"));
   return fixture;
 }
 

@@ -1,11 +1,11 @@
 #include "suites/matmul/matmul_testbed.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "reference/matmul_reference.h"
 #include "reference/numeric.h"
@@ -39,15 +39,16 @@ bool is_nan_bits(uint16_t b) { return (b & 0x7fffu) > 0x7f80u; }
 std::string trivial_row_reason(const uint16_t* row, int64_t n) {
   bool any_nonzero = false;
   for (int64_t c = 0; c < n; ++c) {
-    if (is_nan_bits(row[c])) return fmt::format("column {} is NaN or unwritten (0x{:04x})", c, row[c]);
+    if (is_nan_bits(row[c]))
+      return fmt::format("column {} is NaN or unwritten (0x{:04x})", c, row[c]);
     any_nonzero = any_nonzero || (row[c] & 0x7fffu) != 0;
   }
   return any_nonzero ? std::string() : std::string("every output is zero");
 }
 
 std::string mismatch_text(int64_t column, uint16_t expected, uint16_t actual) {
-  return fmt::format("column {}: expected 0x{:04x}, got 0x{:04x} ({} ULP)", column, expected, actual,
-                     bf16_ulp_distance(expected, actual));
+  return fmt::format("column {}: expected 0x{:04x}, got 0x{:04x} ({} ULP)", column, expected,
+                     actual, bf16_ulp_distance(expected, actual));
 }
 
 // Where one batch size's outputs differ from M = 1, for the report: how many outputs and
@@ -56,7 +57,9 @@ class divergence_map {
  public:
   static constexpr int64_t kColumnBands = 32, kRowsNamed = 8;
   divergence_map(int64_t m, int64_t n)
-      : m_(m), n_(n), band_(std::max<int64_t>(1, (n + kColumnBands - 1) / kColumnBands)),
+      : m_(m),
+        n_(n),
+        band_(std::max<int64_t>(1, (n + kColumnBands - 1) / kColumnBands)),
         bands_(static_cast<size_t>((n + band_ - 1) / band_)) {}
   void add_row(int64_t batch_row, const uint16_t* want, const uint16_t* got, int64_t first) {
     ++rows_;
@@ -68,8 +71,12 @@ class divergence_map {
     nlohmann::json bands = nlohmann::json::array();
     for (size_t b = 0; b < bands_.size(); ++b)
       if (bands_[b] > 0) bands.push_back({static_cast<int64_t>(b) * band_, bands_[b]});
-    return {{"m", m_},          {"outputs", outputs_}, {"rows", rows_}, {"batch_rows", named_},
-            {"band_width", band_}, {"column_bands", bands}};
+    return {{"m", m_},
+            {"outputs", outputs_},
+            {"rows", rows_},
+            {"batch_rows", named_},
+            {"band_width", band_},
+            {"column_bands", bands}};
   }
 
  private:
@@ -80,15 +87,17 @@ class divergence_map {
 }  // namespace
 
 int64_t bf16_ulp_distance(uint16_t a, uint16_t b) {
-  const auto ordered = [](uint16_t x) -> int64_t { return (x & 0x8000u) ? -int64_t{x & 0x7fffu} : int64_t{x}; };
+  const auto ordered = [](uint16_t x) -> int64_t {
+    return (x & 0x8000u) ? -int64_t{x & 0x7fffu} : int64_t{x};
+  };
   return std::llabs(ordered(a) - ordered(b));
 }
 
 matmul_testbed::matmul_testbed(matmul_runner& runner, const testbed_config& config)
     : runner_(runner), config_(config) {
   if (config_.columns <= 0 || config_.columns > config_.shape.n)
-    throw std::invalid_argument(fmt::format("testbed {}: columns {} outside [1, {}]", config_.shape.name,
-                                            config_.columns, config_.shape.n));
+    throw std::invalid_argument(fmt::format("testbed {}: columns {} outside [1, {}]",
+                                            config_.shape.name, config_.columns, config_.shape.n));
   const int64_t n = config_.columns, k = config_.shape.k;
   operands_.n = n;
   operands_.k = k;
@@ -103,14 +112,15 @@ matmul_testbed::matmul_testbed(matmul_runner& runner, const testbed_config& conf
 }
 
 std::string matmul_testbed::describe() const {
-  return fmt::format("{} {} (n {} of {}, k {}, {}, seed {})", runner_.subject().name, config_.shape.name,
-                     config_.columns, config_.shape.n, config_.shape.k, config_.bias ? "bias" : "no bias",
-                     config_.seed);
+  return fmt::format("{} {} (n {} of {}, k {}, {}, seed {})", runner_.subject().name,
+                     config_.shape.name, config_.columns, config_.shape.n, config_.shape.k,
+                     config_.bias ? "bias" : "no bias", config_.seed);
 }
 
 std::vector<int32_t> matmul_testbed::batch_rows(int64_t m) const {
   if (m < 1 || m > config_.max_m)
-    throw std::invalid_argument(fmt::format("{}: batch size {} outside [1, max_m = {}]", describe(), m, config_.max_m));
+    throw std::invalid_argument(
+        fmt::format("{}: batch size {} outside [1, max_m = {}]", describe(), m, config_.max_m));
   std::vector<int32_t> rows(static_cast<size_t>(m));
   for (int64_t r = 0; r < m; ++r) rows[r] = static_cast<int32_t>(kProbes + r);
   return rows;
@@ -119,7 +129,9 @@ std::vector<int32_t> matmul_testbed::batch_rows(int64_t m) const {
 void matmul_testbed::note_divergence(check_result& result, int64_t m, int64_t row, int64_t column,
                                      uint16_t expected, uint16_t actual) const {
   if (result.evidence.contains("m")) return;
-  result.evidence.update({{"m", m}, {"row", row}, {"column", column},
+  result.evidence.update({{"m", m},
+                          {"row", row},
+                          {"column", column},
                           {"expected_bits", fmt::format("0x{:04x}", expected)},
                           {"actual_bits", fmt::format("0x{:04x}", actual)},
                           {"ulp", bf16_ulp_distance(expected, actual)}});
@@ -128,16 +140,21 @@ void matmul_testbed::note_divergence(check_result& result, int64_t m, int64_t ro
 check_result matmul_testbed::finish(check_result result) const {
   result.passed = result.failures == 0 && result.trials > 0;
   if (result.trials == 0) result.summary = "nothing was compared";
-  result.summary = describe() + ": " + result.check + (result.passed ? " passed: " : " FAILED: ") + result.summary;
+  result.summary = describe() + ": " + result.check + (result.passed ? " passed: " : " FAILED: ") +
+                   result.summary;
   if (!result.passed)
-    result.evidence.update({{"subject", runner_.subject().name}, {"shape", config_.shape.name},
-                            {"n", config_.shape.n}, {"k", config_.shape.k}, {"columns", config_.columns},
-                            {"bias", config_.bias}, {"operand_seed", config_.seed}});
+    result.evidence.update({{"subject", runner_.subject().name},
+                            {"shape", config_.shape.name},
+                            {"n", config_.shape.n},
+                            {"k", config_.shape.k},
+                            {"columns", config_.columns},
+                            {"bias", config_.bias},
+                            {"operand_seed", config_.seed}});
   return result;
 }
 
-check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes, int32_t launch_config,
-                                              bool every_row) {
+check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
+                                              int32_t launch_config, bool every_row) {
   check_result result;
   result.check = "batch_invariance";
   const int64_t n = operands_.n;
@@ -149,7 +166,8 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
     alone[row] = runner_.run({static_cast<int32_t>(row)}, launch_config, {0});
     if (const std::string why = trivial_row_reason(alone[row].data(), n); !why.empty()) {
       result.trials = result.failures = 1;
-      result.summary = fmt::format("harness error: pool row {} alone (M = 1) is trivial: {}", row, why);
+      result.summary =
+          fmt::format("harness error: pool row {} alone (M = 1) is trivial: {}", row, why);
       return finish(result);
     }
   }
@@ -196,9 +214,10 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
   }
   result.summary =
       result.failures == 0
-          ? fmt::format("{} batch sizes bitwise equal to M = 1 ({} outputs compared)", result.trials, outputs)
-          : fmt::format("{} of {} batch sizes differ from M = 1 ({} of {} outputs); {}", result.failures,
-                        result.trials, differing_outputs, outputs, first);
+          ? fmt::format("{} batch sizes bitwise equal to M = 1 ({} outputs compared)",
+                        result.trials, outputs)
+          : fmt::format("{} of {} batch sizes differ from M = 1 ({} of {} outputs); {}",
+                        result.failures, result.trials, differing_outputs, outputs, first);
   return finish(result);
 }
 
@@ -216,7 +235,8 @@ check_result matmul_testbed::run_to_run(int64_t m, int repeats) {
   for (int r = 1; r < repeats; ++r) {
     const std::vector<uint16_t> again = runner_.run(rows, -1, {});
     ++result.trials;
-    const int64_t i = first_difference(first.data(), again.data(), static_cast<int64_t>(first.size()));
+    const int64_t i =
+        first_difference(first.data(), again.data(), static_cast<int64_t>(first.size()));
     if (i < 0) continue;
     ++result.failures;
     note_divergence(result, m, i / operands_.n, i % operands_.n, first[i], again[i]);
@@ -224,8 +244,10 @@ check_result matmul_testbed::run_to_run(int64_t m, int repeats) {
       text = fmt::format("first divergence at M = {}, repeat {}, row {}, {}", m, r, i / operands_.n,
                          mismatch_text(i % operands_.n, first[i], again[i]));
   }
-  result.summary = result.failures == 0 ? fmt::format("{} repeats at M = {} bitwise equal", result.trials, m)
-                                        : fmt::format("{} of {} repeats differ; {}", result.failures, result.trials, text);
+  result.summary =
+      result.failures == 0
+          ? fmt::format("{} repeats at M = {} bitwise equal", result.trials, m)
+          : fmt::format("{} of {} repeats differ; {}", result.failures, result.trials, text);
   return finish(result);
 }
 
@@ -240,23 +262,30 @@ check_result matmul_testbed::launch_config_independence(const std::vector<int64_
     for (int32_t c = 0; c < subject.num_launch_configs; ++c) {
       const std::vector<uint16_t> out = runner_.run(rows, c, {});
       ++result.trials;
-      const int64_t i = first_difference(table.data(), out.data(), static_cast<int64_t>(table.size()));
+      const int64_t i =
+          first_difference(table.data(), out.data(), static_cast<int64_t>(table.size()));
       if (i < 0) continue;
       ++result.failures;
       note_divergence(result, m, i / operands_.n, i % operands_.n, table[i], out[i]);
       if (!result.evidence.contains("launch_config")) result.evidence["launch_config"] = c;
-      const char* name = subject.launch_config_name != nullptr ? subject.launch_config_name(subject.context, c) : nullptr;
+      const char* name = subject.launch_config_name != nullptr
+                             ? subject.launch_config_name(subject.context, c)
+                             : nullptr;
       if (text.empty())
-        text = fmt::format("first divergence at M = {}, config {} ({}) vs the table's choice, row {}, {}", m, c,
-                           name != nullptr ? name : "?", i / operands_.n,
-                           mismatch_text(i % operands_.n, table[i], out[i]));
+        text = fmt::format(
+            "first divergence at M = {}, config {} ({}) vs the table's choice, row {}, {}", m, c,
+            name != nullptr ? name : "?", i / operands_.n,
+            mismatch_text(i % operands_.n, table[i], out[i]));
     }
   }
-  if (subject.num_launch_configs == 0) result.summary = "the subject has a single launch configuration";
+  if (subject.num_launch_configs == 0)
+    result.summary = "the subject has a single launch configuration";
   else
-    result.summary = result.failures == 0
-                         ? fmt::format("{} (M, config) pairs bitwise equal to the table's choice", result.trials)
-                         : fmt::format("{} of {} (M, config) pairs differ; {}", result.failures, result.trials, text);
+    result.summary =
+        result.failures == 0
+            ? fmt::format("{} (M, config) pairs bitwise equal to the table's choice", result.trials)
+            : fmt::format("{} of {} (M, config) pairs differ; {}", result.failures, result.trials,
+                          text);
   return finish(result);
 }
 
@@ -271,16 +300,18 @@ check_result matmul_testbed::accuracy(int64_t m) {
   const std::vector<uint16_t> out = runner_.run(rows, -1, {});
   std::vector<uint16_t> a(static_cast<size_t>(m * operands_.k));
   for (int64_t r = 0; r < m; ++r)
-    std::copy_n(operands_.pool.begin() + rows[r] * operands_.k, operands_.k, a.begin() + r * operands_.k);
-  const matmul_reference_matrix ref = matmul_reference(a, operands_.weight, operands_.bias, m, operands_.n, operands_.k);
+    std::copy_n(operands_.pool.begin() + rows[r] * operands_.k, operands_.k,
+                a.begin() + r * operands_.k);
+  const matmul_reference_matrix ref =
+      matmul_reference(a, operands_.weight, operands_.bias, m, operands_.n, operands_.k);
   double error2 = 0.0, ref2 = 0.0, worst = 0.0;
   int64_t worst_index = 0;
   result.trials = 1;
   for (int64_t i = 0; i < m * operands_.n; ++i) {
     if (is_nan_bits(out[i])) {
       result.failures = 1;
-      result.summary = fmt::format("row {}, column {} is NaN or unwritten (0x{:04x})", i / operands_.n,
-                                   i % operands_.n, out[i]);
+      result.summary = fmt::format("row {}, column {} is NaN or unwritten (0x{:04x})",
+                                   i / operands_.n, i % operands_.n, out[i]);
       return finish(result);
     }
     const double r = ref(i / operands_.n, i % operands_.n);
@@ -296,8 +327,10 @@ check_result matmul_testbed::accuracy(int64_t m) {
   }
   const double relative = std::sqrt(error2 / ref2);
   result.failures = relative < kTolerance ? 0 : 1;
-  result.summary = fmt::format("relative Frobenius error {:.3e} (tolerance {}) at M = {}; largest |error| {:.3e} at row {}, column {}",
-                               relative, kTolerance, m, worst, worst_index / operands_.n, worst_index % operands_.n);
+  result.summary = fmt::format(
+      "relative Frobenius error {:.3e} (tolerance {}) at M = {}; largest |error| {:.3e} at row {}, "
+      "column {}",
+      relative, kTolerance, m, worst, worst_index / operands_.n, worst_index % operands_.n);
   return finish(result);
 }
 
@@ -324,7 +357,8 @@ check_result matmul_testbed::all_ones(int64_t m) {
   }
   runner_.load(operands_);
   // Integers below 2^24 add exactly in fp32, so every order gives K (+ bias).
-  const float exact = static_cast<float>(operands_.k) + (config_.bias ? bf16_to_float(bias_bits) : 0.0f);
+  const float exact =
+      static_cast<float>(operands_.k) + (config_.bias ? bf16_to_float(bias_bits) : 0.0f);
   const uint16_t expected = float_to_bf16(exact);
   result.trials = 1;
   for (int64_t i = 0; i < m * ones.n; ++i)
@@ -335,7 +369,8 @@ check_result matmul_testbed::all_ones(int64_t m) {
                                    mismatch_text(i % ones.n, expected, out[i]), exact);
       return finish(result);
     }
-  result.summary = fmt::format("all {} outputs equal bf16({}) = 0x{:04x}", m * ones.n, exact, expected);
+  result.summary =
+      fmt::format("all {} outputs equal bf16({}) = 0x{:04x}", m * ones.n, exact, expected);
   return finish(result);
 }
 
@@ -349,7 +384,8 @@ check_result matmul_testbed::same_bits_as(matmul_runner& other, int64_t m) {
   result.trials = 1;
   if (const std::string why = trivial_row_reason(theirs.data(), operands_.n); !why.empty()) {
     result.failures = 1;
-    result.summary = std::string("harness error: ") + other.subject().name + " row 0 is trivial: " + why;
+    result.summary =
+        std::string("harness error: ") + other.subject().name + " row 0 is trivial: " + why;
     return finish(result);
   }
   const int64_t i = first_difference(theirs.data(), mine.data(), static_cast<int64_t>(mine.size()));
@@ -357,11 +393,12 @@ check_result matmul_testbed::same_bits_as(matmul_runner& other, int64_t m) {
     int64_t count = 0;
     for (size_t j = 0; j < mine.size(); ++j) count += mine[j] != theirs[j] ? 1 : 0;
     result.failures = 1;
-    result.summary = fmt::format("{} of {} outputs differ from {}; first at M = {}, row {}, {}", count, mine.size(),
-                                 other.subject().name, m, i / operands_.n,
+    result.summary = fmt::format("{} of {} outputs differ from {}; first at M = {}, row {}, {}",
+                                 count, mine.size(), other.subject().name, m, i / operands_.n,
                                  mismatch_text(i % operands_.n, theirs[i], mine[i]));
   } else {
-    result.summary = fmt::format("all {} outputs at M = {} bitwise equal to {}", mine.size(), m, other.subject().name);
+    result.summary = fmt::format("all {} outputs at M = {} bitwise equal to {}", mine.size(), m,
+                                 other.subject().name);
   }
   return finish(result);
 }

@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "suites/matmul/matmul_fixture.h"
 #include "suites/matmul/matmul_runner.h"
@@ -19,11 +18,11 @@
 namespace samplecheck::matmul_suite {
 
 struct check_result {
-  std::string check;       // "batch_invariance", ... (mutant_catalog's killing_check names)
+  std::string check;  // "batch_invariance", ... (mutant_catalog's killing_check names)
   bool passed = false;
-  int64_t trials = 0;      // batch sizes, configurations or repeats compared
-  int64_t failures = 0;    // of those, how many differed
-  std::string summary;     // one line; on failure names the first diverging (M, row, column)
+  int64_t trials = 0;    // batch sizes, configurations or repeats compared
+  int64_t failures = 0;  // of those, how many differed
+  std::string summary;   // one line; on failure names the first diverging (M, row, column)
   // On failure: the configuration and the first divergence as data (shape, n, k,
   // columns, bias, seed, m, row, column, expected and actual bits), for repro files.
   nlohmann::json evidence;
@@ -43,7 +42,7 @@ struct testbed_config {
   int64_t columns = 0;  // output columns actually used (<= shape.n): CPU runs use a slice
   bool bias = false;
   uint64_t seed = 1;
-  int64_t max_m = 1;    // largest batch any check of this testbed will build
+  int64_t max_m = 1;  // largest batch any check of this testbed will build
 };
 
 class matmul_testbed {
@@ -76,8 +75,8 @@ class matmul_testbed {
  private:
   std::vector<int32_t> batch_rows(int64_t m) const;  // filler rows, no probes
   // Records the first divergence (m, batch row, column, both bit patterns) as evidence.
-  void note_divergence(check_result& result, int64_t m, int64_t row, int64_t column, uint16_t expected,
-                       uint16_t actual) const;
+  void note_divergence(check_result& result, int64_t m, int64_t row, int64_t column,
+                       uint16_t expected, uint16_t actual) const;
   check_result finish(check_result result) const;
 
   matmul_runner& runner_;

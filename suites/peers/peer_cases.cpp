@@ -15,9 +15,12 @@ namespace samplecheck::peers {
 
 const char* to_string(peer_kind peer) {
   switch (peer) {
-    case peer_kind::flashinfer: return "flashinfer";
-    case peer_kind::vllm: return "vllm";
-    case peer_kind::pytorch: return "pytorch";
+    case peer_kind::flashinfer:
+      return "flashinfer";
+    case peer_kind::vllm:
+      return "vllm";
+    case peer_kind::pytorch:
+      return "pytorch";
   }
   return "?";
 }
@@ -48,9 +51,12 @@ enum class logit_shape { normal1, normal5, gumbel01 };
 
 const char* shape_name(logit_shape s) {
   switch (s) {
-    case logit_shape::normal1: return "normal(1)";
-    case logit_shape::normal5: return "normal(5)";
-    case logit_shape::gumbel01: return "gumbel(0.1)";
+    case logit_shape::normal1:
+      return "normal(1)";
+    case logit_shape::normal5:
+      return "normal(5)";
+    case logit_shape::gumbel01:
+      return "gumbel(0.1)";
   }
   return "?";
 }
@@ -61,8 +67,12 @@ std::vector<float> flashinfer_logits(row_source& rng, logit_shape shape, int64_t
   std::vector<float> logits(static_cast<size_t>(vocab));
   for (float& z : logits) {
     switch (shape) {
-      case logit_shape::normal1: z = static_cast<float>(rng.normal()); break;
-      case logit_shape::normal5: z = static_cast<float>(5.0 * rng.normal()); break;
+      case logit_shape::normal1:
+        z = static_cast<float>(rng.normal());
+        break;
+      case logit_shape::normal5:
+        z = static_cast<float>(5.0 * rng.normal());
+        break;
       case logit_shape::gumbel01:
         z = static_cast<float>(std::log(-std::log(rng.uniform() + 1e-20) + 1e-20) / 0.1);
         break;
@@ -76,7 +86,8 @@ void mask_random_tokens(row_source& rng, std::vector<float>& logits, int64_t cou
   std::vector<int64_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
   for (int64_t i = 0; i < count; ++i) {
-    const auto pick = i + static_cast<int64_t>(rng.uniform() * static_cast<double>(order.size() - i));
+    const auto pick =
+        i + static_cast<int64_t>(rng.uniform() * static_cast<double>(order.size() - i));
     std::swap(order[i], order[pick]);
     logits[order[i]] = -std::numeric_limits<float>::infinity();
   }
@@ -84,9 +95,12 @@ void mask_random_tokens(row_source& rng, std::vector<float>& logits, int64_t cou
 
 std::vector<peer_case> vllm_grid(uint64_t seed, const char* label) {
   constexpr int64_t kVocab = 32;  // TestFlashInferDistributionMatch.VOCAB
-  struct setting { int32_t k; float p; };
-  const setting grid[] = {{0, 1.0f}, {8, 1.0f}, {16, 1.0f}, {0, 0.5f}, {0, 0.7f},
-                          {0, 0.99f}, {8, 0.9f}, {4, 0.5f}};
+  struct setting {
+    int32_t k;
+    float p;
+  };
+  const setting grid[] = {{0, 1.0f}, {8, 1.0f},  {16, 1.0f}, {0, 0.5f},
+                          {0, 0.7f}, {0, 0.99f}, {8, 0.9f},  {4, 0.5f}};
   std::vector<peer_case> cases;
   for (const setting& s : grid) {
     row_source rng(seed, cases.size());
@@ -96,7 +110,8 @@ std::vector<peer_case> vllm_grid(uint64_t seed, const char* label) {
     c.top_k = s.k;
     c.top_p = s.p;
     c.filters = (s.k > 0 ? SC_FILTER_TOP_K : 0u) | (s.p < 1.0f ? SC_FILTER_TOP_P : 0u);
-    c.name = fmt::format("{} randn*2 V=32 top_k={} top_p={}", label, s.k > 0 ? fmt::format("{}", s.k) : "-",
+    c.name = fmt::format("{} randn*2 V=32 top_k={} top_p={}", label,
+                         s.k > 0 ? fmt::format("{}", s.k) : "-",
                          s.p < 1.0f ? fmt::format("{}", s.p) : "-");
     cases.push_back(std::move(c));
   }
@@ -106,7 +121,8 @@ std::vector<peer_case> vllm_grid(uint64_t seed, const char* label) {
 }  // namespace
 
 peer_plan flashinfer_plan(uint64_t seed, int64_t vocab_size) {
-  if (vocab_size < 2) throw std::invalid_argument(fmt::format("flashinfer_plan: vocab_size {} < 2", vocab_size));
+  if (vocab_size < 2)
+    throw std::invalid_argument(fmt::format("flashinfer_plan: vocab_size {} < 2", vocab_size));
   peer_plan plan{peer_kind::flashinfer, kFlashInferSamples, batch_layout::shared_row, {}};
   const logit_shape shapes[] = {logit_shape::normal1, logit_shape::normal5, logit_shape::gumbel01};
   auto add = [&](peer_case c, logit_shape shape, std::string what) {
@@ -118,7 +134,8 @@ peer_plan flashinfer_plan(uint64_t seed, int64_t vocab_size) {
       row_source rng(seed, plan.cases.size());
       peer_case c;
       c.logits = flashinfer_logits(rng, shape, vocab_size);
-      mask_random_tokens(rng, c.logits, static_cast<int64_t>(static_cast<double>(vocab_size) * zero_ratio));
+      mask_random_tokens(rng, c.logits,
+                         static_cast<int64_t>(static_cast<double>(vocab_size) * zero_ratio));
       add(std::move(c), shape, fmt::format("masked={}", zero_ratio));
     }
     for (float p : {0.1f, 0.5f, 0.9f}) {  // test_top_p_sampling_freq
@@ -150,7 +167,8 @@ peer_plan vllm_plan(uint64_t seed) {
 
 peer_plan pytorch_plan(uint64_t seed) {
   // A different row per seed from vLLM's: the two columns draw independent rows.
-  return {peer_kind::pytorch, kPytorchSamples, batch_layout::shared_row, vllm_grid(~seed, "pytorch")};
+  return {peer_kind::pytorch, kPytorchSamples, batch_layout::shared_row,
+          vllm_grid(~seed, "pytorch")};
 }
 
 namespace {
@@ -165,7 +183,8 @@ std::vector<uint8_t> flashinfer_mask(const peer_case& spec, const std::vector<do
     case flashinfer_mask_rule::top_p: {
       std::vector<size_t> ascending(vocab);
       std::iota(ascending.begin(), ascending.end(), 0);
-      std::stable_sort(ascending.begin(), ascending.end(), [&](size_t a, size_t b) { return probs[a] < probs[b]; });
+      std::stable_sort(ascending.begin(), ascending.end(),
+                       [&](size_t a, size_t b) { return probs[a] < probs[b]; });
       double cdf = 0;
       for (size_t i : ascending) {
         cdf += probs[i];
@@ -175,7 +194,8 @@ std::vector<uint8_t> flashinfer_mask(const peer_case& spec, const std::vector<do
     }
     case flashinfer_mask_rule::top_k: {
       std::vector<double> sorted = probs;
-      std::nth_element(sorted.begin(), sorted.begin() + (spec.top_k - 1), sorted.end(), std::greater<>());
+      std::nth_element(sorted.begin(), sorted.begin() + (spec.top_k - 1), sorted.end(),
+                       std::greater<>());
       const double pivot = sorted[static_cast<size_t>(spec.top_k - 1)];
       for (size_t i = 0; i < vocab; ++i) allowed[i] = probs[i] >= pivot ? 1 : 0;
       break;
@@ -195,7 +215,8 @@ prepared_case prepare_case(const peer_case& spec, const sc_sampler& subject) {
     const float max_logit = *std::max_element(spec.logits.begin(), spec.logits.end());
     std::vector<double> e(spec.logits.size());
     double total = 0;
-    for (size_t i = 0; i < e.size(); ++i) total += e[i] = std::exp(double(spec.logits[i]) - max_logit);
+    for (size_t i = 0; i < e.size(); ++i)
+      total += e[i] = std::exp(double(spec.logits[i]) - max_logit);
     out.row.resize(e.size());
     for (size_t i = 0; i < e.size(); ++i) out.row[i] = static_cast<float>(e[i] / total);
   } else {
@@ -204,13 +225,16 @@ prepared_case prepare_case(const peer_case& spec, const sc_sampler& subject) {
   filter_params params;
   params.top_k = spec.top_k;
   params.top_p = spec.top_p;
-  params.order = subject.filter_order == SC_ORDER_JOINT ? filter_order::joint : filter_order::top_k_first;
-  params.ties = subject.tie_policy == SC_TIE_LOWEST_INDEX ? tie_policy::lowest_index : tie_policy::keep_ties;
+  params.order =
+      subject.filter_order == SC_ORDER_JOINT ? filter_order::joint : filter_order::top_k_first;
+  params.ties =
+      subject.tie_policy == SC_TIE_LOWEST_INDEX ? tie_policy::lowest_index : tie_policy::keep_ties;
   const reference_result ref = compute_filtered_distribution(
       out.row, probs_input ? input_kind::probs : input_kind::logits, params);
   if (!ref.ok())
-    throw std::invalid_argument(fmt::format("peer case '{}': reference rejected field {} at index {}: {}",
-                                            spec.name, ref.error().field, ref.error().index, ref.error().message));
+    throw std::invalid_argument(
+        fmt::format("peer case '{}': reference rejected field {} at index {}: {}", spec.name,
+                    ref.error().field, ref.error().index, ref.error().message));
   out.reference = ref.distribution();
   out.flashinfer_allowed = flashinfer_mask(spec, out.reference.source);
   return out;
@@ -219,9 +243,12 @@ prepared_case prepare_case(const peer_case& spec, const sc_sampler& subject) {
 peer_verdict judge(peer_kind peer, const sample_tally& tally, const prepared_case& prepared) {
   const std::span<const double> probs = prepared.reference.prob;
   switch (peer) {
-    case peer_kind::flashinfer: return flashinfer_judge(tally, probs, prepared.flashinfer_allowed);
-    case peer_kind::vllm: return vllm_judge(tally, probs);
-    case peer_kind::pytorch: return pytorch_judge(tally, probs);
+    case peer_kind::flashinfer:
+      return flashinfer_judge(tally, probs, prepared.flashinfer_allowed);
+    case peer_kind::vllm:
+      return vllm_judge(tally, probs);
+    case peer_kind::pytorch:
+      return pytorch_judge(tally, probs);
   }
   throw std::invalid_argument("judge: unknown peer");
 }

@@ -42,7 +42,7 @@ struct peer_case {
 
 struct peer_plan {
   peer_kind peer;
-  int64_t samples;            // draws per case: the peer's own count
+  int64_t samples;  // draws per case: the peer's own count
   batch_layout layout;
   std::vector<peer_case> cases;
 };
@@ -64,7 +64,7 @@ peer_plan pytorch_plan(uint64_t seed);
 // the reference distribution under the subject's declared order and tie policy.
 struct prepared_case {
   const peer_case* spec = nullptr;
-  std::vector<float> row;         // probs (softmax of logits, float) or logits
+  std::vector<float> row;  // probs (softmax of logits, float) or logits
   filtered_distribution reference;
   std::vector<uint8_t> flashinfer_allowed;  // FlashInfer's mask over the tokens
 };

@@ -1,8 +1,8 @@
 #include "suites/peers/peer_judges.h"
 
-#include <boost/math/distributions/chi_squared.hpp>
 #include <fmt/format.h>
 
+#include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -10,7 +10,9 @@
 
 namespace samplecheck::peers {
 
-int64_t sample_tally::in_range() const { return std::accumulate(counts.begin(), counts.end(), int64_t{0}); }
+int64_t sample_tally::in_range() const {
+  return std::accumulate(counts.begin(), counts.end(), int64_t{0});
+}
 
 double chi_square_upper_tail(double statistic, double df) {
   if (!(df >= 1)) return std::numeric_limits<double>::quiet_NaN();
@@ -23,8 +25,8 @@ namespace {
 
 void require_same_length(const sample_tally& tally, size_t n, const char* what) {
   if (tally.counts.size() != n)
-    throw std::invalid_argument(fmt::format("peer judge: tally has {} tokens but {} has {}",
-                                            tally.counts.size(), what, n));
+    throw std::invalid_argument(
+        fmt::format("peer judge: tally has {} tokens but {} has {}", tally.counts.size(), what, n));
 }
 
 // The peers' APIs return a token for every request and their tests index with it,
@@ -89,7 +91,8 @@ peer_verdict flashinfer_judge(const sample_tally& tally, std::span<const double>
   }
   v.statistic = dot / std::max(std::sqrt(freq_sq) * std::sqrt(prob_sq), 1e-8);
   v.passed = v.statistic > kFlashInferMinCosine;
-  if (!v.passed) v.reason = fmt::format("cosine similarity {:.6f} <= {}", v.statistic, kFlashInferMinCosine);
+  if (!v.passed)
+    v.reason = fmt::format("cosine similarity {:.6f} <= {}", v.statistic, kFlashInferMinCosine);
   return v;
 }
 
@@ -121,8 +124,9 @@ peer_verdict vllm_judge(const sample_tally& tally, std::span<const double> probs
   v.statistic = pearson_statistic(observed, expected);
   v.p_value = chi_square_upper_tail(v.statistic, static_cast<double>(observed.size() - 1));
   v.passed = v.p_value > kVllmAlpha;
-  if (!v.passed) v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic,
-                                        observed.size() - 1, v.p_value, kVllmAlpha);
+  if (!v.passed)
+    v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic,
+                           observed.size() - 1, v.p_value, kVllmAlpha);
   return v;
 }
 
@@ -136,7 +140,9 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
   // np.unique over the samples: the observed values only. A value outside the
   // support has pmf 0 (scipy's rv_discrete); every such value pools into the
   // remainder below, so out-of-range ids are one observed value here.
-  struct cell { double count, pmf; };
+  struct cell {
+    double count, pmf;
+  };
   std::vector<cell> cells;
   for (size_t i = 0; i < probs.size(); ++i)
     if (tally.counts[i] > 0) cells.push_back({static_cast<double>(tally.counts[i]), probs[i]});
@@ -165,7 +171,8 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
   }
   v.statistic = kept_mass;  // reported if the sparsity rule fails
   if (!(kept_mass > kPytorchMinKeptMass)) {
-    v.reason = fmt::format("too sparse for the test: kept mass {:.3f} <= {}", kept_mass, kPytorchMinKeptMass);
+    v.reason = fmt::format("too sparse for the test: kept mass {:.3f} <= {}", kept_mass,
+                           kPytorchMinKeptMass);
     return v;
   }
   if (any_rest) {
@@ -176,8 +183,9 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
   v.statistic = pearson_statistic(observed, expected);
   v.p_value = chi_square_upper_tail(v.statistic, static_cast<double>(observed.size()) - 1);
   v.passed = v.p_value > kPytorchFailureRate;  // NaN (one cell) fails, as in Python
-  if (!v.passed) v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic,
-                                        v.cells - 1, v.p_value, kPytorchFailureRate);
+  if (!v.passed)
+    v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic, v.cells - 1,
+                           v.p_value, kPytorchFailureRate);
   return v;
 }
 

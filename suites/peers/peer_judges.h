@@ -33,12 +33,12 @@ struct sample_tally {
 
 struct peer_verdict {
   bool passed = false;
-  std::string rule;       // "flashinfer", "vllm", "pytorch"
-  double statistic = 0;   // cosine similarity or chi-square
-  double p_value = -1;    // chi-square rules only; -1 where the rule has none
-  int64_t cells = 0;      // categories the statistic was computed over
+  std::string rule;      // "flashinfer", "vllm", "pytorch"
+  double statistic = 0;  // cosine similarity or chi-square
+  double p_value = -1;   // chi-square rules only; -1 where the rule has none
+  int64_t cells = 0;     // categories the statistic was computed over
   int64_t samples = 0;
-  std::string reason;     // why it failed, or "" when it passed
+  std::string reason;  // why it failed, or "" when it passed
 };
 
 // The sample counts each peer's test draws per distribution.

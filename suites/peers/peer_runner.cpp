@@ -12,15 +12,16 @@
 
 namespace samplecheck::peers {
 
-draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& prepared, int64_t samples,
-                              uint64_t seed, batch_layout layout) {
+draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& prepared,
+                              int64_t samples, uint64_t seed, batch_layout layout) {
   const int64_t vocab = static_cast<int64_t>(prepared.row.size());
   draw_result out{sample_tally(vocab), false, ""};
   if (!harness::declares_dtype(subject.input_dtypes, SC_DTYPE_F32)) {
     out.unsupported = true;
     return out;
   }
-  if (samples < 1) throw std::invalid_argument(fmt::format("draw_from_subject: samples = {}", samples));
+  if (samples < 1)
+    throw std::invalid_argument(fmt::format("draw_from_subject: samples = {}", samples));
   const bool shared = layout == batch_layout::shared_row;
   // One call for all N draws, as the peers' tests make it: a defect keyed on the
   // position in the batch (S04, S14) behaves as it would under their test.
@@ -66,7 +67,8 @@ sample_tally draw_exact(std::span<const double> probs, int64_t samples, uint64_t
   std::vector<double> cdf(probs.size());
   double total = 0;
   for (size_t i = 0; i < probs.size(); ++i) {
-    if (!(probs[i] >= 0)) throw std::invalid_argument(fmt::format("draw_exact: probs[{}] = {}", i, probs[i]));
+    if (!(probs[i] >= 0))
+      throw std::invalid_argument(fmt::format("draw_exact: probs[{}] = {}", i, probs[i]));
     cdf[i] = total += probs[i];
   }
   if (!(total > 0)) throw std::invalid_argument("draw_exact: probabilities sum to 0");
@@ -78,7 +80,8 @@ sample_tally draw_exact(std::span<const double> probs, int64_t samples, uint64_t
     // first index with cdf > u: never a zero-probability token, never past the end
     auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
     if (it == cdf.end()) it = std::prev(cdf.end());
-    while (probs[static_cast<size_t>(it - cdf.begin())] == 0) --it;  // cdf flat: step back to the owner
+    while (probs[static_cast<size_t>(it - cdf.begin())] == 0)
+      --it;  // cdf flat: step back to the owner
     ++tally.counts[static_cast<size_t>(it - cdf.begin())];
   }
   return tally;

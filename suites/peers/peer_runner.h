@@ -23,8 +23,8 @@ struct draw_result {
 // Filter parameters are passed for every row of the batch (input and output), as
 // a scalar k or p broadcasts in the peers' APIs.
 // All N draws go to the subject in one call (repeated_rows: N input rows).
-draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& prepared, int64_t samples,
-                              uint64_t seed, batch_layout layout);
+draw_result draw_from_subject(const sc_sampler& subject, const prepared_case& prepared,
+                              int64_t samples, uint64_t seed, batch_layout layout);
 
 // N exact draws from `probs` (inverse CDF in double on Philox uniforms): the
 // baseline row of the table, and the "exact sample" of the unit tests.

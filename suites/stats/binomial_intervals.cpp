@@ -14,8 +14,8 @@ using boost::math::binomial_distribution;
 
 void check_binomial_args(const char* where, uint64_t k, uint64_t n, double p) {
   if (k > n)
-    throw std::invalid_argument(std::string(where) + ": k = " + std::to_string(k) + " > n = " +
-                                std::to_string(n));
+    throw std::invalid_argument(std::string(where) + ": k = " + std::to_string(k) +
+                                " > n = " + std::to_string(n));
   if (!(p >= 0.0 && p <= 1.0))
     throw std::invalid_argument(std::string(where) + ": p = " + std::to_string(p) +
                                 " is not in [0, 1]");
@@ -59,8 +59,8 @@ std::vector<token_deviation> deviating_tokens(std::span<const uint64_t> counts,
     const bool over = k > expected;
     // Only the tail in the observed direction can be small: the other one holds the
     // median and is >= 1/2.
-    const double tail = over ? binomial_upper_tail(counts[i], n, q[i])
-                             : binomial_lower_tail(counts[i], n, q[i]);
+    const double tail =
+        over ? binomial_upper_tail(counts[i], n, q[i]) : binomial_lower_tail(counts[i], n, q[i]);
     if (tail > token_alpha / 2.0) continue;
     found.push_back(token_deviation{static_cast<int64_t>(i), counts[i], q[i], 0.0, 0.0, over,
                                     std::min(1.0, 2.0 * tail)});

@@ -14,9 +14,8 @@ namespace samplecheck::stats {
 collision_result collision_test(std::span<const int32_t> a, std::span<const int32_t> b,
                                 std::span<const double> probs) {
   if (a.size() != b.size() || a.empty())
-    throw std::invalid_argument("collision_test: streams have lengths " +
-                                std::to_string(a.size()) + " and " + std::to_string(b.size()) +
-                                ", expected equal and > 0");
+    throw std::invalid_argument("collision_test: streams have lengths " + std::to_string(a.size()) +
+                                " and " + std::to_string(b.size()) + ", expected equal and > 0");
   const std::vector<uint64_t> no_counts(probs.size(), 0);
   const std::vector<double> q = detail::checked_probabilities("collision_test", no_counts, probs);
   const int64_t vocab = static_cast<int64_t>(q.size());

@@ -16,9 +16,9 @@ namespace samplecheck::stats {
 
 struct collision_result {
   uint64_t collisions, pairs;
-  double expected;          // n * s
+  double expected;  // n * s
   double p_value;
-  double collision_prob;    // s
+  double collision_prob;  // s
 };
 
 // a and b have equal length > 0; every token in [0, probs.size()) (else invalid_argument

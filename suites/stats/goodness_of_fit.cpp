@@ -1,8 +1,8 @@
 #include "suites/stats/goodness_of_fit.h"
 
+#include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/poisson.hpp>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>

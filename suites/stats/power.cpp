@@ -1,9 +1,9 @@
 #include "suites/stats/power.h"
 
+#include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/non_central_chi_squared.hpp>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>

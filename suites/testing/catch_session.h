@@ -2,7 +2,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "suites/testing/fixtures.h"

@@ -1,8 +1,8 @@
 // Main for GPU test executables: no device means "skipped" (exit 77), never a pass.
 #define CATCH_CONFIG_RUNNER
-#include "suites/testing/catch_session.h"
-
 #include <cstdio>
+
+#include "suites/testing/catch_session.h"
 
 #ifdef SAMPLECHECK_HAVE_CUDA
 #include <cuda_runtime.h>

@@ -7,8 +7,8 @@
 
 namespace samplecheck::peer_table {
 
-std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subjects, const std::string& budget,
-                                            uint64_t seed) {
+std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subjects,
+                                            const std::string& budget, uint64_t seed) {
   namespace sb = samplecheck::battery;
   std::vector<battery_outcome> out;
   const auto settings = sb::budget_by_name(budget);
@@ -20,7 +20,8 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
     const sb::subject* s = catalog.find(name);
     if (!settings || !s) {
       o.passed = false;
-      o.error = !settings ? fmt::format("unknown budget '{}'", budget) : "not in the battery's catalog";
+      o.error =
+          !settings ? fmt::format("unknown budget '{}'", budget) : "not in the battery's catalog";
       out.push_back(std::move(o));
       continue;
     }
@@ -34,8 +35,8 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
     for (const sb::check_report& c : report.checks) {
       if (!c.failed() && c.result != sb::verdict::error) continue;
       if (!o.failed_checks.empty()) o.failed_checks += ", ";
-      o.failed_checks += fmt::format("{}{} ({} draws)", c.check, c.result == sb::verdict::error ? " [error]" : "",
-                                     c.samples);
+      o.failed_checks += fmt::format("{}{} ({} draws)", c.check,
+                                     c.result == sb::verdict::error ? " [error]" : "", c.samples);
     }
     out.push_back(std::move(o));
   }

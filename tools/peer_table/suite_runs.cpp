@@ -23,8 +23,8 @@ namespace {
 // each filter family the subject declares (no filter, top-p, top-k), starting at
 // seed_index * per_family within the family, so consecutive seeds move on through
 // the grid. vLLM's and PyTorch's grids are small and run whole.
-std::vector<const peer_case*> select_cases(const peer_plan& plan, const sc_sampler& subject, int seed_index,
-                                           int per_family) {
+std::vector<const peer_case*> select_cases(const peer_plan& plan, const sc_sampler& subject,
+                                           int seed_index, int per_family) {
   std::map<uint32_t, std::vector<const peer_case*>> families;
   for (const peer_case& c : plan.cases)
     if ((c.filters & subject.filters) == c.filters) families[c.filters].push_back(&c);
@@ -42,9 +42,12 @@ std::vector<const peer_case*> select_cases(const peer_plan& plan, const sc_sampl
 
 peer_plan plan_for(peer_kind peer, uint64_t seed, const options& opt) {
   switch (peer) {
-    case peer_kind::flashinfer: return flashinfer_plan(seed, opt.flashinfer_vocab);
-    case peer_kind::vllm: return vllm_plan(seed);
-    case peer_kind::pytorch: return pytorch_plan(seed);
+    case peer_kind::flashinfer:
+      return flashinfer_plan(seed, opt.flashinfer_vocab);
+    case peer_kind::vllm:
+      return vllm_plan(seed);
+    case peer_kind::pytorch:
+      return pytorch_plan(seed);
   }
   throw std::logic_error("plan_for");
 }
@@ -53,8 +56,8 @@ peer_plan plan_for(peer_kind peer, uint64_t seed, const options& opt) {
 
 // One run of a peer's suite on one subject at one seed: every selected case must
 // pass. subject == nullptr: exact draws from the reference (the rule's own baseline).
-suite_outcome run_suite(peer_kind peer, const sc_sampler* subject, const sc_sampler& declared, int seed_index,
-                        const options& opt) {
+suite_outcome run_suite(peer_kind peer, const sc_sampler* subject, const sc_sampler& declared,
+                        int seed_index, const options& opt) {
   const uint64_t seed = opt.base_seed + static_cast<uint64_t>(seed_index);
   const peer_plan plan = plan_for(peer, seed, opt);
   suite_outcome out;
@@ -88,7 +91,6 @@ suite_outcome run_suite(peer_kind peer, const sc_sampler* subject, const sc_samp
   return out;
 }
 
-
 // False-alarm tasks come in seed order; once a (rule, subject) cell has spent
 // opt.cell_seconds its later seeds are skipped, so a slow subject (dual pivot in
 // vLLM's 50,000-row batches) reports fewer seeds instead of stalling the table.
@@ -117,7 +119,8 @@ void run_tasks(std::vector<task>& tasks, int cells, const options& opt) {
         } catch (const std::exception& e) {  // a harness error, never a verdict
           std::lock_guard lock(error_mutex);
           if (first_error.empty())
-            first_error = fmt::format("{} on {} seed {}: {}", to_string(k.peer), k.declared->name, k.seed_index, e.what());
+            first_error = fmt::format("{} on {} seed {}: {}", to_string(k.peer), k.declared->name,
+                                      k.seed_index, e.what());
         }
       }
     });

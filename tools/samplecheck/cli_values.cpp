@@ -1,14 +1,14 @@
 #include "tools/samplecheck/cli_values.h"
 
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 namespace samplecheck::cli {
 namespace {
@@ -99,7 +99,7 @@ std::vector<std::string_view> split_items(std::string_view option, std::string_v
 
 // Splits "a<sep>b" at its one separator; nullopt unless both sides are non-empty.
 std::optional<std::pair<std::string_view, std::string_view>> split_pair(std::string_view item,
-                                                                       char sep) {
+                                                                        char sep) {
   const size_t at = item.find(sep);
   if (at == std::string_view::npos || at == 0 || at + 1 == item.size()) return std::nullopt;
   if (item.find(sep, at + 1) != std::string_view::npos) return std::nullopt;

@@ -82,9 +82,10 @@ std::vector<const battery::subject*> process_subjects(battery::subject_catalog& 
   if (r.subject.empty()) return all;
   for (const auto* s : all)
     if (s->name() == r.subject) return {s};
-  throw usage_error(fmt::format("{} has no subject named '{}' (its subjects: {})",
-                                r.exec.empty() ? "the plugin " + r.plugin : "--exec '" + r.exec + "'",
-                                r.subject, names_of(all)));
+  throw usage_error(
+      fmt::format("{} has no subject named '{}' (its subjects: {})",
+                  r.exec.empty() ? "the plugin " + r.plugin : "--exec '" + r.exec + "'", r.subject,
+                  names_of(all)));
 }
 
 }  // namespace
@@ -224,7 +225,8 @@ void add_calibrate_options(CLI::App* app, calibrate_request& r) {
   app->add_option("--first-seed", r.first_seed_text, "seed of the first run; run i uses first + i")
       ->type_name("UINT");
   app->add_option("--fail-below", r.fail_below_text,
-                  "exit 1 if a false-alarm count or one-sided KS p falls below this (or a median p-value is above 0.75)")
+                  "exit 1 if a false-alarm count or one-sided KS p falls below this (or a median "
+                  "p-value is above 0.75)")
       ->type_name("FLOAT");
 }
 

@@ -117,9 +117,10 @@ int take(const fingerprint_request& r) {
       const nlohmann::json again = sb::take_fingerprint(s, plan);
       const auto c = sb::compare_manifests(manifest, again);
       if (c.differing.empty()) continue;
-      std::printf("fingerprint of %s: repeat %d differs from the first in %zu of %zu entries; first: %s\n",
-                  s.name().c_str(), repeat, c.differing.size(), c.entries,
-                  sb::entry_name(plan, c.differing.front()).c_str());
+      std::printf(
+          "fingerprint of %s: repeat %d differs from the first in %zu of %zu entries; first: %s\n",
+          s.name().c_str(), repeat, c.differing.size(), c.entries,
+          sb::entry_name(plan, c.differing.front()).c_str());
       return 1;
     }
   } catch (const std::runtime_error& e) {

@@ -18,9 +18,9 @@
 // Every subject runs in a subject process (docs/subject-protocol.md); the checks and
 // verdicts run here. Exit status: 0 every check passed (or every mutant killed); 1 a
 // check failed (or a mutant survived); 2 bad usage, or a plugin or --exec process with
-// no usable hello (refused, crashed or hung before it, a descriptor the ABI refuses); 77 every check was
-// skipped because the subject's device is absent. A replay exits with its check's
-// verdict and prints REPRODUCED or NOT REPRODUCED.
+// no usable hello (refused, crashed or hung before it, a descriptor the ABI refuses); 77 every
+// check was skipped because the subject's device is absent. A replay exits with its check's verdict
+// and prints REPRODUCED or NOT REPRODUCED.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -33,9 +33,9 @@
 #include "suites/battery/report_json.h"
 #include "tools/samplecheck/command_options.h"
 #include "tools/samplecheck/ctest_resources.h"
+#include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/report_dir.h"
-#include "tools/samplecheck/determinism_commands.h"
 
 namespace sb = samplecheck::battery;
 namespace cli = samplecheck::cli;
@@ -94,10 +94,12 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
     std::fflush(stdout);
     reports.push_back(std::move(report));
   }
-  if (reports.empty()) throw cli::usage_error("none of the selected checks applies to the selected subjects");
+  if (reports.empty())
+    throw cli::usage_error("none of the selected checks applies to the selected subjects");
   const int status = exit_status(reports);
   if (!common.report_dir.empty())
-    cli::write_report_dir(common.report_dir, sb::qualify_report(header("qualify", status), reports));
+    cli::write_report_dir(common.report_dir,
+                          sb::qualify_report(header("qualify", status), reports));
   return status;
 }
 
@@ -120,7 +122,8 @@ int run_replay(const std::string& path, const cli::subject_request& source,
   sb::subject_catalog catalog;
   cli::subject_request request = source;  // --exec / --plugin given here replace the record's
   request.subject = plan.subject;
-  if (request.exec.empty() && request.plugin.empty()) request.plugin = plan.plugin, request.exec = plan.exec;
+  if (request.exec.empty() && request.plugin.empty())
+    request.plugin = plan.plugin, request.exec = plan.exec;
   const auto subjects = cli::resolve_subjects(catalog, request);
   plan.options.timeout_s = common.timeout;
   plan.options.isolate = !common.no_fork;
@@ -157,7 +160,8 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   // Nothing ran: skipped, never passed.
   const int status = all_unavailable ? 77 : (sb::all_killed(results) ? 0 : 1);
   if (!common.report_dir.empty())
-    cli::write_report_dir(common.report_dir, sb::mutants_report(header("mutants", status), results));
+    cli::write_report_dir(common.report_dir,
+                          sb::mutants_report(header("mutants", status), results));
   return status;
 }
 
@@ -182,9 +186,8 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
     summaries.emplace_back(name, summary);
   }
   if (!common.report_dir.empty())
-    cli::write_report_dir(common.report_dir,
-                          sb::calibration_report(header("calibrate", ok ? 0 : 1), summaries,
-                                                 request.fail_below));
+    cli::write_report_dir(common.report_dir, sb::calibration_report(header("calibrate", ok ? 0 : 1),
+                                                                    summaries, request.fail_below));
   return ok ? 0 : 1;
 }
 
@@ -236,8 +239,9 @@ int main(int argc, char** argv) {
 
   cli::bisect_request bisect_args;
   auto* bisect = app.add_subcommand(
-      "bisect", "git bisect run with a build command and a samplecheck check; names the first "
-                "bad commit and its smallest failing case");
+      "bisect",
+      "git bisect run with a build command and a samplecheck check; names the first "
+      "bad commit and its smallest failing case");
   cli::add_bisect_options(bisect, bisect_args);
 
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;

@@ -9,6 +9,7 @@ packages=(
   libxxhash-dev git    # fingerprints (XXH3); samplecheck bisect and its test
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
   python3-matplotlib python3-jsonschema  # report.html's plots; report.json's schema test
+  clang-format           # CI: the tree keeps .clang-format (Debian 12: clang-format 14)
 )
 # The extended report test (samplecheck_report_screenshot) also wants chromium; it
 # reports skipped without it.

@@ -20,7 +20,8 @@
 #    tvm_ffi_utils.h}, data/include (FlashInfer's headers), the cccl headers the JIT puts on
 #    -I (cub, libcudacxx/include, thrust), and empty cutlass / spdlog include folders (the
 #    JIT names them with -isystem; the sampling module includes neither).
-#  - apache-tvm-ffi without its testing library, its C++ sources and libbacktrace's sources.
+#  - apache-tvm-ffi without its C++ sources and libbacktrace's sources (its testing library
+#    stays: tvm_ffi.core loads it at import).
 #
 # Outside the shipped package and never run by CI; no FlashInfer file enters the repository.
 set -euo pipefail
@@ -125,7 +126,7 @@ mkdir -p "$out/$data/cutlass/include" "$out/$data/cutlass/tools/util/include" \
   "$out/$data/spdlog/include"
 cp -r "$work/fi"/flashinfer_python-*.dist-info "$out/"
 
-rm -rf "$work/tvm/tvm_ffi/lib/libtvm_ffi_testing.so" "$work/tvm/tvm_ffi/3rdparty/libbacktrace" \
+rm -rf "$work/tvm/tvm_ffi/3rdparty/libbacktrace" \
   "$work/tvm/tvm_ffi/src"
 cp -r "$work/tvm/tvm_ffi" "$work"/tvm/apache_tvm_ffi-*.dist-info "$out/"
 

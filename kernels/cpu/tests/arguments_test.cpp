@@ -35,42 +35,85 @@ call two_rows(const sc_sampler& s) {
 
 const std::vector<bad_call>& bad_calls() {
   static const std::vector<bad_call> calls{
-      {"negative top_k", [](call& c, sc_sample_batch&) { c.top_k[1] = -1; }, SC_ERR_INVALID_ARGUMENT,
+      {"negative top_k",
+       [](call& c, sc_sample_batch&) { c.top_k[1] = -1; },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 1", "top_k"}},
-      {"top_p = 0", [](call& c, sc_sample_batch&) { c.top_p[1] = 0.0f; }, SC_ERR_INVALID_ARGUMENT,
+      {"top_p = 0",
+       [](call& c, sc_sample_batch&) { c.top_p[1] = 0.0f; },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 1", "top_p"}},
-      {"top_p > 1", [](call& c, sc_sample_batch&) { c.top_p[0] = 1.5f; }, SC_ERR_INVALID_ARGUMENT,
+      {"top_p > 1",
+       [](call& c, sc_sample_batch&) { c.top_p[0] = 1.5f; },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 0", "top_p"}},
-      {"top_p NaN", [](call& c, sc_sample_batch&) { c.top_p[0] = std::nanf(""); }, SC_ERR_INVALID_ARGUMENT,
+      {"top_p NaN",
+       [](call& c, sc_sample_batch&) { c.top_p[0] = std::nanf(""); },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 0", "top_p"}},
-      {"min_p < 0", [](call& c, sc_sample_batch&) { c.min_p[1] = -0.1f; }, SC_ERR_INVALID_ARGUMENT,
+      {"min_p < 0",
+       [](call& c, sc_sample_batch&) { c.min_p[1] = -0.1f; },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 1", "min_p"}},
-      {"min_p > 1", [](call& c, sc_sample_batch&) { c.min_p[1] = 1.1f; }, SC_ERR_INVALID_ARGUMENT,
+      {"min_p > 1",
+       [](call& c, sc_sample_batch&) { c.min_p[1] = 1.1f; },
+       SC_ERR_INVALID_ARGUMENT,
        {"input row 1", "min_p"}},
-      {"negative temperature", [](call& c, sc_sample_batch&) { c.temperature[0] = -1.0f; },
-       SC_ERR_INVALID_ARGUMENT, {"input row 0", "temperature"}},
-      {"row_index out of range", [](call& c, sc_sample_batch&) { c.row_index[2] = 2; },
-       SC_ERR_INVALID_ARGUMENT, {"output row 2", "row_index"}},
-      {"negative row_index", [](call& c, sc_sample_batch&) { c.row_index[3] = -1; },
-       SC_ERR_INVALID_ARGUMENT, {"output row 3", "row_index"}},
-      {"NULL seed", [](call&, sc_sample_batch& b) { b.seed = nullptr; }, SC_ERR_INVALID_ARGUMENT, {"seed"}},
-      {"NULL offset", [](call&, sc_sample_batch& b) { b.offset = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+      {"negative temperature",
+       [](call& c, sc_sample_batch&) { c.temperature[0] = -1.0f; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"input row 0", "temperature"}},
+      {"row_index out of range",
+       [](call& c, sc_sample_batch&) { c.row_index[2] = 2; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"output row 2", "row_index"}},
+      {"negative row_index",
+       [](call& c, sc_sample_batch&) { c.row_index[3] = -1; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"output row 3", "row_index"}},
+      {"NULL seed",
+       [](call&, sc_sample_batch& b) { b.seed = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"seed"}},
+      {"NULL offset",
+       [](call&, sc_sample_batch& b) { b.offset = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
        {"offset"}},
-      {"NULL out_token", [](call&, sc_sample_batch& b) { b.out_token = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+      {"NULL out_token",
+       [](call&, sc_sample_batch& b) { b.out_token = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
        {"out_token"}},
-      {"NULL out_valid", [](call&, sc_sample_batch& b) { b.out_valid = nullptr; }, SC_ERR_INVALID_ARGUMENT,
+      {"NULL out_valid",
+       [](call&, sc_sample_batch& b) { b.out_valid = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
        {"out_valid"}},
-      {"NULL input", [](call&, sc_sample_batch& b) { b.input = nullptr; }, SC_ERR_INVALID_ARGUMENT, {"input"}},
-      {"vocab_size 0", [](call&, sc_sample_batch& b) { b.vocab_size = 0; }, SC_ERR_INVALID_ARGUMENT,
+      {"NULL input",
+       [](call&, sc_sample_batch& b) { b.input = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"input"}},
+      {"vocab_size 0",
+       [](call&, sc_sample_batch& b) { b.vocab_size = 0; },
+       SC_ERR_INVALID_ARGUMENT,
        {"vocab_size"}},
-      {"negative vocab_size", [](call&, sc_sample_batch& b) { b.vocab_size = -3; }, SC_ERR_INVALID_ARGUMENT,
+      {"negative vocab_size",
+       [](call&, sc_sample_batch& b) { b.vocab_size = -3; },
+       SC_ERR_INVALID_ARGUMENT,
        {"vocab_size"}},
-      {"no row_index with fewer outputs", [](call&, sc_sample_batch& b) { b.row_index = nullptr; },
-       SC_ERR_INVALID_ARGUMENT, {"row_index", "num_output_rows"}},
-      {"ABI major mismatch", [](call&, sc_sample_batch& b) { b.abi_version.major = SC_ABI_VERSION_MAJOR + 1; },
-       SC_ERR_INVALID_ARGUMENT, {"abi_version"}},
-      {"nonzero flags", [](call&, sc_sample_batch& b) { b.flags = 1; }, SC_ERR_INVALID_ARGUMENT, {"flags"}},
-      {"unknown dtype", [](call&, sc_sample_batch& b) { b.input_dtype = 9; }, SC_ERR_UNSUPPORTED,
+      {"no row_index with fewer outputs",
+       [](call&, sc_sample_batch& b) { b.row_index = nullptr; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"row_index", "num_output_rows"}},
+      {"ABI major mismatch",
+       [](call&, sc_sample_batch& b) { b.abi_version.major = SC_ABI_VERSION_MAJOR + 1; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"abi_version"}},
+      {"nonzero flags",
+       [](call&, sc_sample_batch& b) { b.flags = 1; },
+       SC_ERR_INVALID_ARGUMENT,
+       {"flags"}},
+      {"unknown dtype",
+       [](call&, sc_sample_batch& b) { b.input_dtype = 9; },
+       SC_ERR_UNSUPPORTED,
        {"input_dtype"}},
   };
   return calls;
@@ -165,15 +208,22 @@ TEST_CASE("each refused field is worded exactly as batch_rules.h formats it") {
     std::function<const void*(const call&)> value;
   };
   const std::vector<spoiled> cases{
-      {field::row_index, 2, [](call& c) { c.row_index[2] = 7; }, [](const call& c) { return &c.row_index[2]; }},
-      {field::top_k, 1, [](call& c) { c.top_k[1] = -4; }, [](const call& c) { return &c.top_k[1]; }},
-      {field::top_p, 0, [](call& c) { c.top_p[0] = 1.25f; }, [](const call& c) { return &c.top_p[0]; }},
-      {field::min_p, 1, [](call& c) { c.min_p[1] = -0.5f; }, [](const call& c) { return &c.min_p[1]; }},
+      {field::row_index, 2, [](call& c) { c.row_index[2] = 7; },
+       [](const call& c) { return &c.row_index[2]; }},
+      {field::top_k, 1, [](call& c) { c.top_k[1] = -4; },
+       [](const call& c) { return &c.top_k[1]; }},
+      {field::top_p, 0, [](call& c) { c.top_p[0] = 1.25f; },
+       [](const call& c) { return &c.top_p[0]; }},
+      {field::min_p, 1, [](call& c) { c.min_p[1] = -0.5f; },
+       [](const call& c) { return &c.min_p[1]; }},
       {field::temperature, 0, [](call& c) { c.temperature[0] = INFINITY; },
        [](const call& c) { return &c.temperature[0]; }},
-      {field::top_k_unsupported, 1, [](call& c) { c.top_k[1] = 2; }, [](const call& c) { return &c.top_k[1]; }},
-      {field::top_p_unsupported, 0, [](call& c) { c.top_p[0] = 0.5f; }, [](const call& c) { return &c.top_p[0]; }},
-      {field::min_p_unsupported, 1, [](call& c) { c.min_p[1] = 0.25f; }, [](const call& c) { return &c.min_p[1]; }},
+      {field::top_k_unsupported, 1, [](call& c) { c.top_k[1] = 2; },
+       [](const call& c) { return &c.top_k[1]; }},
+      {field::top_p_unsupported, 0, [](call& c) { c.top_p[0] = 0.5f; },
+       [](const call& c) { return &c.top_p[0]; }},
+      {field::min_p_unsupported, 1, [](call& c) { c.min_p[1] = 0.25f; },
+       [](const call& c) { return &c.min_p[1]; }},
       {field::temperature_unsupported, 1, [](call& c) { c.temperature[1] = 0.5f; },
        [](const call& c) { return &c.temperature[1]; }},
   };
@@ -187,45 +237,58 @@ TEST_CASE("each refused field is worded exactly as batch_rules.h formats it") {
       x.spoil(c);
       const sc_status status = c.run(*s, c.view());
       char expected[256];
-      const sc_status want = rules::report_refusal(s->name, x.f, x.row, x.value(c),
-                                                   static_cast<int64_t>(c.top_k.size()), expected, sizeof expected);
+      const sc_status want =
+          rules::report_refusal(s->name, x.f, x.row, x.value(c),
+                                static_cast<int64_t>(c.top_k.size()), expected, sizeof expected);
       REQUIRE(status == want);
       REQUIRE(want == rules::status_of(x.f));
       REQUIRE(c.error == expected);
       REQUIRE(c.error.find(rules::field_name(x.f)) != std::string::npos);
       // row_index's bound is printed as a number.
-      if (x.f != field::row_index) REQUIRE(c.error.find(rules::rule_text(x.f)) != std::string::npos);
+      if (x.f != field::row_index)
+        REQUIRE(c.error.find(rules::rule_text(x.f)) != std::string::npos);
     }
   }
-  REQUIRE(unsupported_seen > 0);  // some subject lacks some filter, so those messages are pinned too
+  REQUIRE(unsupported_seen >
+          0);  // some subject lacks some filter, so those messages are pinned too
 }
 
-TEST_CASE("batch_rules.h: the messages, and a row's precedence: a forbidden value before a missing filter") {
+TEST_CASE(
+    "batch_rules.h: the messages, and a row's precedence: a forbidden value before a missing "
+    "filter") {
   using rules::field;
   char text[256];
   const int32_t k = -1, index = 9;
   const float p = 1.5f, t = 0.5f;
-  REQUIRE(rules::report_refusal("x", field::top_k, 2, &k, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(rules::report_refusal("x", field::top_k, 2, &k, 4, text, sizeof text) ==
+          SC_ERR_INVALID_ARGUMENT);
   REQUIRE(std::string(text) == "x: input row 2: top_k = -1 is negative");
-  REQUIRE(rules::report_refusal("x", field::top_p, 1, &p, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(rules::report_refusal("x", field::top_p, 1, &p, 4, text, sizeof text) ==
+          SC_ERR_INVALID_ARGUMENT);
   REQUIRE(std::string(text) == "x: input row 1: top_p = 1.5 is outside (0, 1]");
-  REQUIRE(rules::report_refusal("x", field::row_index, 3, &index, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(rules::report_refusal("x", field::row_index, 3, &index, 4, text, sizeof text) ==
+          SC_ERR_INVALID_ARGUMENT);
   REQUIRE(std::string(text) == "x: output row 3: row_index = 9 is outside [0, 4)");
   REQUIRE(rules::report_refusal("x", field::temperature_unsupported, 0, &t, 4, text, sizeof text) ==
           SC_ERR_UNSUPPORTED);
-  REQUIRE(std::string(text) == "x: input row 0: temperature = 0.5 asks for a filter this subject does not implement");
-  REQUIRE(rules::report_refusal("x", field::min_p, 0, nullptr, 4, text, sizeof text) == SC_ERR_INVALID_ARGUMENT);
+  REQUIRE(std::string(text) ==
+          "x: input row 0: temperature = 0.5 asks for a filter this subject does not implement");
+  REQUIRE(rules::report_refusal("x", field::min_p, 0, nullptr, 4, text, sizeof text) ==
+          SC_ERR_INVALID_ARGUMENT);
   REQUIRE(std::string(text) == "x: input row 0: min_p = ? is outside [0, 1]");
 
   // The CUDA kernels keep the lowest (row, field) word; row_refusal picks the same.
   const rules::row_values both{.top_k = 2, .top_p = 0.0f};
   REQUIRE(rules::row_refusal(both, 10, SC_INPUT_PROBS, 0) == field::top_p);
   REQUIRE(rules::row_refusal({.top_k = 2}, 10, SC_INPUT_PROBS, 0) == field::top_k_unsupported);
-  REQUIRE(rules::row_refusal({.top_k = 10}, 10, SC_INPUT_PROBS, 0) == field::none);  // k >= V is off
+  REQUIRE(rules::row_refusal({.top_k = 10}, 10, SC_INPUT_PROBS, 0) ==
+          field::none);  // k >= V is off
   REQUIRE(rules::row_refusal({.temperature = 0.5f}, 10, SC_INPUT_PROBS, SC_FILTER_TEMPERATURE) ==
           field::temperature_unsupported);  // a logits filter only
-  REQUIRE(rules::row_refusal({.temperature = 0.0f}, 10, SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE) == field::none);
-  REQUIRE(rules::row_refusal({.temperature = -INFINITY}, 10, SC_INPUT_LOGITS, ~0u) == field::temperature);
+  REQUIRE(rules::row_refusal({.temperature = 0.0f}, 10, SC_INPUT_LOGITS, SC_FILTER_TEMPERATURE) ==
+          field::none);
+  REQUIRE(rules::row_refusal({.temperature = -INFINITY}, 10, SC_INPUT_LOGITS, ~0u) ==
+          field::temperature);
   REQUIRE(rules::row_refusal({.temperature = NAN}, 10, SC_INPUT_LOGITS, ~0u) == field::temperature);
   REQUIRE(rules::row_refusal({.min_p = 1.0f}, 10, SC_INPUT_LOGITS, ~0u) == field::none);
 

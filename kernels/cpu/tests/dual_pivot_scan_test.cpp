@@ -1,12 +1,11 @@
 // The crossing search of the dual-pivot sampler on its own: the float prefix sum it
 // runs over is not monotone, and the guard must keep every answer inside {p > low}.
-#include <catch2/catch.hpp>
+#include "kernels/cpu/dual_pivot_scan.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "kernels/cpu/dual_pivot_scan.h"
 
 using namespace samplecheck::cpu;
 
@@ -22,7 +21,8 @@ struct scanned_row {
 scanned_row random_row(std::mt19937& gen, size_t vocab, float low) {
   std::uniform_real_distribution<float> exponent(-6.0f, 0.0f);
   scanned_row row{std::vector<float>(vocab), low, {}};
-  for (size_t t = 0; t < vocab; ++t) row.p[t] = t % 3 == 1 ? low * (t % 2) : std::pow(10.0f, exponent(gen));
+  for (size_t t = 0; t < vocab; ++t)
+    row.p[t] = t % 3 == 1 ? low * (t % 2) : std::pow(10.0f, exponent(gen));
   std::vector<int32_t> eligible;
   for (size_t t = 0; t < vocab; ++t)
     if (row.p[t] > low) eligible.push_back(static_cast<int32_t>(t));

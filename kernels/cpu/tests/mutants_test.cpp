@@ -111,7 +111,8 @@ TEST_CASE("S07: the token carrying the cumulative sum across top_p is dropped") 
 }
 
 TEST_CASE("S08: NaN and all-zero rows return token 0 marked valid") {
-  for (const std::vector<float>& bad : {std::vector<float>{std::nanf(""), 0.5f}, std::vector<float>{0.0f, 0.0f}}) {
+  for (const std::vector<float>& bad :
+       {std::vector<float>{std::nanf(""), 0.5f}, std::vector<float>{0.0f, 0.0f}}) {
     pair_run run(rows_of({bad}), "cpu.multinomial", "S08");
     REQUIRE(run.host.valid[0] == 0);
     REQUIRE(run.mutant.valid[0] == 1);
@@ -199,7 +200,8 @@ TEST_CASE("S15: temperature on probabilities leaves the temperature without effe
   c.temperature = {0.25f};
   pair_run run(c, "cpu.gumbel_logits", "S15");
   // Target share of token 1 is 1 / (1 + e^-4) = .982; the mutant draws softmax(z): .731.
-  const double host_share = histogram(run.host)[1] / 20000.0, mutant_share = histogram(run.mutant)[1] / 20000.0;
+  const double host_share = histogram(run.host)[1] / 20000.0,
+               mutant_share = histogram(run.mutant)[1] / 20000.0;
   REQUIRE(std::abs(host_share - 1.0 / (1.0 + std::exp(-4.0))) < 0.02);
   REQUIRE(std::abs(mutant_share - 1.0 / (1.0 + std::exp(-1.0))) < 0.02);
 }
@@ -307,7 +309,8 @@ TEST_CASE("S18: top_k = 1 keeps both tokens tied at the maximum") {
 TEST_CASE("S19 and X05: tied logits at large magnitudes go to the lower id") {
   // S19: unshifted float32 keys at 2^24 (ulp 1-2); X05: bf16 keys at 160 (ulp 1). The
   // host shifts by the maximum and splits the tie evenly.
-  for (const auto& [id, magnitude] : {std::pair<const char*, float>{"S19", 16777216.0f}, {"X05", 160.0f}}) {
+  for (const auto& [id, magnitude] :
+       {std::pair<const char*, float>{"S19", 16777216.0f}, {"X05", 160.0f}}) {
     CAPTURE(id);
     std::vector<float> z = log_of(tied_top_row());
     for (float& x : z) x = std::round(x + magnitude);  // exact at both magnitudes

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -182,10 +181,10 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   REQUIRE(load_raw(BAD_ABI_PLUGIN_PATH)->abi_version.major == 99);
   const registry::plugin_load_result loaded = registry::load_plugin(BAD_ABI_PLUGIN_PATH);
   CHECK_FALSE(loaded.ok());
-  CHECK_THAT(loaded.error,
-             Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH + ": ABI version mismatch: "
-                      "the plugin was built against samplecheck ABI 99.") &&
-                 Contains("this samplecheck speaks ABI 1.2"));
+  CHECK_THAT(loaded.error, Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
+                                    ": ABI version mismatch: "
+                                    "the plugin was built against samplecheck ABI 99.") &&
+                               Contains("this samplecheck speaks ABI 1.2"));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -403,7 +402,8 @@ TEST_CASE("the declared contracts of ABI 1.2 follow the versioning rule") {
   CHECK(registry::contracts_of(older).rng_policy == SC_RNG_PER_REQUEST);
   CHECK(registry::contracts_of(older).degenerate_rows == SC_DEGENERATE_VALID_FLAG);
   s.rng_policy = 9;
-  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field rng_policy has unknown value 9");
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field rng_policy has unknown value 9");
   s.rng_policy = 0;
   s.reserved1 = 1;
   CHECK(registry::validate_sampler(s) == "sampler test.contracts: field reserved1 is 1, must be 0");

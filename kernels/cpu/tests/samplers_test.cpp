@@ -22,8 +22,10 @@ void require_shares(const std::vector<int64_t>& counts, const std::vector<double
   for (const int64_t c : counts) n += c;
   for (size_t i = 0; i < target.size(); ++i) {
     INFO("token " << i << ": " << counts[i] << " of " << n << ", target share " << target[i]);
-    if (target[i] == 0.0) REQUIRE(counts[i] == 0);
-    else REQUIRE(std::abs(static_cast<double>(counts[i]) / n - target[i]) < kShareTolerance);
+    if (target[i] == 0.0)
+      REQUIRE(counts[i] == 0);
+    else
+      REQUIRE(std::abs(static_cast<double>(counts[i]) / n - target[i]) < kShareTolerance);
   }
   REQUIRE(counts.back() == 0);  // nothing outside [0, V)
 }
@@ -66,7 +68,8 @@ TEST_CASE("same seed and offset replay the same tokens; another offset draws afr
   const std::vector<float> flat(64, 1.0f / 64);
   for (const sc_sampler* s : correct_samplers()) {
     CAPTURE(s->name);
-    call first = prepared(*s, flat, 256), again = prepared(*s, flat, 256), later = prepared(*s, flat, 256);
+    call first = prepared(*s, flat, 256), again = prepared(*s, flat, 256),
+         later = prepared(*s, flat, 256);
     first.sample(*s);
     again.sample(*s);
     later.offset.assign(256, s->philox_outputs_per_call);
@@ -149,8 +152,10 @@ TEST_CASE("ties at the k-th follow the declared policy") {
     call c = draws_of(row, kDraws);
     c.top_k = {2};
     c.sample(*s);
-    if (s->tie_policy == SC_TIE_LOWEST_INDEX) require_shares(histogram(c), {0.4 / 0.7, 0.3 / 0.7, 0.0});
-    else require_shares(histogram(c), {0.4, 0.3, 0.3});
+    if (s->tie_policy == SC_TIE_LOWEST_INDEX)
+      require_shares(histogram(c), {0.4 / 0.7, 0.3 / 0.7, 0.0});
+    else
+      require_shares(histogram(c), {0.4, 0.3, 0.3});
   }
 }
 
@@ -187,7 +192,8 @@ TEST_CASE("the two Gumbel spellings pick the same token on shared randomness") {
   for (int r = 0; r < 1024; ++r) {
     std::vector<float> row(1000);
     double sum = 0.0;
-    for (int i = 0; i < 1000; ++i) sum += row[i] = static_cast<float>(1.0 / (1 + (i * (r + 3)) % 1000));
+    for (int i = 0; i < 1000; ++i)
+      sum += row[i] = static_cast<float>(1.0 / (1 + (i * (r + 3)) % 1000));
     for (float& p : row) p = static_cast<float>(p / sum);
     logits.push_back(log_of(row));
     probs.push_back(std::move(row));
@@ -245,10 +251,13 @@ TEST_CASE("degenerate rows come back invalid and leave their neighbours alone") 
   const float nan = std::nanf("");
   for (const sc_sampler* s : correct_samplers()) {
     CAPTURE(s->name);
-    const std::vector<float> good = is_logits(*s) ? log_of({0.5f, 0.25f, 0.25f}) : std::vector<float>{0.5f, 0.25f, 0.25f};
+    const std::vector<float> good =
+        is_logits(*s) ? log_of({0.5f, 0.25f, 0.25f}) : std::vector<float>{0.5f, 0.25f, 0.25f};
     std::vector<std::vector<float>> bad{{nan, 0.5f, 0.5f}, {INFINITY, 0.5f, 0.5f}};
-    if (is_logits(*s)) bad.push_back({-INFINITY, -INFINITY, -INFINITY});
-    else bad.insert(bad.end(), {{-0.1f, 0.6f, 0.5f}, {0.0f, 0.0f, 0.0f}});
+    if (is_logits(*s))
+      bad.push_back({-INFINITY, -INFINITY, -INFINITY});
+    else
+      bad.insert(bad.end(), {{-0.1f, 0.6f, 0.5f}, {0.0f, 0.0f, 0.0f}});
     for (const auto& degenerate : bad) {
       call alone = rows_of({good, good}, 5), mixed = rows_of({good, degenerate, good}, 5);
       alone.seed = {5, 7};
@@ -280,8 +289,10 @@ TEST_CASE("filter parameters follow the input row through the row-index map") {
     c.sample(sampler_named(name));
     std::vector<int64_t> from_row1(4, 0);
     for (int r = 0; r < 4000; ++r) {
-      if (r % 2 == 0) REQUIRE(c.tokens[r] == 3);
-      else ++from_row1[c.tokens[r]];
+      if (r % 2 == 0)
+        REQUIRE(c.tokens[r] == 3);
+      else
+        ++from_row1[c.tokens[r]];
     }
     for (int t = 0; t < 3; ++t) REQUIRE(from_row1[t] > 0);
   }

@@ -30,7 +30,8 @@ int32_t plain_logits(const std::vector<float>& z, float temperature, uint64_t se
   float best_key = -INFINITY, max_z = -INFINITY;
   for (const float x : z) max_z = std::fmax(max_z, x);
   for (size_t i = 0; i < z.size(); ++i) {
-    const float key = (z[i] - max_z) / temperature - std::log(-std::log1p(-uniform_fine_near_zero(stream.next())));
+    const float key = (z[i] - max_z) / temperature -
+                      std::log(-std::log1p(-uniform_fine_near_zero(stream.next())));
     if (key > best_key) best_key = key, best = static_cast<int32_t>(i);
   }
   return best;
@@ -44,7 +45,9 @@ std::vector<std::vector<float>> rows() {
     const double exponent = 0.2 * (r % 16);  // 0 = flat, 3 = very peaked
     double sum = 0.0;
     for (int i = 0; i < 2000; ++i)
-      sum += row[i] = (i * 13 + r) % 29 == 0 ? 0.0f : static_cast<float>(std::pow(1.0 + (i * 7919 + r) % 2000, -exponent));
+      sum += row[i] = (i * 13 + r) % 29 == 0
+                          ? 0.0f
+                          : static_cast<float>(std::pow(1.0 + (i * 7919 + r) % 2000, -exponent));
     for (float& p : row) p = static_cast<float>(p / sum);
     out.push_back(std::move(row));
   }

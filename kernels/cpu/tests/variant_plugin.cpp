@@ -120,23 +120,46 @@ struct current_plugin {
   void break_one_rule() {
     sc_matmul& m = matmuls[1];
     switch (kVariant) {
-      case variant::duplicate_name: m.name = samplers[0].name; break;
-      case variant::shadow: m.name = "cpu.segmented"; break;
-      case variant::empty: plugin.num_samplers = plugin.num_matmuls = 0; break;
-      case variant::plugin_flags: plugin.flags = 1; break;
-      case variant::matmul_flags: m.flags = 4; break;
-      case variant::reserved1: m.reserved1 = 7; break;
-      case variant::null_run: m.run = nullptr; break;
+      case variant::duplicate_name:
+        m.name = samplers[0].name;
+        break;
+      case variant::shadow:
+        m.name = "cpu.segmented";
+        break;
+      case variant::empty:
+        plugin.num_samplers = plugin.num_matmuls = 0;
+        break;
+      case variant::plugin_flags:
+        plugin.flags = 1;
+        break;
+      case variant::matmul_flags:
+        m.flags = 4;
+        break;
+      case variant::reserved1:
+        m.reserved1 = 7;
+        break;
+      case variant::null_run:
+        m.run = nullptr;
+        break;
       case variant::unsorted_thresholds:
         m.num_batch_thresholds = 2;
         m.batch_thresholds = kUnsorted;
         break;
-      case variant::null_array: plugin.matmuls = nullptr; break;
-      case variant::negative_count: plugin.num_samplers = -1; break;
-      case variant::small_stride: plugin.matmul_size = 40; break;
-      case variant::short_stride: plugin.matmul_size = sizeof(sc_matmul_v1_0); break;
+      case variant::null_array:
+        plugin.matmuls = nullptr;
+        break;
+      case variant::negative_count:
+        plugin.num_samplers = -1;
+        break;
+      case variant::small_stride:
+        plugin.matmul_size = 40;
+        break;
+      case variant::short_stride:
+        plugin.matmul_size = sizeof(sc_matmul_v1_0);
+        break;
       case variant::minor0:
-      case variant::future_minor: break;  // laid out by the structs below
+      case variant::future_minor:
+        break;  // laid out by the structs below
     }
   }
 };
@@ -149,8 +172,9 @@ struct minor0_plugin {
   minor0_plugin() {
     for (int i = 0; i < 2; ++i) {
       const sc_matmul m = matmul(i == 0 ? kWhole : kBlocked, 0);
-      matmuls[i] = {{SC_ABI_VERSION_MAJOR, 0}, m.name, m.description, m.memory_space,
-                    m.num_launch_configs, m.flags, m.context, m.run, m.launch_config_name};
+      matmuls[i] = {{SC_ABI_VERSION_MAJOR, 0}, m.name,  m.description, m.memory_space,
+                    m.num_launch_configs,      m.flags, m.context,     m.run,
+                    m.launch_config_name};
     }
     plugin.abi_version = {SC_ABI_VERSION_MAJOR, 0};
     plugin.name = "samplecheck test plugin, ABI 1.0";

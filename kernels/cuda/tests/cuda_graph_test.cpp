@@ -82,7 +82,8 @@ replay_verdict check_graph_replay(const sc_sampler& s) {
 
 }  // namespace
 
-TEST_CASE("a captured call replayed after the offset tensor advances draws fresh numbers", "[graph]") {
+TEST_CASE("a captured call replayed after the offset tensor advances draws fresh numbers",
+          "[graph]") {
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s)) continue;
     INFO(s->name);
@@ -122,7 +123,8 @@ TEST_CASE("Gumbel subjects pick the CPU twin's token on the same stream", "[gumb
     sample_call h;
     std::vector<float> p(v);
     double total = 0;
-    for (int64_t i = 0; i < v; ++i) total += p[i] = static_cast<float>(1.0 / std::pow(1.0 + (i * 40503) % v, 1.1));
+    for (int64_t i = 0; i < v; ++i)
+      total += p[i] = static_cast<float>(1.0 / std::pow(1.0 + (i * 40503) % v, 1.1));
     for (auto& x : p) x = static_cast<float>(x / total);
     add_row(h, gpu.input_kind == SC_INPUT_LOGITS ? logits_of(p) : p);
     h.row_index.assign(rows, 0);

@@ -3,8 +3,8 @@
 // battery's kill matrix judges the same mutants statistically. (S02 is caught by the
 // graph replay test in cuda_graph_test.cpp, S08 here and by the degenerate rows.)
 #include <algorithm>
-#include <cstdlib>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <set>
 
 #include "kernels/cuda/tests/device_batch_support.h"
@@ -13,7 +13,9 @@ using namespace samplecheck::cuda_test;
 
 namespace {
 
-size_t distinct(const std::vector<int32_t>& tokens) { return std::set<int32_t>(tokens.begin(), tokens.end()).size(); }
+size_t distinct(const std::vector<int32_t>& tokens) {
+  return std::set<int32_t>(tokens.begin(), tokens.end()).size();
+}
 
 }  // namespace
 
@@ -62,7 +64,8 @@ TEST_CASE("S05: a uniform that reaches 1 hands the draw to a tail token", "[muta
     p[12345] = 1.0f - 1e-6f;
     h.input = subject(host).input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
     const auto tail = [&](const call_result& got) {
-      return std::count_if(got.token.begin(), got.token.end(), [](int32_t t) { return t != 12345; });
+      return std::count_if(got.token.begin(), got.token.end(),
+                           [](int32_t t) { return t != 12345; });
     };
     CHECK(tail(run(subject(std::string(host) + ":S05"), h)) > outputs / 2);
     CHECK(tail(run(subject(host), h)) == 0);
@@ -122,7 +125,8 @@ TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]")
     add_row(h, p);
     h.top_k = {1, 0};
     const auto off_argmax = [&](const call_result& got) {
-      return std::count_if(got.token.begin(), got.token.end(), [&](int32_t t) { return t != argmax; });
+      return std::count_if(got.token.begin(), got.token.end(),
+                           [&](int32_t t) { return t != argmax; });
     };
     CHECK(off_argmax(run(subject(std::string(host) + ":S09"), h)) > outputs / 4);
     CHECK(off_argmax(run(subject(host), h)) == 0);

@@ -59,7 +59,8 @@ std::vector<double> target_of(const std::vector<float>& p, const setting& s, int
 std::vector<float> small_row() {
   std::vector<float> p(37);
   double total = 0;
-  for (int i = 0; i < 37; ++i) total += p[i] = i % 5 == 3 ? 0.0f : static_cast<float>((i * 17) % 37 + 1);
+  for (int i = 0; i < 37; ++i)
+    total += p[i] = i % 5 == 3 ? 0.0f : static_cast<float>((i * 17) % 37 + 1);
   for (auto& x : p) x = static_cast<float>(x / total);
   return p;
 }
@@ -69,7 +70,8 @@ std::vector<setting> settings_for(const sc_sampler& s) {
   if (s.filters & SC_FILTER_TOP_K) out.push_back({5, 1.0f, 0.0f, 1.0f});
   if (s.filters & SC_FILTER_TOP_P) out.push_back({0, 0.5f, 0.0f, 1.0f});
   if (s.filters & SC_FILTER_MIN_P) out.push_back({0, 1.0f, 0.5f, 1.0f});
-  if ((s.filters & SC_FILTER_TOP_K) && (s.filters & SC_FILTER_TOP_P)) out.push_back({8, 0.45f, 0.0f, 1.0f});
+  if ((s.filters & SC_FILTER_TOP_K) && (s.filters & SC_FILTER_TOP_P))
+    out.push_back({8, 0.45f, 0.0f, 1.0f});
   if (s.filters & SC_FILTER_TEMPERATURE) out.push_back({0, 1.0f, 0.0f, 0.0f});  // greedy
   return out;
 }
@@ -97,7 +99,8 @@ TEST_CASE("every CUDA subject declares the ABI it implements", "[abi]") {
   CHECK(correct == 10);
 }
 
-TEST_CASE("replay: the same seed and offset give the same tokens, a new offset new ones", "[replay]") {
+TEST_CASE("replay: the same seed and offset give the same tokens, a new offset new ones",
+          "[replay]") {
   const int64_t v = 4096, outputs = 64;
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s)) continue;
@@ -132,8 +135,8 @@ TEST_CASE("support: small rows never yield a filtered or impossible token", "[su
     if (is_mutant(*s)) continue;
     for (const int32_t dtype : {SC_DTYPE_F32, SC_DTYPE_BF16}) {
       for (const setting& f : settings_for(*s)) {
-        INFO(s->name << " dtype " << dtype << " top_k " << f.top_k << " top_p " << f.top_p << " min_p " << f.min_p
-                     << " T " << f.temperature);
+        INFO(s->name << " dtype " << dtype << " top_k " << f.top_k << " top_p " << f.top_p
+                     << " min_p " << f.min_p << " T " << f.temperature);
         sample_call h;
         const bool logits = s->input_kind == SC_INPUT_LOGITS;
         add_row(h, logits ? logits_of(probs) : probs);

@@ -60,7 +60,9 @@ inline const sc_sampler& subject(std::string_view name) {
   throw std::runtime_error("no CUDA subject named " + std::string(name));
 }
 
-inline bool is_mutant(const sc_sampler& s) { return std::string_view(s.name).find(':') != std::string_view::npos; }
+inline bool is_mutant(const sc_sampler& s) {
+  return std::string_view(s.name).find(':') != std::string_view::npos;
+}
 
 // Seeds 1000 + r, offsets 0: every output row its own request.
 inline void distinct_streams(sample_call& h, int64_t outputs) {

@@ -5,6 +5,8 @@
 // Two plausible slips must fail the same checks: keying on the raw bits (negative
 // floats come out in reverse) and packing the index without inverting it (a tie
 // goes to the higher index).
+#include "kernels/cuda/float_order.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cfloat>
@@ -14,15 +16,14 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cuda/float_order.h"
-
 namespace {
 
 namespace sc = samplecheck::cuda;
 
 // Ascending, each strictly above the one before (-0 before +0, as the kernels take it).
-const std::vector<float> kLadder = {-INFINITY, -FLT_MAX, -1.5f, -FLT_MIN, -FLT_TRUE_MIN, -0.0f, 0.0f,
-                                    FLT_TRUE_MIN, FLT_MIN, 1e-10f, 0.5f, 1.0f, FLT_MAX, INFINITY};
+const std::vector<float> kLadder = {-INFINITY, -FLT_MAX, -1.5f,        -FLT_MIN, -FLT_TRUE_MIN,
+                                    -0.0f,     0.0f,     FLT_TRUE_MIN, FLT_MIN,  1e-10f,
+                                    0.5f,      1.0f,     FLT_MAX,      INFINITY};
 
 template <typename Key>
 bool strictly_ascending(const std::vector<float>& xs, Key key) {
@@ -42,7 +43,8 @@ std::vector<float> random_floats(size_t n) {
 }
 
 unsigned long long pack_index_unflipped(float key, int index) {
-  return static_cast<unsigned long long>(sc::ordered_bits(key)) << 32 | static_cast<uint32_t>(index);
+  return static_cast<unsigned long long>(sc::ordered_bits(key)) << 32 |
+         static_cast<uint32_t>(index);
 }
 
 }  // namespace
@@ -56,10 +58,13 @@ TEST_CASE("ordered_bits sorts floats as floats sort, and inverts exactly", "[flo
   });
   std::stable_sort(by_bits.begin(), by_bits.end(),
                    [](float a, float b) { return sc::ordered_bits(a) < sc::ordered_bits(b); });
-  CHECK(std::equal(by_value.begin(), by_value.end(), by_bits.begin(),
-                   [](float a, float b) { return samplecheck::float_to_bits(a) == samplecheck::float_to_bits(b); }));
+  CHECK(std::equal(by_value.begin(), by_value.end(), by_bits.begin(), [](float a, float b) {
+    return samplecheck::float_to_bits(a) == samplecheck::float_to_bits(b);
+  }));
   xs.insert(xs.end(), kLadder.begin(), kLadder.end());
-  for (const float x : xs) REQUIRE(samplecheck::float_to_bits(sc::from_ordered_bits(sc::ordered_bits(x))) == samplecheck::float_to_bits(x));
+  for (const float x : xs)
+    REQUIRE(samplecheck::float_to_bits(sc::from_ordered_bits(sc::ordered_bits(x))) ==
+            samplecheck::float_to_bits(x));
   // The negative control: raw bits put every negative float above the positives.
   CHECK_FALSE(strictly_ascending(kLadder, samplecheck::float_to_bits));
 }
@@ -76,7 +81,8 @@ TEST_CASE("pack_best prefers the larger key, then the lower index", "[float_orde
       const unsigned long long packed = sc::pack_best(key, index);
       REQUIRE(packed > 0ull);  // 0 is the identity of the max
       REQUIRE(sc::index_of_best(packed) == index);
-      REQUIRE(samplecheck::float_to_bits(sc::key_of_best(packed)) == samplecheck::float_to_bits(key));
+      REQUIRE(samplecheck::float_to_bits(sc::key_of_best(packed)) ==
+              samplecheck::float_to_bits(key));
     }
   // The negative control: an index packed as is wins ties for the higher index.
   CHECK_FALSE(pack_index_unflipped(1.0f, 3) > pack_index_unflipped(1.0f, 5));

@@ -58,7 +58,9 @@ __global__ void count_violations(unsigned long long seed, violation_counts* out)
     const uint32_t bits = stream.next(), pick = stream.next(), shape = stream.next();
     // v: as drawn (most pairs), log-uniform over the representable fractions, or 0.
     const uint32_t kind = pick & 63u;
-    const float v = kind == 0 ? 0.0f : samplecheck::uniform_fine_near_zero(kind < 32 ? bits >> (pick >> 27) : bits);
+    const float v =
+        kind == 0 ? 0.0f
+                  : samplecheck::uniform_fine_near_zero(kind < 32 ? bits >> (pick >> 27) : bits);
     // p: log-uniform over [2^-40, 1], or over [2^-40, 2^127] for one pair in 8.
     const float a = samplecheck::uniform_open_one(shape);
     const float p = (pick >> 24 & 7u) == 0 ? exp2f(167.0f * a - 40.0f) : exp2f(-40.0f * a);
@@ -68,7 +70,8 @@ __global__ void count_violations(unsigned long long seed, violation_counts* out)
     skipped_own += below<B>(p, v, lower);
     // Thresholds the key reaches: itself and the floats just below it.
     float threshold = key;
-    for (int step = 0; step < 3 && std::isfinite(threshold); ++step, threshold = nextafterf(threshold, -INFINITY)) {
+    for (int step = 0; step < 3 && std::isfinite(threshold);
+         ++step, threshold = nextafterf(threshold, -INFINITY)) {
       skipped += below<B>(p, v, threshold);
     }
     ++pairs;
@@ -100,18 +103,20 @@ TEST_CASE("Gumbel skip bounds never drop a token that reaches the threshold", "[
   CHECK(probs.skipped_own == 0);
 }
 
-TEST_CASE("the bound checks catch the naive bounds (q taken as v, no margins)", "[gumbel][bounds][mutant]") {
+TEST_CASE("the bound checks catch the naive bounds (q taken as v, no margins)",
+          "[gumbel][bounds][mutant]") {
   const auto probs = run<bounds::naive>();
-  WARN("naive probs bounds: " << probs.floor_above_key << " floors above the key, " << probs.skipped_winner
-                              << " winners skipped, " << probs.skipped_own << " skipped at their own floor, of "
-                              << probs.pairs << " pairs");
+  WARN("naive probs bounds: " << probs.floor_above_key << " floors above the key, "
+                              << probs.skipped_winner << " winners skipped, " << probs.skipped_own
+                              << " skipped at their own floor, of " << probs.pairs << " pairs");
   CHECK(probs.floor_above_key > 0);
   CHECK(probs.skipped_winner > 0);
 }
 
-TEST_CASE("the own-floor check catches a floor left unclamped at FLT_MAX", "[gumbel][bounds][mutant]") {
+TEST_CASE("the own-floor check catches a floor left unclamped at FLT_MAX",
+          "[gumbel][bounds][mutant]") {
   const auto unclamped = run<bounds::unclamped>();
-  WARN("unclamped floor: " << unclamped.skipped_own << " tokens skipped at their own floor, of " << unclamped.pairs
-                           << " pairs");
+  WARN("unclamped floor: " << unclamped.skipped_own << " tokens skipped at their own floor, of "
+                           << unclamped.pairs << " pairs");
   CHECK(unclamped.skipped_own > 0);
 }

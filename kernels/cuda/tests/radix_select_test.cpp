@@ -3,14 +3,14 @@
 // std::nth_element finds, for every k tried, on keys with few distinct values, many
 // ties and uniform bits. The same loop with the digit taken on `count > remaining`
 // (an off-by-one that drops exact hits) must get some of them wrong.
+#include "kernels/cuda/radix_select.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
 #include <random>
 #include <vector>
-
-#include "kernels/cuda/radix_select.h"
 
 namespace {
 
@@ -52,8 +52,10 @@ std::vector<std::vector<uint32_t>> key_sets() {
   std::vector<std::vector<uint32_t>> sets;
   std::vector<uint32_t> uniform(5000), ties(5000), clustered(5000);
   for (auto& x : uniform) x = rng();
-  for (auto& x : ties) x = 0x3f000000u + (rng() % 7) * 0x00010101u;  // 7 distinct keys, ~700 copies each
-  for (auto& x : clustered) x = 0x3c000000u | (rng() & 0x0000ffffu);  // one top byte, as float probs have
+  for (auto& x : ties)
+    x = 0x3f000000u + (rng() % 7) * 0x00010101u;  // 7 distinct keys, ~700 copies each
+  for (auto& x : clustered)
+    x = 0x3c000000u | (rng() & 0x0000ffffu);  // one top byte, as float probs have
   sets = {uniform, ties, clustered, {42u}, {5u, 5u, 5u}};
   return sets;
 }

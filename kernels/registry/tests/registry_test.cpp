@@ -3,8 +3,9 @@
 // N of every shape in fixtures/matmul/layer_shapes.txt, must be exactly the list
 // it declares. A new fixture shape or a retuned table that moves a switch fails
 // here until the descriptor says so.
-#include <catch2/catch.hpp>
+#include "kernels/registry/registry.h"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "kernels/matmul/matmul_plan.h"
-#include "kernels/registry/registry.h"
 #include "suites/testing/fixtures.h"
 #ifdef SAMPLECHECK_HAVE_CUDA
 #include "kernels/matmul/mma_kernels.h"

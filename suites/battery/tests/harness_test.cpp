@@ -3,11 +3,10 @@
 // outputs or writes flags and tokens it may not; a subject's helpers die with it;
 // checks that do not apply say n/a with a reason, failures leave a reproduction file,
 // and plugins that cannot be used are refused with a message.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,8 +18,8 @@
 #include "kernels/cpu/cpu_samplers.h"
 #include "suites/battery/catalog.h"
 #include "suites/battery/distribution_tests.h"
-#include "suites/stats/combine.h"
 #include "suites/battery/runner.h"
+#include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
 using namespace samplecheck::battery;
@@ -203,15 +202,18 @@ TEST_CASE("an output row left unwritten is a failure, not a draw", "[battery][ha
   CHECK_THAT(c.detail, Catch::Contains("never wrote out_valid"));
 }
 
-TEST_CASE("an OUT token fails support at once and leaves a reproduction file", "[battery][harness]") {
+TEST_CASE("an OUT token fails support at once and leaves a reproduction file",
+          "[battery][harness]") {
   const sc_sampler s = fake("test.token_zero", token_zero_sample);
-  const auto dir = std::filesystem::temp_directory_path() / ("samplecheck_repro_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("samplecheck_repro_" + std::to_string(::getpid()));
   run_options o = quick({"support"});
   o.repro_dir = dir.string();
   const auto report = run_battery(as_subject(s), o, {});
   const auto& c = find(report, "support");
   CHECK(c.result == verdict::fail);
-  CHECK_THAT(c.detail, Catch::Contains("token 0") && Catch::Contains("OUT") && Catch::Contains("seed"));
+  CHECK_THAT(c.detail,
+             Catch::Contains("token 0") && Catch::Contains("OUT") && Catch::Contains("seed"));
   REQUIRE_FALSE(c.repro_path.empty());
   std::ifstream f(c.repro_path);
   const auto repro = nlohmann::json::parse(f);
@@ -234,7 +236,8 @@ TEST_CASE("checks that do not apply say n/a with the reason, never pass", "[batt
   const subject* multinomial = catalog.find("cpu.multinomial");
   REQUIRE(multinomial != nullptr);
   // (ties applies to every sampler since issue 17: exact ties must split evenly.)
-  const auto report = run_battery(*multinomial, quick({"parameter_routing", "spelling_agreement"}), catalog.lookup());
+  const auto report = run_battery(*multinomial, quick({"parameter_routing", "spelling_agreement"}),
+                                  catalog.lookup());
   for (const auto& c : report.checks) {
     CAPTURE(c.check);
     CHECK(c.result == verdict::not_applicable);
@@ -255,7 +258,8 @@ TEST_CASE("an unknown check name is an error row", "[battery][harness]") {
 TEST_CASE("plugins that cannot be used are refused with a message", "[battery][harness]") {
   const auto missing = samplecheck::registry::load_plugin("/nonexistent/libnothing.so");
   CHECK_FALSE(missing.ok());
-  CHECK_THAT(missing.error, Catch::Contains("/nonexistent/libnothing.so") && Catch::Contains("dlopen failed"));
+  CHECK_THAT(missing.error,
+             Catch::Contains("/nonexistent/libnothing.so") && Catch::Contains("dlopen failed"));
 #ifdef BAD_ABI_PLUGIN_PATH
   const auto bad = samplecheck::registry::load_plugin(BAD_ABI_PLUGIN_PATH);
   CHECK_FALSE(bad.ok());
@@ -274,7 +278,8 @@ TEST_CASE("a malformed descriptor is named field by field", "[battery][harness]"
   CHECK_THAT(samplecheck::registry::validate_sampler(s), Catch::Contains("field sample is NULL"));
   s = fake("test.bad", lazy_sample);
   s.input_kind = 7;
-  CHECK_THAT(samplecheck::registry::validate_sampler(s), Catch::Contains("field input_kind has unknown value 7"));
+  CHECK_THAT(samplecheck::registry::validate_sampler(s),
+             Catch::Contains("field input_kind has unknown value 7"));
 }
 
 TEST_CASE("sample counts come from the power target, not a constant", "[battery][harness]") {
@@ -282,7 +287,8 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   catalog.add_in_tree();
   const subject* s = catalog.find("cpu.multinomial");
   REQUIRE(s != nullptr);
-  const judged_row row = make_row(*s, samplecheck::fixtures::shape::peaked, {.vocab_size = 32000, .seed = 4}, {});
+  const judged_row row =
+      make_row(*s, samplecheck::fixtures::shape::peaked, {.vocab_size = 32000, .seed = 4}, {});
   REQUIRE(row.target.ok());
   const auto coarse = plan_gof_draws(row, 1e-7, 0.1, 0.99, 100000000);
   const auto fine = plan_gof_draws(row, 1e-7, 0.05, 0.99, 100000000);
@@ -298,7 +304,6 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   CHECK(capped.capped);
   CHECK(capped.draws == 5000);
 }
-
 
 TEST_CASE("a write past the end of an output fails the call on the guard row it hit",
           "[battery][harness]") {

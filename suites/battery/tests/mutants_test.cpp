@@ -2,7 +2,6 @@
 // the default seed. Together with battery_cpu_samplers_test (the correct hosts pass
 // every check) this is the proof that every check can fail.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -12,7 +11,8 @@
 
 using namespace samplecheck::battery;
 
-TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget", "[battery][mutation]") {
+TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
+          "[battery][mutation]") {
   subject_catalog catalog;
   catalog.add_in_tree();
   std::vector<subject> cpu;
@@ -44,7 +44,8 @@ TEST_CASE("X03 and X04 pass every check but the stream-contract ones", "[battery
   run_options options;
   options.budget = quick_budget();
   for (const auto& c : all_checks())
-    if (c.applies_to == subject_kind::sampler && c.name != "round_advancement" && c.name != "stream_position")
+    if (c.applies_to == subject_kind::sampler && c.name != "round_advancement" &&
+        c.name != "stream_position")
       options.checks.emplace_back(c.name);
   for (const char* name : {"cpu.dual_pivot:X03", "cpu.dual_pivot:X04"}) {
     const subject* s = catalog.find(name);

@@ -5,7 +5,6 @@
 #include "suites/harness/dtype.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -1,7 +1,6 @@
 // The matmul runners hand subjects guarded outputs too (guard.h): a subject that
 // writes one element past out[m, n] fails the run with the words the samplers get.
 #include <catch2/catch.hpp>
-
 #include <stdexcept>
 #include <string>
 

@@ -4,7 +4,6 @@
 #include "suites/harness/sampler_call.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <functional>
 #include <string>

@@ -2,7 +2,6 @@
 // peer's own sample count. Exact samples are Philox draws with fixed seeds, so the
 // outcomes are deterministic; the margins quoted say why the fixed seed is not luck.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -16,7 +15,8 @@ namespace {
 
 // softmax(scale * z) for a fixed pseudo-random z: a smooth row with no zero token.
 std::vector<double> softmax_row(int64_t vocab, double scale, uint64_t seed) {
-  const sample_tally shape = draw_exact(std::vector<double>(static_cast<size_t>(vocab), 1.0), 20 * vocab, seed);
+  const sample_tally shape =
+      draw_exact(std::vector<double>(static_cast<size_t>(vocab), 1.0), 20 * vocab, seed);
   std::vector<double> p(static_cast<size_t>(vocab));
   double total = 0;
   for (size_t i = 0; i < p.size(); ++i) {
@@ -92,7 +92,8 @@ TEST_CASE("FlashInfer rule at 5,000,000 samples, V = 111") {
     for (size_t i = 0; i < p.size(); ++i)
       if (p[i] > 0.01 && p[i] < 0.03) victim = i;
     REQUIRE(victim < p.size());
-    const peer_verdict v = flashinfer_judge(draw_exact(drop_token(p, victim), kFlashInferSamples, 5), p, all);
+    const peer_verdict v =
+        flashinfer_judge(draw_exact(drop_token(p, victim), kFlashInferSamples, 5), p, all);
     CAPTURE(p[victim], v.statistic);
     CHECK(v.passed);
   }

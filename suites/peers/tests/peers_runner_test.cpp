@@ -2,7 +2,6 @@
 // layouts of the peers give the same kind of tally, draws replay by seed, and a
 // correct sampler passes each peer's rule on that peer's own inputs.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "kernels/cpu/cpu_samplers.h"
@@ -78,7 +77,7 @@ TEST_CASE("FlashInfer's masks: the masked tokens, the top-p tail, the top-k pivo
       // Their masks are at least as wide as the exact support on these rows.
       if (p.reference.prob[i] > 0) CHECK(p.flashinfer_allowed[i] == 1);
     }
-    if (c.top_k > 0) CHECK(allowed == c.top_k);  // random rows: no ties at the pivot
+    if (c.top_k > 0) CHECK(allowed == c.top_k);                 // random rows: no ties at the pivot
     if (c.top_k == 0 && c.top_p == 1.0f) CHECK(allowed >= 11);  // at most 90% masked
   }
 }
@@ -88,19 +87,22 @@ TEST_CASE("correct samplers pass each peer's rule on a case of that peer") {
   SECTION("vLLM, 50,000 draws, top-k 8 and top-p 0.9") {
     const peer_plan plan = vllm_plan(3);
     const prepared_case p = prepare_case(case_with(plan, 8, 0.9f), sort);
-    const peer_verdict v = judge(plan.peer, draw_from_subject(sort, p, plan.samples, 3, plan.layout).tally, p);
+    const peer_verdict v =
+        judge(plan.peer, draw_from_subject(sort, p, plan.samples, 3, plan.layout).tally, p);
     CHECK(v.passed);
     CHECK(v.p_value > 1e-6);
   }
   SECTION("PyTorch, 10,000 draws, top-p 0.7") {
     const peer_plan plan = pytorch_plan(4);
     const prepared_case p = prepare_case(case_with(plan, 0, 0.7f), sort);
-    CHECK(judge(plan.peer, draw_from_subject(sort, p, plan.samples, 4, plan.layout).tally, p).passed);
+    CHECK(
+        judge(plan.peer, draw_from_subject(sort, p, plan.samples, 4, plan.layout).tally, p).passed);
   }
   SECTION("FlashInfer, 5,000,000 draws, top-k 10 at V = 111") {
     const peer_plan plan = flashinfer_plan(5, 111);
     const prepared_case p = prepare_case(case_with(plan, 10, 1.0f), sort);
-    const peer_verdict v = judge(plan.peer, draw_from_subject(sort, p, plan.samples, 5, plan.layout).tally, p);
+    const peer_verdict v =
+        judge(plan.peer, draw_from_subject(sort, p, plan.samples, 5, plan.layout).tally, p);
     CHECK(v.passed);
     CHECK(v.statistic > 0.999);
   }

@@ -59,8 +59,9 @@ struct count_band {
 };
 inline count_band binomial_band(uint64_t replicates, double rate, double band_alpha = 1e-3) {
   const boost::math::binomial_distribution<double> d(static_cast<double>(replicates), rate);
-  return count_band{static_cast<uint64_t>(boost::math::quantile(d, band_alpha / 2)),
-                    static_cast<uint64_t>(boost::math::quantile(boost::math::complement(d, band_alpha / 2)))};
+  return count_band{
+      static_cast<uint64_t>(boost::math::quantile(d, band_alpha / 2)),
+      static_cast<uint64_t>(boost::math::quantile(boost::math::complement(d, band_alpha / 2)))};
 }
 
 }  // namespace samplecheck::stats::testing

@@ -1,7 +1,6 @@
 // Exact binomial p-values and Clopper-Pearson intervals against closed forms, and the
 // per-token report on planted deviations and under the null.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -26,7 +25,8 @@ TEST_CASE("binomial: exact two-sided p-values") {
   for (int k = 0; k < 5; ++k)
     below += std::exp(std::lgamma(1001.0L) - std::lgamma(k + 1.0L) - std::lgamma(1001.0L - k) +
                       k * std::log(0.001L) + (1000 - k) * std::log1p(-0.001L));
-  CHECK(st::binomial_upper_tail(5, 1000, 0.001) == Approx(static_cast<double>(1 - below)).epsilon(1e-10));
+  CHECK(st::binomial_upper_tail(5, 1000, 0.001) ==
+        Approx(static_cast<double>(1 - below)).epsilon(1e-10));
   CHECK_THROWS_AS(st::binomial_two_sided_p(11, 10, 0.5), std::invalid_argument);
   CHECK_THROWS_AS(st::binomial_two_sided_p(1, 10, 1.5), std::invalid_argument);
 }
@@ -69,7 +69,8 @@ TEST_CASE("binomial: family-wise false alarms under the null") {
   samplecheck::stats::testing::multinomial_sim sim(q, 2024);
   const uint64_t replicates = 300;
   uint64_t alarms = 0;
-  for (uint64_t r = 0; r < replicates; ++r) alarms += !st::deviating_tokens(sim.counts(20000), q, 0.05).empty();
+  for (uint64_t r = 0; r < replicates; ++r)
+    alarms += !st::deviating_tokens(sim.counts(20000), q, 0.05).empty();
   const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.05);
   CAPTURE(alarms, band.high);
   CHECK(alarms <= band.high);
@@ -83,7 +84,8 @@ TEST_CASE("binomial: a full vocabulary row is checked quickly") {
   const auto counts = sim.counts(100000);
   const auto start = std::chrono::steady_clock::now();
   const auto found = st::deviating_tokens(counts, q, 1e-6);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   WARN("deviating_tokens at V = 151936, n = 100000: " << seconds << " s");
   CHECK(found.empty());
 }

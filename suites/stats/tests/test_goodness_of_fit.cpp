@@ -1,7 +1,6 @@
 // Pearson and G against hand-computed values, the merge's independence from the observed
 // counts, and the false-alarm rate under the null.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -23,7 +22,8 @@ TEST_CASE("gof: chi-square upper tail against closed forms") {
     CHECK(st::chi_square_upper_tail(1, x) == Approx(std::erfc(std::sqrt(x / 2))).epsilon(1e-10));
     CHECK(st::chi_square_upper_tail(2, x) == Approx(std::exp(-x / 2)).epsilon(1e-12));
     CHECK(st::chi_square_upper_tail(3, x) ==
-          Approx(std::erfc(std::sqrt(x / 2)) + std::sqrt(2 * x / M_PI) * std::exp(-x / 2)).epsilon(1e-10));
+          Approx(std::erfc(std::sqrt(x / 2)) + std::sqrt(2 * x / M_PI) * std::exp(-x / 2))
+              .epsilon(1e-10));
   }
   CHECK(st::chi_square_upper_tail(5, 0.0) == 1.0);
   CHECK_THROWS_AS(st::chi_square_upper_tail(0, 1.0), std::invalid_argument);
@@ -44,7 +44,8 @@ TEST_CASE("gof: known values") {
   CHECK(r.pearson_scale == Approx(0.99).epsilon(1e-14));
   CHECK(r.pearson_nu == Approx(1 / 0.99).epsilon(1e-14));
   CHECK(r.p_pearson == Approx(st::chi_square_upper_tail(1 / 0.99, 4 / 0.99)).epsilon(1e-14));
-  CHECK(r.p_g == Approx(st::chi_square_upper_tail(r.g_nu, r.g_statistic / r.g_scale)).epsilon(1e-14));
+  CHECK(r.p_g ==
+        Approx(st::chi_square_upper_tail(r.g_nu, r.g_statistic / r.g_scale)).epsilon(1e-14));
   // With E = 50 per cell the corrections are small: p stays near the classical
   // erfc(sqrt(2)) = 0.0455 (within 5%).
   CHECK(r.p_pearson == Approx(std::erfc(std::sqrt(2.0))).epsilon(0.05));
@@ -142,10 +143,14 @@ TEST_CASE("gof: impossible tokens and bad input") {
   const vector<uint64_t> two{1, 1};
   CHECK_THROWS_WITH(st::goodness_of_fit(two, q), Catch::Contains("counts has 2"));
   const vector<uint64_t> three{1, 1, 0};
-  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{0.5, 0.6, 0.0}), Catch::Contains("sum to"));
-  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{0.5, 0.5, NAN}), Catch::Contains("probs[2]"));
-  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{1.5, -0.5, 0.0}), Catch::Contains("probs[1]"));
-  CHECK_THROWS_WITH(st::goodness_of_fit(vector<uint64_t>{0, 0, 0}, q), Catch::Contains("no samples"));
+  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{0.5, 0.6, 0.0}),
+                    Catch::Contains("sum to"));
+  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{0.5, 0.5, NAN}),
+                    Catch::Contains("probs[2]"));
+  CHECK_THROWS_WITH(st::goodness_of_fit(three, vector<double>{1.5, -0.5, 0.0}),
+                    Catch::Contains("probs[1]"));
+  CHECK_THROWS_WITH(st::goodness_of_fit(vector<uint64_t>{0, 0, 0}, q),
+                    Catch::Contains("no samples"));
 }
 
 TEST_CASE("gof: false-alarm rate under the null") {

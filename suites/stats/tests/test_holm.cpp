@@ -1,6 +1,5 @@
 // Holm's step-down on worked examples, computed by hand in the comments.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <stdexcept>
 

@@ -1,7 +1,6 @@
 // The ADK identity statistic: its null moments against exact enumeration, and the
 // validity of its Cantelli p-value on a sparse, long-tailed row.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -23,7 +22,8 @@ std::pair<double, double> enumerate_moments(const vector<double>& q, uint64_t m,
       counts[i] = left;
       double log_pmf = std::lgamma(static_cast<double>(m) + 1);
       for (size_t k = 0; k < q.size(); ++k)
-        log_pmf += static_cast<double>(counts[k]) * std::log(q[k]) - std::lgamma(static_cast<double>(counts[k]) + 1);
+        log_pmf += static_cast<double>(counts[k]) * std::log(q[k]) -
+                   std::lgamma(static_cast<double>(counts[k]) + 1);
       const double z = st::identity_test(counts, q, floor).statistic;
       mean += std::exp(log_pmf) * z;
       second += std::exp(log_pmf) * z * z;
@@ -68,7 +68,8 @@ TEST_CASE("identity: valid on a sparse Zipf row over 100k tokens") {
   for (double floor : {st::kDefaultIdentityFloor, 0.0}) {
     samplecheck::stats::testing::multinomial_sim sim(q, 99);
     uint64_t rejected = 0;
-    for (uint64_t r = 0; r < replicates; ++r) rejected += st::identity_test(sim.counts(2000), q, floor).p_value <= 0.05;
+    for (uint64_t r = 0; r < replicates; ++r)
+      rejected += st::identity_test(sim.counts(2000), q, floor).p_value <= 0.05;
     CAPTURE(floor, rejected, band.high);
     CHECK(rejected <= band.high);
   }

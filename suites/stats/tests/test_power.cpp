@@ -1,10 +1,9 @@
 // Critical values, non-centralities and the power promises, checked against closed forms
 // and by simulating the worst-case alternative.
-#include <catch2/catch.hpp>
-
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/non_central_chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 
@@ -19,7 +18,8 @@ TEST_CASE("power: chi-square critical values") {
   // df = 1, alpha = 0.05: 3.841458820694124 (Abramowitz & Stegun 26.8, the 1.959963984540054^2
   // of the normal). df = 2 is the exponential with mean 2, so the critical value is -2 ln alpha
   // exactly. Boost's quantile is accurate to a few ulps; 1e-12 relative leaves room.
-  CHECK(st::chi_square_critical(1, 0.05) == Approx(1.959963984540054 * 1.959963984540054).epsilon(1e-12));
+  CHECK(st::chi_square_critical(1, 0.05) ==
+        Approx(1.959963984540054 * 1.959963984540054).epsilon(1e-12));
   for (double a : {0.05, 1e-3, 1e-7})
     CHECK(st::chi_square_critical(2, a) == Approx(-2.0 * std::log(a)).epsilon(1e-12));
   CHECK_THROWS_AS(st::chi_square_critical(0, 0.05), std::invalid_argument);
@@ -43,7 +43,8 @@ TEST_CASE("power: non-centrality meets the power target") {
   CHECK(st::noncentrality_for_power(1, 0.05, 0.99) == Approx(18.37).epsilon(5e-4));
   for (int64_t df : {5, 100, 20000}) {
     const double lambda = st::noncentrality_for_power(df, 1e-7, 0.99);
-    const boost::math::non_central_chi_squared_distribution<double> alt(static_cast<double>(df), lambda);
+    const boost::math::non_central_chi_squared_distribution<double> alt(static_cast<double>(df),
+                                                                        lambda);
     CAPTURE(df, lambda);
     CHECK(boost::math::cdf(boost::math::complement(alt, st::chi_square_critical(df, 1e-7))) ==
           Approx(0.99).epsilon(1e-6));
@@ -67,7 +68,8 @@ TEST_CASE("power: detectable_tvd holds for the worst-case alternative, by simula
   const uint64_t n = 20000;
   const double alpha = 1e-3;
   const double eps = st::detectable_tvd(19, alpha, n);
-  for (size_t k = 0; k < q.size(); ++k) p.push_back(q[k] * (k < 10 ? 1.0 + 2.0 * eps : 1.0 - 2.0 * eps));
+  for (size_t k = 0; k < q.size(); ++k)
+    p.push_back(q[k] * (k < 10 ? 1.0 + 2.0 * eps : 1.0 - 2.0 * eps));
   samplecheck::stats::testing::multinomial_sim sim(p, 20261130);
   const uint64_t replicates = 400;
   uint64_t rejected = 0;
@@ -97,12 +99,14 @@ TEST_CASE("power: detectable_mass_shift is exact and holds by simulation") {
   std::binomial_distribution<uint64_t> alt(n, p0 + shift);
   const uint64_t replicates = 400;
   uint64_t rejected = 0;
-  for (uint64_t r = 0; r < replicates; ++r) rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
+  for (uint64_t r = 0; r < replicates; ++r)
+    rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
   const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.99);
   CAPTURE(shift, rejected, band.low);
   CHECK(rejected >= band.low);
   // p0 = 0: a single hit rejects, so the shift is the p with P(X >= 1) = 0.99.
-  CHECK(st::detectable_mass_shift(n, 0.0, alpha) == Approx(-std::expm1(std::log(0.01) / n)).epsilon(1e-9));
+  CHECK(st::detectable_mass_shift(n, 0.0, alpha) ==
+        Approx(-std::expm1(std::log(0.01) / n)).epsilon(1e-9));
 }
 
 TEST_CASE("power: the promise holds on a merged Zipf row, where Pearson's scale c > 1") {

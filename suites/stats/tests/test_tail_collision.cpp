@@ -1,7 +1,6 @@
 // Tail and collision tests: exact values, calibration under the null, and detection of
 // the defects they exist for.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <vector>
 
@@ -37,7 +36,8 @@ TEST_CASE("tail: calibrated under the null, fails a truncated or flattened tail"
   samplecheck::stats::testing::multinomial_sim sim(q, 8);
   const uint64_t replicates = 300;
   uint64_t alarms = 0;
-  for (uint64_t r = 0; r < replicates; ++r) alarms += st::tail_test(sim.counts(2000), q).p_value <= 0.05;
+  for (uint64_t r = 0; r < replicates; ++r)
+    alarms += st::tail_test(sim.counts(2000), q).p_value <= 0.05;
   const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.05);
   CAPTURE(alarms, band.high);
   CHECK(alarms <= band.high);

@@ -1,6 +1,5 @@
 // The TVD point estimate on a hand example and the coverage of its upper bound.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 
@@ -20,7 +19,8 @@ TEST_CASE("tvd: hand example") {
   CHECK(r.confidence == Approx(0.99).epsilon(1e-15));
   CHECK(r.cells == 2);
   // Samples on a q = 0 token are TV mass in a cell of their own.
-  const auto z = st::tvd_upper_bound(vector<uint64_t>{50, 40, 10}, vector<double>{0.5, 0.5, 0.0}, 0.01);
+  const auto z =
+      st::tvd_upper_bound(vector<uint64_t>{50, 40, 10}, vector<double>{0.5, 0.5, 0.0}, 0.01);
   CHECK(z.point == Approx(0.5 * (0.0 + 0.1 + 0.1)).epsilon(1e-14));
   CHECK(z.cells == 3);
   CHECK_THROWS_AS(st::tvd_upper_bound(vector<uint64_t>{1, 1}, vector<double>{0.5, 0.5}, 0.0),

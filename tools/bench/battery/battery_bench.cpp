@@ -3,12 +3,11 @@
 // way the checks draw them (one output row per draw, its own subsequence).
 //
 //   battery_bench [--draws N] [--subjects a,b]
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "suites/battery/catalog.h"
 #include "suites/battery/sampling.h"
@@ -20,14 +19,16 @@ int main(int argc, char** argv) {
   uint64_t draws = 4096;
   std::vector<std::string> names;
   app.add_option("--draws", draws, "draws per row and configuration");
-  app.add_option("--subjects", names, "subjects (default: every correct cpu.* subject)")->delimiter(',');
+  app.add_option("--subjects", names, "subjects (default: every correct cpu.* subject)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
   sb::subject_catalog catalog;
   catalog.add_in_tree();
   if (names.empty())
     for (const auto& s : catalog.all())
-      if (s.name().rfind("cpu.", 0) == 0 && s.name().find(':') == std::string::npos) names.push_back(s.name());
+      if (s.name().rfind("cpu.", 0) == 0 && s.name().find(':') == std::string::npos)
+        names.push_back(s.name());
   std::printf("%-28s %8s %-12s %10s %12s\n", "subject", "V", "setting", "draws", "samples/s");
   int status = 0;
   for (const auto& name : names) {
@@ -39,11 +40,12 @@ int main(int argc, char** argv) {
     const auto grid = samplecheck::fixtures::parameter_grid(s->sampler->filters);
     for (const int64_t V : samplecheck::fixtures::vocab_sizes) {
       for (size_t g = 0; g < std::min<size_t>(grid.size(), 2); ++g) {
-        const std::vector<sb::judged_row> rows{
-            sb::make_row(*s, samplecheck::fixtures::shape::zipf, {.vocab_size = V, .seed = 7}, grid[g])};
+        const std::vector<sb::judged_row> rows{sb::make_row(*s, samplecheck::fixtures::shape::zipf,
+                                                            {.vocab_size = V, .seed = 7}, grid[g])};
         const auto start = std::chrono::steady_clock::now();
         const auto drawn = sb::draw_counts(*s, rows, {draws}, 1234, 0);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!drawn.failure.empty()) {
           std::printf("%-28s %8lld %-12s FAILED: %s\n", name.c_str(), static_cast<long long>(V),
                       grid[g].label().c_str(), drawn.failure.c_str());

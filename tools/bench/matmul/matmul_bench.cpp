@@ -17,10 +17,9 @@
 // L2 (O's W alone, 32 MB, would mostly stay in the H200's L2 between calls);
 // A is shared, as activations in L2 would be.
 #include <cuda_runtime.h>
-
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,27 +37,28 @@ namespace {
 
 using samplecheck::matmul_suite::matmul_shape;
 
-#define BENCH_CHECK(call)                                                                   \
-  do {                                                                                      \
-    if (const cudaError_t e = (call); e != cudaSuccess) {                                   \
+#define BENCH_CHECK(call)                                                                        \
+  do {                                                                                           \
+    if (const cudaError_t e = (call); e != cudaSuccess) {                                        \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 // Uniform [-1, 1) bf16 from Philox stream (seed, operand), as the suite's operands.
 void fill_device(uint16_t* device, int64_t count, uint64_t seed, uint64_t operand) {
   std::vector<uint16_t> host(static_cast<size_t>(count));
   samplecheck::philox_stream s(seed, operand, 0);
-  for (auto& v : host) v = samplecheck::float_to_bf16(2.0f * samplecheck::uniform_open_one(s.next()) - 1.0f);
+  for (auto& v : host)
+    v = samplecheck::float_to_bf16(2.0f * samplecheck::uniform_open_one(s.next()) - 1.0f);
   BENCH_CHECK(cudaMemcpy(device, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
 }
 
 struct bench_options {
-  int warmup = 3;         // untimed calls per cell
-  int repeats = 15;       // timed samples per cell
-  int calls = 20;         // calls per sample (at most)
-  double sample_ms = 5.0; // fewer calls per sample for kernels over sample_ms / calls
+  int warmup = 3;          // untimed calls per cell
+  int repeats = 15;        // timed samples per cell
+  int calls = 20;          // calls per sample (at most)
+  double sample_ms = 5.0;  // fewer calls per sample for kernels over sample_ms / calls
 };
 
 // One layer's operands on the device: A for the largest M, `weights` copies of W.
@@ -92,8 +92,8 @@ class cell_timer {
   cell_timer(const cell_timer&) = delete;
   cell_timer& operator=(const cell_timer&) = delete;
 
-  timing time(const sc_matmul& sub, int64_t m, const matmul_shape& shape, const layer_operands& ops, int32_t config,
-              const bench_options& o) {
+  timing time(const sc_matmul& sub, int64_t m, const matmul_shape& shape, const layer_operands& ops,
+              int32_t config, const bench_options& o) {
     sc_matmul_problem p{};
     p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
     p.m = m;
@@ -112,8 +112,8 @@ class cell_timer {
       per_call_us.push_back(1000.0 * t.elapsed_ms / calls);
       host_share.push_back(t.host_ms / t.elapsed_ms);
     }
-    return {quantile(per_call_us, 0.5), quantile(per_call_us, 0.25), quantile(per_call_us, 0.75), calls,
-            quantile(host_share, 0.5) >= 0.9};
+    return {quantile(per_call_us, 0.5), quantile(per_call_us, 0.25), quantile(per_call_us, 0.75),
+            calls, quantile(host_share, 0.5) >= 0.9};
   }
 
  private:
@@ -121,7 +121,8 @@ class cell_timer {
     double elapsed_ms, host_ms;  // device time between the events; host time spent enqueuing
   };
 
-  sample_time sample(const sc_matmul& sub, sc_matmul_problem& p, const layer_operands& ops, int calls) {
+  sample_time sample(const sc_matmul& sub, sc_matmul_problem& p, const layer_operands& ops,
+                     int calls) {
     char error[512] = {};
     BENCH_CHECK(cudaEventRecord(start_));
     const auto host_start = std::chrono::steady_clock::now();
@@ -132,7 +133,8 @@ class cell_timer {
         std::exit(1);
       }
     }
-    const std::chrono::duration<double, std::milli> host = std::chrono::steady_clock::now() - host_start;
+    const std::chrono::duration<double, std::milli> host =
+        std::chrono::steady_clock::now() - host_start;
     BENCH_CHECK(cudaEventRecord(stop_));
     BENCH_CHECK(cudaEventSynchronize(stop_));
     float elapsed = 0;
@@ -146,7 +148,8 @@ class cell_timer {
 
 std::string cell(const timing& x) {
   if (x.median_us <= 0) return fmt::format("{:>8}", "-");
-  return fmt::format("{:8.1f} [{:.1f}-{:.1f}]{}", x.median_us, x.q1_us, x.q3_us, x.host_bound ? "*" : "");
+  return fmt::format("{:8.1f} [{:.1f}-{:.1f}]{}", x.median_us, x.q1_us, x.q3_us,
+                     x.host_bound ? "*" : "");
 }
 
 const sc_matmul& subject(const char* name) {
@@ -166,14 +169,17 @@ layer_operands allocate_layer(const matmul_shape& shape, int64_t max_m, int copi
   fill_device(ops.a, max_m * shape.k, 1, 0);
   size_t free_bytes = 0, total_bytes = 0;
   BENCH_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const auto fit = static_cast<int>(0.8 * static_cast<double>(free_bytes) / static_cast<double>(weight_bytes));
+  const auto fit =
+      static_cast<int>(0.8 * static_cast<double>(free_bytes) / static_cast<double>(weight_bytes));
   copies = std::max(1, std::min(copies, fit));
   for (int c = 0; c < copies; ++c) {
     uint16_t* w = nullptr;
     BENCH_CHECK(cudaMalloc(&w, weight_bytes));
     // Same bits in every copy: only where W is read from differs.
-    if (c == 0) fill_device(w, shape.n * shape.k, 1, 1);
-    else BENCH_CHECK(cudaMemcpy(w, ops.weights[0], weight_bytes, cudaMemcpyDeviceToDevice));
+    if (c == 0)
+      fill_device(w, shape.n * shape.k, 1, 1);
+    else
+      BENCH_CHECK(cudaMemcpy(w, ops.weights[0], weight_bytes, cudaMemcpyDeviceToDevice));
     ops.weights.push_back(w);
   }
   return ops;
@@ -198,19 +204,27 @@ int main(int argc, char** argv) {
   std::string csv;
   app.add_option("--fixtures", fixtures, "fixture folder (layer_shapes.txt under matmul/)");
   app.add_option("--warmup", o.warmup, "untimed calls per cell")->check(CLI::NonNegativeNumber);
-  app.add_option("--repeats", o.repeats, "timed samples per cell (median and IQR over them)")->check(CLI::PositiveNumber);
-  app.add_option("--calls", o.calls, "back-to-back calls per sample, at most")->check(CLI::PositiveNumber);
-  app.add_option("--sample-ms", o.sample_ms, "fewer calls per sample for kernels longer than this / --calls")
+  app.add_option("--repeats", o.repeats, "timed samples per cell (median and IQR over them)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--weight-copies", weight_copies, "copies of W the calls rotate over (W from HBM each call)")
+  app.add_option("--calls", o.calls, "back-to-back calls per sample, at most")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sample-ms", o.sample_ms,
+                 "fewer calls per sample for kernels longer than this / --calls")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--weight-copies", weight_copies,
+                 "copies of W the calls rotate over (W from HBM each call)")
       ->check(CLI::PositiveNumber);
   app.add_option("--m", batch_sizes, "batch sizes");
-  app.add_option("--config-m", config_sizes, "batch sizes at which every launch config of the segmented and mma kernels is timed");
+  app.add_option(
+      "--config-m", config_sizes,
+      "batch sizes at which every launch config of the segmented and mma kernels is timed");
   app.add_option("--csv", csv, "also write the table and the config times as CSV here");
   bool skip_simt = false;
-  app.add_flag("--skip-simt", skip_simt, "leave out the SIMT kernels (slow at large M): '-' in their columns");
+  app.add_flag("--skip-simt", skip_simt,
+               "leave out the SIMT kernels (slow at large M): '-' in their columns");
   std::string only_layer;
-  app.add_option("--layer", only_layer, "only the layer whose fixture name contains this (e.g. qwen3_8b.o)");
+  app.add_option("--layer", only_layer,
+                 "only the layer whose fixture name contains this (e.g. qwen3_8b.o)");
   CLI11_PARSE(app, argc, argv);
 
   int devices = 0;
@@ -218,39 +232,46 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: no CUDA device is present; the matmul bench did not run.\n");
     return 77;
   }
-  const auto fixture = samplecheck::matmul_suite::read_matmul_fixture(fixtures + "/matmul/layer_shapes.txt");
+  const auto fixture =
+      samplecheck::matmul_suite::read_matmul_fixture(fixtures + "/matmul/layer_shapes.txt");
   // Column order of the table; the SIMT kernels are the first two.
   constexpr int kSubjects = 5;
-  const char* names[kSubjects] = {"cuda.persistent", "cuda.segmented", "cuda.persistent_mma", "cuda.segmented_mma",
-                                  "cuda.cublas"};
+  const char* names[kSubjects] = {"cuda.persistent", "cuda.segmented", "cuda.persistent_mma",
+                                  "cuda.segmented_mma", "cuda.cublas"};
   const int64_t max_m = std::max(*std::max_element(batch_sizes.begin(), batch_sizes.end()),
                                  *std::max_element(config_sizes.begin(), config_sizes.end()));
 
   cudaDeviceProp prop{};
   BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s; device time per call, us: median [IQR] of %d samples, each %d (fewer for long kernels) "
-              "calls back to back between two events / calls, after %d warm-up calls; W rotated over %d copies; "
-              "'*' = host-bound (a launch rate, not a kernel time)\n",
-              prop.name, o.repeats, o.calls, o.warmup, weight_copies);
-  std::printf("%-18s %5s | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %s\n", "layer (N x K)", "M", "persistent",
-              "segmented", "persistent_mma", "segmented_mma", "cuBLAS", "seg/cuBLAS", "seg_mma/cuBLAS");
+  std::printf(
+      "device: %s; device time per call, us: median [IQR] of %d samples, each %d (fewer for long "
+      "kernels) "
+      "calls back to back between two events / calls, after %d warm-up calls; W rotated over %d "
+      "copies; "
+      "'*' = host-bound (a launch rate, not a kernel time)\n",
+      prop.name, o.repeats, o.calls, o.warmup, weight_copies);
+  std::printf("%-18s %5s | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %s\n", "layer (N x K)",
+              "M", "persistent", "segmented", "persistent_mma", "segmented_mma", "cuBLAS",
+              "seg/cuBLAS", "seg_mma/cuBLAS");
   std::ofstream csv_out;
   if (!csv.empty()) {
     csv_out.open(csv);
     csv_out << "layer,n,k,m,subject,config,median_us,q1_us,q3_us,calls_per_sample,host_bound\n";
   }
-  const auto csv_row = [&](const matmul_shape& shape, int64_t m, const char* name, const char* config,
-                           const timing& t) {
+  const auto csv_row = [&](const matmul_shape& shape, int64_t m, const char* name,
+                           const char* config, const timing& t) {
     if (csv_out)
-      csv_out << shape.name << ',' << shape.n << ',' << shape.k << ',' << m << ',' << name << ',' << config << ','
-              << t.median_us << ',' << t.q1_us << ',' << t.q3_us << ',' << t.calls << ',' << t.host_bound << '\n';
+      csv_out << shape.name << ',' << shape.n << ',' << shape.k << ',' << m << ',' << name << ','
+              << config << ',' << t.median_us << ',' << t.q1_us << ',' << t.q3_us << ',' << t.calls
+              << ',' << t.host_bound << '\n';
   };
   cell_timer timer;
   for (const matmul_shape& shape : fixture.shapes) {
     if (shape.tag != "layer" || shape.name.find(only_layer) == std::string::npos) continue;
     layer_operands ops = allocate_layer(shape, max_m, weight_copies);
     if (static_cast<int>(ops.weights.size()) < weight_copies)
-      std::printf("%s: only %zu copies of W fit in memory\n", shape.name.c_str(), ops.weights.size());
+      std::printf("%s: only %zu copies of W fit in memory\n", shape.name.c_str(),
+                  ops.weights.size());
     for (const int64_t m : batch_sizes) {
       timing t[kSubjects];
       for (int s = 0; s < kSubjects; ++s) {
@@ -258,11 +279,13 @@ int main(int argc, char** argv) {
         t[s] = timer.time(subject(names[s]), m, shape, ops, -1, o);
         csv_row(shape, m, names[s], "table", t[s]);
       }
-      const std::string simt_ratio = skip_simt ? "-" : fmt::format("{:.2f}x", t[1].median_us / t[4].median_us);
+      const std::string simt_ratio =
+          skip_simt ? "-" : fmt::format("{:.2f}x", t[1].median_us / t[4].median_us);
       std::printf("%-18s %5lld | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %.2fx\n",
-                  fmt::format("{} {}x{}", shape.name.substr(9), shape.n, shape.k).c_str(), static_cast<long long>(m),
-                  cell(t[0]).c_str(), cell(t[1]).c_str(), cell(t[2]).c_str(), cell(t[3]).c_str(), cell(t[4]).c_str(),
-                  simt_ratio.c_str(), t[3].median_us / t[4].median_us);
+                  fmt::format("{} {}x{}", shape.name.substr(9), shape.n, shape.k).c_str(),
+                  static_cast<long long>(m), cell(t[0]).c_str(), cell(t[1]).c_str(),
+                  cell(t[2]).c_str(), cell(t[3]).c_str(), cell(t[4]).c_str(), simt_ratio.c_str(),
+                  t[3].median_us / t[4].median_us);
       std::fflush(stdout);
     }
     // Every launch configuration at decode sizes: the data behind the launch
@@ -285,8 +308,8 @@ int main(int argc, char** argv) {
           }
         }
         std::printf("  %s %s M = %-4lld: best %s %.1f |%s\n", shape.name.substr(9).c_str(),
-                    std::string(name).substr(5).c_str(), static_cast<long long>(m), best_name.c_str(), best,
-                    line.c_str());
+                    std::string(name).substr(5).c_str(), static_cast<long long>(m),
+                    best_name.c_str(), best, line.c_str());
         std::fflush(stdout);
       }
     }

@@ -74,10 +74,13 @@ int main(int argc, char** argv) {
     filter_params params;
   };
   const config configs[] = {
-      {"T 0.7, top_k 50, top_p 0.9, min_p 0.05, top_k_first", {0.7, 50, 0.9, 0.05, filter_order::top_k_first, tie_policy::keep_ties}},
-      {"T 1.0, top_k 1000, top_p 0.95, min_p 0.001, joint", {1.0, 1000, 0.95, 0.001, filter_order::joint, tie_policy::lowest_index}},
+      {"T 0.7, top_k 50, top_p 0.9, min_p 0.05, top_k_first",
+       {0.7, 50, 0.9, 0.05, filter_order::top_k_first, tie_policy::keep_ties}},
+      {"T 1.0, top_k 1000, top_p 0.95, min_p 0.001, joint",
+       {1.0, 1000, 0.95, 0.001, filter_order::joint, tie_policy::lowest_index}},
       // No top-k or min-p: nothing is certainly dropped before the sort, the worst case.
-      {"T 1.0, top_p 0.95 only (full sort)", {1.0, 0, 0.95, 0.0, filter_order::joint, tie_policy::keep_ties}},
+      {"T 1.0, top_p 0.95 only (full sort)",
+       {1.0, 0, 0.95, 0.0, filter_order::joint, tie_policy::keep_ties}},
   };
   fmt::print("bench_reference: V = {}, {} runs per configuration, one thread\n", vocab_size, runs);
   for (const auto& c : configs) {
@@ -98,11 +101,14 @@ int main(int argc, char** argv) {
       boundary_mass = result.distribution().boundary_source_mass;
       ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
     }
-    fmt::print("{}: IN {}, BOUNDARY {} (source mass {:.2g})\n", c.name, num_in, num_boundary, boundary_mass);
+    fmt::print("{}: IN {}, BOUNDARY {} (source mass {:.2g})\n", c.name, num_in, num_boundary,
+               boundary_mass);
     for (const auto& [clock, sample] : {std::pair{"wall", ms}, std::pair{"cpu ", cpu_ms}}) {
       const auto s = summarise(sample);
-      fmt::print("  {} median {:.2f} ms, IQR [{:.2f}, {:.2f}] ms ({:.0f}% of median), min {:.2f} ms, max {:.2f} ms\n",
-                 clock, s.median, s.q1, s.q3, 100 * (s.q3 - s.q1) / s.median, s.min, s.max);
+      fmt::print(
+          "  {} median {:.2f} ms, IQR [{:.2f}, {:.2f}] ms ({:.0f}% of median), min {:.2f} ms, max "
+          "{:.2f} ms\n",
+          clock, s.median, s.q1, s.q3, 100 * (s.q3 - s.q1) / s.median, s.min, s.max);
     }
   }
   return 0;

@@ -13,16 +13,14 @@
 //                   pass or more a rejection round;
 //   sort_pairs      CUB's device radix sort of the B x V (value, token) pairs on
 //                   32-bit keys: less than any sort-based sampler sorts.
-#include "tools/bench/sampler_gpu/floor_kernels.h"
-
 #include <cub/device/device_radix_sort.cuh>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/gpu_compat.h"
 #include "reference/philox.h"
+#include "tools/bench/sampler_gpu/floor_kernels.h"
 
 namespace samplecheck::bench {
 namespace {
@@ -36,7 +34,8 @@ __global__ void empty_kernel() {}
 // 4096-float chunk of row blockIdx.y (token: the stripe's first index in the row).
 template <typename Visit>
 __device__ __forceinline__ void for_each_stripe(const float* rows, long long v, Visit visit) {
-  const long long row = blockIdx.y, first = static_cast<long long>(blockIdx.x) * kThreads * kStripes * 4;
+  const long long row = blockIdx.y,
+                  first = static_cast<long long>(blockIdx.x) * kThreads * kStripes * 4;
   const float4* x = reinterpret_cast<const float4*>(rows + row * v + first);
 #pragma unroll
   for (int s = 0; s < kStripes; ++s) {
@@ -46,7 +45,8 @@ __device__ __forceinline__ void for_each_stripe(const float* rows, long long v, 
 }
 
 // Each block sums its chunk and stores the sum, so no load can be dropped.
-__global__ void __launch_bounds__(kThreads) read_once_kernel(const float* rows, long long v, float* sums) {
+__global__ void __launch_bounds__(kThreads)
+    read_once_kernel(const float* rows, long long v, float* sums) {
   float sum = 0.0f;
   for_each_stripe(rows, v, [&](const float4& q, long long) { sum += (q.x + q.y) + (q.z + q.w); });
   using block = samplecheck::gpu::block_primitives<float, kThreads>;
@@ -57,22 +57,26 @@ __global__ void __launch_bounds__(kThreads) read_once_kernel(const float* rows, 
 
 // read_once_kernel's loads, each token also drawing its Philox output (stream
 // seed = row, offset = token, as the samplers' rows) and keeping the largest p / u.
-__global__ void __launch_bounds__(kThreads) philox_read_kernel(const float* rows, long long v, float* best) {
+__global__ void __launch_bounds__(kThreads)
+    philox_read_kernel(const float* rows, long long v, float* best) {
   float key = 0.0f;
   for_each_stripe(rows, v, [&](const float4& q, long long token) {
     uint32_t words[4];
     philox_stream(blockIdx.y, 0, static_cast<uint64_t>(token)).next_four(words);
     const float p[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-    for (int j = 0; j < 4; ++j) key = fmaxf(key, __fdividef(p[j], (words[j] + 0.5f) * 2.3283064365386963e-10f));
+    for (int j = 0; j < 4; ++j)
+      key = fmaxf(key, __fdividef(p[j], (words[j] + 0.5f) * 2.3283064365386963e-10f));
   });
   key = gpu_warp_max(key);
-  if (threadIdx.x % 32 == 0) best[(blockIdx.y * gridDim.x + blockIdx.x) * (kThreads / 32) + threadIdx.x / 32] = key;
+  if (threadIdx.x % 32 == 0)
+    best[(blockIdx.y * gridDim.x + blockIdx.x) * (kThreads / 32) + threadIdx.x / 32] = key;
 }
 
 // One block of 1024 threads reads its row once, in 16-byte loads, and stores the sum.
 constexpr int kRowThreads = 1024;
-__global__ void __launch_bounds__(kRowThreads) one_block_read_kernel(const float* rows, long long v, float* sums) {
+__global__ void __launch_bounds__(kRowThreads)
+    one_block_read_kernel(const float* rows, long long v, float* sums) {
   const float4* x = reinterpret_cast<const float4*>(rows + blockIdx.x * v);
   float sum = 0.0f;
   for (long long i = threadIdx.x; i < v / 4; i += kRowThreads) {
@@ -95,36 +99,47 @@ unsigned read_once_blocks(long long b, long long v) {
   return static_cast<unsigned>(b * ((v + chunk - 1) / chunk));
 }
 
-cudaError_t launch_read_once(const float* rows, long long b, long long v, float* sums, cudaStream_t stream) {
+cudaError_t launch_read_once(const float* rows, long long b, long long v, float* sums,
+                             cudaStream_t stream) {
   const long long chunk = kThreads * kStripes * 4;
   const dim3 grid(static_cast<unsigned>((v + chunk - 1) / chunk), static_cast<unsigned>(b));
   read_once_kernel<<<grid, kThreads, 0, stream>>>(rows, v, sums);
   return cudaGetLastError();
 }
 
-unsigned philox_read_outputs(long long b, long long v) { return read_once_blocks(b, v) * (kThreads / 32); }
+unsigned philox_read_outputs(long long b, long long v) {
+  return read_once_blocks(b, v) * (kThreads / 32);
+}
 
-cudaError_t launch_philox_read(const float* rows, long long b, long long v, float* best, cudaStream_t stream) {
+cudaError_t launch_philox_read(const float* rows, long long b, long long v, float* best,
+                               cudaStream_t stream) {
   const long long chunk = kThreads * kStripes * 4;
   const dim3 grid(static_cast<unsigned>((v + chunk - 1) / chunk), static_cast<unsigned>(b));
   philox_read_kernel<<<grid, kThreads, 0, stream>>>(rows, v, best);
   return cudaGetLastError();
 }
 
-unsigned one_block_read_outputs(long long b) { return static_cast<unsigned>(b) * (kRowThreads / 32); }
+unsigned one_block_read_outputs(long long b) {
+  return static_cast<unsigned>(b) * (kRowThreads / 32);
+}
 
-cudaError_t launch_one_block_read(const float* rows, long long b, long long v, float* sums, cudaStream_t stream) {
+cudaError_t launch_one_block_read(const float* rows, long long b, long long v, float* sums,
+                                  cudaStream_t stream) {
   one_block_read_kernel<<<static_cast<unsigned>(b), kRowThreads, 0, stream>>>(rows, v, sums);
   return cudaGetLastError();
 }
 
 sort_pairs_floor::sort_pairs_floor(const float* keys, long long n) : keys_(keys), n_(n) {
   const auto ok = [](cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(std::string("sort_pairs_floor: ") + what + ": " + cudaGetErrorString(e));
+    if (e != cudaSuccess)
+      throw std::runtime_error(std::string("sort_pairs_floor: ") + what + ": " +
+                               cudaGetErrorString(e));
   };
   ok(cudaMalloc(&keys_out_, n * sizeof(float)), "keys");
   ok(cudaMalloc(&tokens_, 2 * n * sizeof(int)), "tokens");
-  ok(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes_, keys_, keys_out_, tokens_, tokens_ + n_, n_), "size");
+  ok(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes_, keys_, keys_out_, tokens_, tokens_ + n_,
+                                     n_),
+     "size");
   ok(cudaMalloc(&temp_, temp_bytes_), "temporary storage");
   std::vector<int> ids(n);
   for (long long i = 0; i < n; ++i) ids[i] = static_cast<int>(i);
@@ -139,8 +154,8 @@ sort_pairs_floor::~sort_pairs_floor() {
 
 cudaError_t sort_pairs_floor::launch(cudaStream_t stream) {
   size_t bytes = temp_bytes_;
-  return cub::DeviceRadixSort::SortPairs(temp_, bytes, keys_, keys_out_, tokens_, tokens_ + n_, n_, 0,
-                                         static_cast<int>(8 * sizeof(float)), stream);
+  return cub::DeviceRadixSort::SortPairs(temp_, bytes, keys_, keys_out_, tokens_, tokens_ + n_, n_,
+                                         0, static_cast<int>(8 * sizeof(float)), stream);
 }
 
 }  // namespace samplecheck::bench

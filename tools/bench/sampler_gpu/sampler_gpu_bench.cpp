@@ -62,7 +62,8 @@ spread summarise(std::vector<double> us) {
 std::vector<float> zipf_rows(int64_t rows, int64_t v, std::mt19937_64& rng) {
   std::vector<float> weights(v);
   double total = 0;
-  for (int64_t i = 0; i < v; ++i) total += weights[i] = static_cast<float>(1.0 / std::pow(i + 1.0, 1.1));
+  for (int64_t i = 0; i < v; ++i)
+    total += weights[i] = static_cast<float>(1.0 / std::pow(i + 1.0, 1.1));
   for (auto& w : weights) w = static_cast<float>(w / total);
   std::vector<float> out(rows * v);
   std::vector<int64_t> perm(v);
@@ -75,7 +76,8 @@ std::vector<float> zipf_rows(int64_t rows, int64_t v, std::mt19937_64& rng) {
 }
 
 template <typename Call>
-std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronise, int warmup, int calls) {
+std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronise, int warmup,
+                               int calls) {
   for (int i = 0; i < warmup; ++i) call();
   check_cuda(cudaStreamSynchronize(stream), "sync");
   std::vector<double> us;
@@ -84,7 +86,8 @@ std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronis
     const auto t0 = std::chrono::steady_clock::now();
     call();
     if (synchronise) check_cuda(cudaStreamSynchronize(stream), "sync");
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   check_cuda(cudaStreamSynchronize(stream), "sync");
   return us;
@@ -92,7 +95,8 @@ std::vector<double> time_calls(Call&& call, cudaStream_t stream, bool synchronis
 
 // Device time per call: events around `per_sample` calls issued back to back.
 template <typename Call>
-std::vector<double> time_burst(Call&& call, cudaStream_t stream, int warmup, int samples, int per_sample) {
+std::vector<double> time_burst(Call&& call, cudaStream_t stream, int warmup, int samples,
+                               int per_sample) {
   for (int i = 0; i < warmup; ++i) call();
   cudaEvent_t start, stop;
   check_cuda(cudaEventCreate(&start), "event");
@@ -148,7 +152,8 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup);
   app.add_option("--calls", calls, "timed calls a row, split evenly over the seed sets");
   app.add_option("--seed-sets", seed_sets,
-                 "independent seed sets a row is timed over: a rejection sampler's time depends on its draws")
+                 "independent seed sets a row is timed over: a rejection sampler's time depends on "
+                 "its draws")
       ->check(CLI::PositiveNumber);
   app.add_option("--batches", batches);
   app.add_option("--vocabs", vocabs);
@@ -170,15 +175,17 @@ int main(int argc, char** argv) {
     csv.open(csv_path);
     csv << "impl,mode,B,V,median_us,iqr_us,hbm_read_us\n";
   }
-  std::printf("%-30s %-6s %4s %7s %12s %10s %9s\n", "subject", "mode", "B", "V", "median_us", "iqr_us", "hbm_us");
+  std::printf("%-30s %-6s %4s %7s %12s %10s %9s\n", "subject", "mode", "B", "V", "median_us",
+              "iqr_us", "hbm_us");
   // One row on stdout and in the CSV (floors have B = V = 0).
-  const auto row = [&](const std::string& name, const char* mode, int64_t b, int64_t v, const spread& t,
-                       double hbm_us) {
-    std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", name.c_str(), mode, static_cast<long long>(b),
-                static_cast<long long>(v), t.median_us, t.iqr_us, hbm_us);
+  const auto row = [&](const std::string& name, const char* mode, int64_t b, int64_t v,
+                       const spread& t, double hbm_us) {
+    std::printf("%-30s %-10s %4lld %7lld %12.1f %10.1f %9.2f\n", name.c_str(), mode,
+                static_cast<long long>(b), static_cast<long long>(v), t.median_us, t.iqr_us,
+                hbm_us);
     if (csv.is_open())
-      csv << name << ',' << mode << ',' << b << ',' << v << ',' << t.median_us << ',' << t.iqr_us << ',' << hbm_us
-          << '\n';
+      csv << name << ',' << mode << ',' << b << ',' << v << ',' << t.median_us << ',' << t.iqr_us
+          << ',' << hbm_us << '\n';
   };
   std::mt19937_64 rng(2026);
   cudaStream_t stream;
@@ -189,11 +196,15 @@ int main(int argc, char** argv) {
     device_array<uint32_t> word(std::vector<uint32_t>(1, 0));
     auto memset_call = [&] { check_cuda(cudaMemsetAsync(word.get(), 0, 4, stream), "memset"); };
     const captured_call memset_graph(memset_call, stream);
-    row("floor.memset4", "abi", 0, 0, summarise(time_calls(memset_call, stream, true, warmup, calls)), 0.0);
-    row("floor.memset4", "graph_sync", 0, 0, summarise(time_calls(memset_graph, stream, true, warmup, calls)), 0.0);
+    row("floor.memset4", "abi", 0, 0,
+        summarise(time_calls(memset_call, stream, true, warmup, calls)), 0.0);
+    row("floor.memset4", "graph_sync", 0, 0,
+        summarise(time_calls(memset_graph, stream, true, warmup, calls)), 0.0);
     // Empty kernels: launched directly, and as a one-node graph.
     for (const unsigned blocks : {1u, 8u * static_cast<unsigned>(prop.multiProcessorCount)}) {
-      auto empty = [&] { check_cuda(samplecheck::bench::launch_empty(blocks, 256, stream), "empty kernel"); };
+      auto empty = [&] {
+        check_cuda(samplecheck::bench::launch_empty(blocks, 256, stream), "empty kernel");
+      };
       const spread sync = summarise(time_calls(empty, stream, true, warmup, calls));
       const spread burst = summarise(time_burst(empty, stream, warmup, 20, 50));
       // The same kernel as a one-node graph: the floor of the graph_* rows below.
@@ -218,29 +229,35 @@ int main(int argc, char** argv) {
       // The floors of this (b, v), each replayed as a one-node graph like the samplers.
       const auto floor_rows = [&](const char* name, auto&& call) {
         const captured_call replay(call, stream);
-        row(name, "graph_sync", b, v, summarise(time_calls(replay, stream, true, warmup, calls)), hbm_us);
-        row(name, "graph_burst", b, v, summarise(time_burst(replay, stream, warmup, 20, 50)), hbm_us);
+        row(name, "graph_sync", b, v, summarise(time_calls(replay, stream, true, warmup, calls)),
+            hbm_us);
+        row(name, "graph_burst", b, v, summarise(time_burst(replay, stream, warmup, 20, 50)),
+            hbm_us);
       };
       {
         namespace fl = samplecheck::bench;
-        device_array<float> out(std::vector<float>(std::max(fl::philox_read_outputs(b, v), fl::one_block_read_outputs(b))));
+        device_array<float> out(std::vector<float>(
+            std::max(fl::philox_read_outputs(b, v), fl::one_block_read_outputs(b))));
         floor_rows("floor.read_once", [&] {
           check_cuda(fl::launch_read_once(all_rows.get(), b, v, out.get(), stream), "read once");
         });
         floor_rows("floor.philox_read", [&] {
-          check_cuda(fl::launch_philox_read(all_rows.get(), b, v, out.get(), stream), "philox read");
+          check_cuda(fl::launch_philox_read(all_rows.get(), b, v, out.get(), stream),
+                     "philox read");
         });
         floor_rows("floor.one_block_read", [&] {
-          check_cuda(fl::launch_one_block_read(all_rows.get(), b, v, out.get(), stream), "one-block read");
+          check_cuda(fl::launch_one_block_read(all_rows.get(), b, v, out.get(), stream),
+                     "one-block read");
         });
         fl::sort_pairs_floor sort(all_rows.get(), b * v);
         floor_rows("floor.sort_pairs", [&] { check_cuda(sort.launch(stream), "sort pairs"); });
       }
       for (const sc_sampler* s : samplecheck::cuda_samplers()) {
         const std::string name = s->name;
-        const bool chosen = only.empty() || std::any_of(only.begin(), only.end(), [&](const std::string& part) {
-                              return name.find(part) != std::string::npos;
-                            });
+        const bool chosen =
+            only.empty() || std::any_of(only.begin(), only.end(), [&](const std::string& part) {
+              return name.find(part) != std::string::npos;
+            });
         if (is_mutant(*s) || !chosen) continue;
         // One batch and one captured graph per seed set.
         std::vector<std::unique_ptr<device_batch>> uploaded;
@@ -280,11 +297,18 @@ int main(int argc, char** argv) {
         const struct {
           const char* mode;
           std::vector<double> us;
-        } runs[] = {
-            {"abi", over_sets([&](int set) { return time_calls([&] { abi_call(set); }, stream, true, warmup, per_set); })},
-            {"graph_host", over_sets([&](int set) { return time_calls(*graphs[set], stream, false, warmup, per_set); })},
-            {"graph_sync", over_sets([&](int set) { return time_calls(*graphs[set], stream, true, warmup, per_set); })},
-            {"graph_burst", over_sets([&](int set) { return time_burst(*graphs[set], stream, warmup, bursts, 50); })}};
+        } runs[] = {{"abi", over_sets([&](int set) {
+                       return time_calls([&] { abi_call(set); }, stream, true, warmup, per_set);
+                     })},
+                    {"graph_host", over_sets([&](int set) {
+                       return time_calls(*graphs[set], stream, false, warmup, per_set);
+                     })},
+                    {"graph_sync", over_sets([&](int set) {
+                       return time_calls(*graphs[set], stream, true, warmup, per_set);
+                     })},
+                    {"graph_burst", over_sets([&](int set) {
+                       return time_burst(*graphs[set], stream, warmup, bursts, 50);
+                     })}};
         for (const auto& run : runs) row(s->name, run.mode, b, v, summarise(run.us), hbm_us);
         std::fflush(stdout);
       }

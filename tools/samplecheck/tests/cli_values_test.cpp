@@ -1,17 +1,15 @@
 // The strict option parsers: every accepted form, every refused one, and the message naming
 // the option and the offending text. Then parse_command_line's exit codes and words.
-#include <catch2/catch.hpp>
+#include "tools/samplecheck/cli_values.h"
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <iostream>
 #include <limits>
 #include <sstream>
-
-#include <CLI/CLI.hpp>
-
-#include "tools/samplecheck/cli_values.h"
 
 using namespace samplecheck::cli;
 using Catch::Matchers::Contains;
@@ -253,8 +251,9 @@ TEST_CASE("parse_name_list names the unknown item and lists the known ones", "[c
   const std::vector<std::string> known{"goodness_of_fit", "tail"};
   CHECK(refusal([&] { parse_name_list("--checks", "tail,bogus", known); }) ==
         "--checks: no check named 'bogus' (checks: goodness_of_fit, tail)");
-  CHECK(refusal([&] { parse_name_list("--subject", "cpu.x", {"cpu.a", "cpu.b"}); }) ==
-        "--subject: no subject named 'cpu.x' (subjects: cpu.a, cpu.b)");
+  CHECK(refusal([&] {
+          parse_name_list("--subject", "cpu.x", {"cpu.a", "cpu.b"});
+        }) == "--subject: no subject named 'cpu.x' (subjects: cpu.a, cpu.b)");
   CHECK(refusal([&] { parse_name_list("--checks", "Tail", known); }) ==
         "--checks: no check named 'Tail' (checks: goodness_of_fit, tail)");
   CHECK(refusal([&] { parse_name_list("--checks", "tail,,tail", known); }) ==

@@ -12,13 +12,30 @@ static sc_status never(void* context, const sc_sample_batch* batch, char* error,
   return SC_ERR_INTERNAL;
 }
 
-static const sc_sampler kSampler = {
-    {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}, "test.memory_space", "never samples",
-    SAMPLECHECK_TEST_MEMORY_SPACE, SC_INPUT_PROBS, SC_DTYPE_BIT(SC_DTYPE_F32), 0, SC_ORDER_TOP_K_FIRST,
-    SC_TIE_KEEP_TIES, 1, 0, NULL, never};
+static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
+                                    "test.memory_space",
+                                    "never samples",
+                                    SAMPLECHECK_TEST_MEMORY_SPACE,
+                                    SC_INPUT_PROBS,
+                                    SC_DTYPE_BIT(SC_DTYPE_F32),
+                                    0,
+                                    SC_ORDER_TOP_K_FIRST,
+                                    SC_TIE_KEEP_TIES,
+                                    1,
+                                    0,
+                                    NULL,
+                                    never};
 
 static const sc_plugin kPlugin = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
-                                  "memory space test plugin", 1, 0, &kSampler, NULL, 0,
-                                  sizeof(sc_sampler), sizeof(sc_matmul)};
+                                  "memory space test plugin",
+                                  1,
+                                  0,
+                                  &kSampler,
+                                  NULL,
+                                  0,
+                                  sizeof(sc_sampler),
+                                  sizeof(sc_matmul)};
 
-__attribute__((visibility("default"))) const sc_plugin* samplecheck_plugin(void) { return &kPlugin; }
+__attribute__((visibility("default"))) const sc_plugin* samplecheck_plugin(void) {
+  return &kPlugin;
+}
