@@ -17,18 +17,16 @@ namespace {
 
 using fixtures::shape;
 
-// Draws, then the first OUT token of any row (an exact failure).
-bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
-                            const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
-                            drawn_counts& drawn, check_outcome& out) {
-  drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
-  out.samples += drawn.samples;
+// A drawing failure (a refused or broken call) or the first OUT token of any row, as the
+// check's exact failure; `where` adds what locates the draws (their plan, the look).
+bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
+                            uint64_t seed, const nlohmann::json& where, check_outcome& out) {
   if (!drawn.failure.empty()) {
     out.exact_failure = true;
     out.detail = drawn.failure;
     out.repro = repro_base(seed);
     out.repro.update(drawn.repro);
-    return false;
+    return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
@@ -39,12 +37,22 @@ bool draw_and_check_support(const check_context& ctx, std::string_view check, ui
                         {"params", setting_json(rows[i].setting)},
                         {"token", drawn.first_out[i].token},
                         {"subsequence", drawn.first_out[i].subsequence},
-                        {"offset", drawn.first_out[i].offset},
-                        {"draws_per_row", draws},
-                        {"subsequences", "one per draw, from 0 in row order"}});
-      return false;
+                        {"offset", drawn.first_out[i].offset}});
+      out.repro.update(where);
+      return true;
     }
-  return true;
+  return false;
+}
+
+// Draws, then the first OUT token of any row (an exact failure).
+bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+                            const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
+                            drawn_counts& drawn, check_outcome& out) {
+  drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
+  out.samples += drawn.samples;
+  return !report_support_failure(
+      rows, drawn, seed,
+      {{"draws_per_row", draws}, {"subsequences", "one per draw, from 0 in row order"}}, out);
 }
 
 // The filters whose parameters the subject reads (temperature only for logits).
@@ -66,8 +74,10 @@ std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, u
   return out;
 }
 
-// Two outcomes of one check on disjoint rows, each judged at half its share: an exact
-// failure or harness error of either is the outcome; else the smaller p-value, doubled.
+// Two outcomes of one check on disjoint rows and streams, each judged at half its share:
+// an exact failure or harness error of either is the outcome; else Sidak over the two
+// p-values, exact for independent halves (so uniform under the null, where doubling the
+// smaller one is not).
 check_outcome combine_halves(check_outcome a, check_outcome b) {
   for (check_outcome* o : {&a, &b})
     if (o->exact_failure || !o->harness_error.empty()) {
@@ -75,11 +85,18 @@ check_outcome combine_halves(check_outcome a, check_outcome b) {
       return *o;
     }
   check_outcome out = a.p_value <= b.p_value ? a : b;
-  out.p_value = std::min(1.0, 2 * std::min(a.p_value, b.p_value));
+  out.p_value = stats::sidak_combine(std::min(a.p_value, b.p_value), 2);
   out.samples = a.samples + b.samples;
   out.power = fmt::format("{}; {}", a.power, b.power);
   out.detail = fmt::format("{} | {}", a.detail, b.detail);
   return out;
+}
+
+// The first half alone decides the check when it already fails at its own level (its
+// Sidak combination with any second p-value is then below the check's share): a
+// sequential stop, so a grossly broken subject is not drawn from twice.
+bool first_half_decides(const check_outcome& a, double half_share) {
+  return a.exact_failure || !a.harness_error.empty() || a.p_value <= half_share;
 }
 
 }  // namespace
@@ -200,30 +217,15 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     const uint64_t before = drawn.samples;
     draw_more(ctx.subj, rows, from, more, seed, drawn);
     out.samples += drawn.samples - before;
-    if (!drawn.failure.empty()) {
-      out.exact_failure = true;
-      out.detail = drawn.failure;
-      out.repro = repro_base(seed);
-      out.repro.update(drawn.repro);
+    if (report_support_failure(
+            rows, drawn, seed,
+            {{"draws_per_row", draws},
+             {"look", look + 1},
+             {"looks", looks},
+             {"draws_per_row_at_look", done},
+             {"subsequences", "row i from the sum of the planned draws of rows < i"}},
+            out))
       return out;
-    }
-    for (size_t i = 0; i < rows.size(); ++i)
-      if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
-        out.exact_failure = true;
-        out.detail = *bad;
-        out.repro = repro_base(seed);
-        out.repro.update({{"row", rows[i].label},
-                          {"params", setting_json(rows[i].setting)},
-                          {"token", drawn.first_out[i].token},
-                          {"subsequence", drawn.first_out[i].subsequence},
-                          {"offset", drawn.first_out[i].offset},
-                          {"draws_per_row", draws},
-                          {"look", look + 1},
-                          {"looks", looks},
-                          {"draws_per_row_at_look", done},
-                          {"subsequences", "row i from the sum of the planned draws of rows < i"}});
-        return out;
-      }
     const double weight = look + 1 < looks ? early_weight : last_weight;
     const double alpha_row = stats::sidak_level(ctx.alpha_share * weight, tested);
     double p_min = 1.0;
@@ -293,6 +295,10 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
   const check_context half{ctx.subj,   ctx.budget, ctx.seed, ctx.alpha_share / 2,
                            ctx.lookup, ctx.matmul};
   check_outcome main = fit_rows(half, "goodness_of_fit", seed, rows);
+  if (first_half_decides(main, half.alpha_share)) {
+    if (!main.exact_failure) main.p_value = stats::sidak_combine(main.p_value, 2);
+    return main;
+  }
   auto wide = wide_vocab_rows(ctx, seed);
   return combine_halves(std::move(main), fit_rows(half, "goodness_of_fit", seed + 1, wide.back()));
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "kernels/registry/registry.h"
+#include "suites/harness/dtype.h"
 
 namespace samplecheck::protocol {
 
@@ -136,22 +137,9 @@ nlohmann::json region_layout::place(size_t count, size_t element_size) {
   return {{"at", at}, {"count", count}};
 }
 
-const char* dtype_word(int32_t dtype) {
-  switch (dtype) {
-    case SC_DTYPE_F32:
-      return "f32";
-    case SC_DTYPE_BF16:
-      return "bf16";
-    case SC_DTYPE_F16:
-      return "f16";
-    default:
-      return "?";
-  }
-}
-
 int32_t dtype_from_word(const std::string& word) {
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
-    if (word == dtype_word(d)) return d;
+    if (word == harness::dtype_name(d)) return d;
   return 0;
 }
 
@@ -344,7 +332,7 @@ nlohmann::json to_json(const sc_sampler& s, const std::string& unavailable) {
   j["input_kind"] = word_of(kInput, s.input_kind);
   j["input_dtypes"] = nlohmann::json::array();
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
-    if (s.input_dtypes & SC_DTYPE_BIT(d)) j["input_dtypes"].push_back(dtype_word(d));
+    if (s.input_dtypes & SC_DTYPE_BIT(d)) j["input_dtypes"].push_back(harness::dtype_name(d));
   j["filters"] = nlohmann::json::array();
   for (const auto& f : kFilters)
     if (s.filters & static_cast<uint32_t>(f.value)) j["filters"].push_back(f.word);

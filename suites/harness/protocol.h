@@ -89,8 +89,7 @@ nlohmann::json to_json(const sc_matmul& m, const std::string& unavailable);
 // missing or mistyped field and for every refusal of the plugin loader (registry.h).
 std::unique_ptr<descriptor> from_json(const nlohmann::json& entry);
 
-// "f32" / "bf16" / "f16" and back (0 when unknown).
-const char* dtype_word(int32_t dtype);
+// The dtype of "f32" / "bf16" / "f16" (dtype_name's words), 0 when unknown.
 int32_t dtype_from_word(const std::string& word);
 
 }  // namespace samplecheck::protocol

@@ -407,7 +407,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
                                         {"vocab_size", call.vocab_size},
                                         {"num_input_rows", call.num_input_rows},
                                         {"num_output_rows", rows},
-                                        {"input_dtype", protocol::dtype_word(call.input_dtype)},
+                                        {"input_dtype", dtype_name(call.input_dtype)},
                                         {"arrays", arrays}});
   const uint8_t* base = shm_->data();
   std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
