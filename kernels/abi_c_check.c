@@ -71,7 +71,7 @@ SC_FIELD(sc_sampler, sample, 72, 8);
 SC_FIELD(sc_sampler, rng_policy, 80, 4);         /* minor 2 */
 SC_FIELD(sc_sampler, parameter_indexing, 84, 4); /* minor 2 */
 SC_FIELD(sc_sampler, degenerate_rows, 88, 4);    /* minor 2 */
-SC_FIELD(sc_sampler, reserved1, 92, 4);          /* minor 2 */
+SC_FIELD(sc_sampler, probs_normalisation, 92, 4); /* minor 3 */
 
 SC_SIZE(sc_matmul_problem, 88);
 SC_FIELD(sc_matmul_problem, abi_version, 0, 8);

@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 32> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 33> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -63,6 +63,9 @@ inline constexpr std::array<mutant_entry, 32> mutant_catalog{{
      "the stream offset is held in 32 bits, so offsets 2^32 apart share a stream"},
     {"X05", "bf16-gumbel-keys", "ties",
      "Gumbel keys z / T + G rounded to bf16, so tied logits tie in the key and the lower id wins"},
+    {"X06", "no-renormalisation", "tail",
+     "u in [0, 1) against the raw running sum: a row summing to S < 1 gives 1 - S to its last "
+     "positive token"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance",

@@ -36,6 +36,8 @@
  *        sc_plugin: sampler_size, matmul_size.
  *   1.2  sc_sampler: rng_policy, parameter_indexing, degenerate_rows, reserved1: the
  *        declared contracts (0 = today's contract, what a 1.0 / 1.1 sampler gets).
+ *   1.3  sc_sampler: probs_normalisation, in the place of 1.2's reserved1 (which had
+ *        to be 0: the same contract as SC_PROBS_RENORMALISE).
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -53,7 +55,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 2
+#define SC_ABI_VERSION_MINOR 3
 
 typedef struct {
   uint32_t major;
@@ -116,6 +118,9 @@ typedef int32_t sc_status;
 #define SC_DEGENERATE_VALID_FLAG 1 /* out_valid[r] = 0, the other rows undisturbed */
 #define SC_DEGENERATE_ERROR 2      /* the call fails with a non-zero status */
 #define SC_DEGENERATE_UNDEFINED 3  /* nothing is promised; the battery does not judge them */
+/* What a probs row may sum to (minor 3). */
+#define SC_PROBS_RENORMALISE 1   /* anything positive: sampled in proportion to the values */
+#define SC_PROBS_ASSUME_SUM_ONE 2 /* 1: only float32 rows that sum to 1 are sent (FlashInfer) */
 
 /*
  * One batched sampling call.
@@ -187,7 +192,9 @@ typedef struct {
   int32_t rng_policy;
   int32_t parameter_indexing;
   int32_t degenerate_rows;
-  int32_t reserved1; /* 0 */
+  /* Minor 3 (reserved, 0, in minor 2): SC_PROBS_*, 0 = SC_PROBS_RENORMALISE.
+   * SC_PROBS_ASSUME_SUM_ONE needs input_kind SC_INPUT_PROBS and input_dtypes f32 only. */
+  int32_t probs_normalisation;
 } sc_sampler;
 
 /* ---------------------------------------------------------------------------

@@ -30,6 +30,8 @@ double draw_unit(philox_stream& stream) {
 
 class multinomial final : public row_sampler {
  public:
+  explicit multinomial(defect planted) : planted_(planted) {}
+
   bool prepare(std::vector<float>& row, const row_params&) override {
     cdf_.resize(row.size());
     double sum = 0.0;
@@ -37,11 +39,15 @@ class multinomial final : public row_sampler {
     return sum > 0.0;
   }
   draw_result draw(philox_stream& stream) override {
-    const double u = draw_unit(stream) * cdf_.back();
+    // X06: u in [0, 1) as if the row summed to 1; the mass a short row lacks falls past
+    // the last entry, to its last positive token (FlashInfer's probs kernels, which
+    // declare probs_normalisation assume_sum_one).
+    const double u = draw_unit(stream) * (planted_ == defect::X06 ? 1.0 : cdf_.back());
     return {static_cast<int32_t>(invert_cdf(cdf_, u)), true};
   }
 
  private:
+  defect planted_;
   std::vector<double> cdf_;
 };
 
@@ -125,7 +131,9 @@ class sort_filter final : public row_sampler {
 
 }  // namespace
 
-std::unique_ptr<row_sampler> make_multinomial(defect) { return std::make_unique<multinomial>(); }
+std::unique_ptr<row_sampler> make_multinomial(defect planted) {
+  return std::make_unique<multinomial>(planted);
+}
 std::unique_ptr<row_sampler> make_sort_filter(defect planted) {
   return std::make_unique<sort_filter>(planted);
 }

@@ -70,6 +70,7 @@ const struct {
     {"cpu.dual_pivot", "S17", defect::S17},    {"cpu.sort_filter", "S18", defect::S18},
     {"cpu.gumbel_logits", "S19", defect::S19}, {"cpu.dual_pivot", "X03", defect::X03},
     {"cpu.dual_pivot", "X04", defect::X04},    {"cpu.gumbel_logits", "X05", defect::X05},
+    {"cpu.multinomial", "X06", defect::X06},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection

@@ -41,6 +41,7 @@ enum class defect : int {
   X03,  // declares fewer stream outputs per call than its rejection rounds take
   X04,  // stream position (offset) kept in 32 bits
   X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
+  X06,  // no renormalisation: u in [0, 1) against the raw running sum
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means

@@ -136,19 +136,27 @@ std::string check_thresholds(const std::string& name, const sc_matmul& m) {
   return {};
 }
 
-// The declared contracts of minor 2: 0 (the default) or a known value each.
+// The declared contracts of minors 2 and 3: 0 (the default) or a known value each.
 std::string check_contracts(const std::string& name, const sc_sampler& s) {
   const struct {
     int32_t value, last;
     const char* field;
   } fields[] = {{s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
                 {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
-                {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"}};
+                {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
+                {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"}};
   for (const auto& f : fields)
     if (f.value < 0 || f.value > f.last)
       return fmt::format("sampler {}: field {} has unknown value {}", name, f.field, f.value);
-  if (s.reserved1 != 0)
-    return fmt::format("sampler {}: field reserved1 is {}, must be 0", name, s.reserved1);
+  if (s.abi_version.minor < 3 && s.probs_normalisation != 0)
+    return fmt::format("sampler {}: field reserved1 is {}, must be 0 in minor {}", name,
+                       s.probs_normalisation, s.abi_version.minor);
+  if (s.probs_normalisation == SC_PROBS_ASSUME_SUM_ONE &&
+      (s.input_kind != SC_INPUT_PROBS || s.input_dtypes != SC_DTYPE_BIT(SC_DTYPE_F32)))
+    return fmt::format(
+        "sampler {}: field probs_normalisation is assume_sum_one, which needs input_kind probs "
+        "and input_dtypes f32 only (a row rounded to bf16 or fp16 does not sum to 1)",
+        name);
   return {};
 }
 

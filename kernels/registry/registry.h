@@ -88,6 +88,7 @@ struct sampler_contracts {
   int32_t rng_policy = SC_RNG_PER_REQUEST;
   int32_t parameter_indexing = SC_PARAMS_BY_INPUT_ROW;
   int32_t degenerate_rows = SC_DEGENERATE_VALID_FLAG;
+  int32_t probs_normalisation = SC_PROBS_RENORMALISE;
 };
 inline sampler_contracts contracts_of(const sc_sampler& s) {
   sampler_contracts c;
@@ -95,6 +96,8 @@ inline sampler_contracts contracts_of(const sc_sampler& s) {
   if (s.rng_policy != 0) c.rng_policy = s.rng_policy;
   if (s.parameter_indexing != 0) c.parameter_indexing = s.parameter_indexing;
   if (s.degenerate_rows != 0) c.degenerate_rows = s.degenerate_rows;
+  if (s.abi_version.minor >= 3 && s.probs_normalisation != 0)
+    c.probs_normalisation = s.probs_normalisation;
   return c;
 }
 

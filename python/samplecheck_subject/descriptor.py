@@ -1,5 +1,5 @@
 """What a subject is: the sampler and matmul descriptors of the protocol's hello
-(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.2),
+(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.3),
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
@@ -16,6 +16,7 @@ MEMORY_SPACES = ("host", "cuda")
 RNG_POLICIES = ("per_request", "batch_slot", "subject_generator")
 PARAMETER_INDEXINGS = ("input_row", "output_row")
 DEGENERATE_ROWS = ("valid_flag", "error", "undefined")
+PROBS_NORMALISATIONS = ("renormalise", "assume_sum_one")
 
 
 class DescriptorError(ValueError):
@@ -35,7 +36,10 @@ class SamplerDescriptor:
     r draws from curand_init(seed[r], subsequence[r], offset[r])), "batch_slot" (the stream is
     keyed by the output row, as FlashInfer documents), "subject_generator" (the subject owns
     its generator: same seeds and batch give the same tokens); parameter_indexing "input_row"
-    or "output_row"; degenerate_rows "valid_flag", "error" or "undefined".
+    or "output_row"; degenerate_rows "valid_flag", "error" or "undefined"; probs_normalisation
+    "renormalise" (a probs row is sampled in proportion to its values, whatever they sum to)
+    or "assume_sum_one" (rows must sum to 1: only float32 rows that do are sent, so it takes
+    input_kind "probs" and input_dtypes ("f32",)).
     """
 
     name: str
@@ -50,6 +54,7 @@ class SamplerDescriptor:
     rng_policy: str = "per_request"
     parameter_indexing: str = "input_row"
     degenerate_rows: str = "valid_flag"
+    probs_normalisation: str = "renormalise"
     kind: str = field(default="sampler", init=False)
 
     def validate(self):
@@ -79,6 +84,11 @@ class SamplerDescriptor:
         _one_of(n, "rng_policy", self.rng_policy, RNG_POLICIES)
         _one_of(n, "parameter_indexing", self.parameter_indexing, PARAMETER_INDEXINGS)
         _one_of(n, "degenerate_rows", self.degenerate_rows, DEGENERATE_ROWS)
+        _one_of(n, "probs_normalisation", self.probs_normalisation, PROBS_NORMALISATIONS)
+        if self.probs_normalisation == "assume_sum_one" and (
+                self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)):
+            raise DescriptorError(f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
+                                  "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)")
         return self
 
     def to_json(self):
@@ -95,6 +105,7 @@ class SamplerDescriptor:
             "rng_policy": self.rng_policy,
             "parameter_indexing": self.parameter_indexing,
             "degenerate_rows": self.degenerate_rows,
+            "probs_normalisation": self.probs_normalisation,
         }
         if self.filter_order is not None:
             out["filter_order"] = self.filter_order

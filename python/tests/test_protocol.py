@@ -151,6 +151,11 @@ def test_descriptor_rules_name_the_field():
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], filters=["temperature"]).validate()
     with pytest.raises(DescriptorError, match="rng_policy = 'global'"):
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], rng_policy="global").validate()
+    with pytest.raises(DescriptorError, match="x: probs_normalisation = 'assume_sum_one' needs input_kind"):
+        SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32", "bf16"],
+                          probs_normalisation="assume_sum_one").validate()
+    with pytest.raises(DescriptorError, match="x: probs_normalisation = 'exact'"):
+        SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], probs_normalisation="exact").validate()
 
 
 def test_adapters_describe_themselves_without_torch():
@@ -161,5 +166,9 @@ def test_adapters_describe_themselves_without_torch():
         assert [d.to_json()["name"] for _, d in pairs] == list(module.DESCRIPTORS)
     fi = flashinfer_samplers.DESCRIPTORS
     assert all(d.rng_policy == "batch_slot" for _, d in fi.values())
+    # The docstrings: "This function expects float32 inputs"; the probs kernels do not renormalise.
+    assert all(tuple(d.input_dtypes) == ("f32",) for _, d in fi.values())
+    assert all(d.probs_normalisation == ("assume_sum_one" if d.input_kind == "probs" else "renormalise")
+               for _, d in fi.values())
     assert fi["flashinfer.top_k_top_p_sampling_from_probs.joint"][1].filter_order == "joint"
     assert torch_samplers.DESCRIPTORS["torch.sglang_v0519_multinomial"][1].rng_policy == "subject_generator"

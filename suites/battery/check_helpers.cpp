@@ -25,9 +25,17 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
   for (const auto sh : filtered)
     for (const auto& setting : grid)
       rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, setting));
-  for (const auto sh : unfiltered)
-    rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, {}));
+  for (const auto sh : unfiltered) {
+    ++shape_seed;
+    if (sh == fixtures::shape::subnormal && !sends_unnormalised_rows(s)) continue;
+    rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = shape_seed}, {}));
+  }
   return rows;
+}
+
+bool sends_unnormalised_rows(const subject& s) {
+  return s.is_logits() ||
+         registry::contracts_of(*s.sampler).probs_normalisation != SC_PROBS_ASSUME_SUM_ONE;
 }
 
 std::string reference_errors(const std::vector<judged_row>& rows) {

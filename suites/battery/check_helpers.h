@@ -23,6 +23,10 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
 
 // Rows the reference rejected are a harness error (a fixture that is not a valid
 // input): the message names the row and the reference's field and index.
+// Whether the subject is sent rows that do not sum to 1 (the subnormal shape, which holds
+// ~6e-37 in all): not to one that declares probs_normalisation assume_sum_one.
+bool sends_unnormalised_rows(const subject& s);
+
 std::string reference_errors(const std::vector<judged_row>& rows);
 
 // The start of a check's evidence in its reproduction record: the check's derived seed

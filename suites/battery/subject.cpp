@@ -5,6 +5,9 @@
 
 #include "suites/harness/guard.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace samplecheck::battery {
 
 std::vector<int32_t> declared_dtypes(const subject& s) {
@@ -13,6 +16,29 @@ std::vector<int32_t> declared_dtypes(const subject& s) {
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
     if (s.sampler->input_dtypes & SC_DTYPE_BIT(d)) dtypes.push_back(d);
   return dtypes;
+}
+
+uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence) {
+  return XXH3_64bits_withSeed(&subsequence, sizeof subsequence, seed);
+}
+
+call_status run_call(const subject& s, sample_call& call) {
+  const auto call_subject = [&] {
+    if (s.process) return s.process->sample(s.name(), call);
+    return harness::run_call(*s.sampler, call);
+  };
+  if (registry::contracts_of(*s.sampler).rng_policy != SC_RNG_BATCH_SLOT ||
+      call.subsequence.size() != call.seed.size())
+    return call_subject();
+  const std::vector<uint64_t> planned = call.seed;
+  for (size_t r = 0; r < planned.size(); ++r)
+    call.seed[r] = slot_stream_seed(planned[r], call.subsequence[r]);
+  struct restore_seeds {
+    sample_call& call;
+    const std::vector<uint64_t>& planned;
+    ~restore_seeds() { call.seed = planned; }
+  } restore{call, planned};
+  return call_subject();
 }
 
 namespace {

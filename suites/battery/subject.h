@@ -59,10 +59,15 @@ struct subject {
 
 // One sampling call through the subject's process (or in-process without one). A dead,
 // hung or lying process throws harness::subject_failure, which run_check reports.
-inline call_status run_call(const subject& s, sample_call& call) {
-  if (s.process) return s.process->sample(s.name(), call);
-  return harness::run_call(*s.sampler, call);
-}
+// A subject that declares rng_policy batch_slot keys its stream on (seed[r], slot r,
+// offset[r]) and ignores subsequence[r], while the battery's plans address streams by
+// (seed, subsequence): so it is sent slot_stream_seed(seed[r], subsequence[r]) instead of
+// seed[r]. Distinct planned streams stay distinct across calls (the 65,536-output calls
+// of one row reuse slots), and the same request in the same slot gets the same stream.
+call_status run_call(const subject& s, sample_call& call);
+
+// The seed a batch_slot subject is sent for the planned stream (seed, subsequence).
+uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence);
 
 // The matmul runner for the subject: through its process, or in-process without one.
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s);

@@ -296,6 +296,17 @@ TEST_CASE("S17: a draw past the scanned total returns the masked last tile's end
     if (t >= 3000) REQUIRE(t == 3072);
 }
 
+TEST_CASE("X06: a row short of 1 gives what it lacks to its last positive token") {
+  // [0.2, 0.3, 0]: the host draws token 0 with probability 0.4, X06 with 0.2 (u < 0.2)
+  // and token 1 with 0.8 (u in [0.2, 1), the 0.5 the row lacks included); never token 2.
+  const std::vector<float> row = {0.2f, 0.3f, 0.0f};
+  pair_run run(draws_of(row, 4000), "cpu.multinomial", "X06");
+  const auto host = histogram(run.host), mutant = histogram(run.mutant);
+  REQUIRE((host[2] == 0 && mutant[2] == 0));
+  REQUIRE(std::abs(host[0] - 1600) < 200);  // binomial sd 31
+  REQUIRE(std::abs(mutant[0] - 800) < 200);  // sd 25
+}
+
 TEST_CASE("S18: top_k = 1 keeps both tokens tied at the maximum") {
   call c = draws_of(tied_top_row(), 400);
   c.top_k.assign(1, 1);

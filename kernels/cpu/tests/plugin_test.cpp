@@ -184,7 +184,7 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   CHECK_THAT(loaded.error, Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
                                     ": ABI version mismatch: "
                                     "the plugin was built against samplecheck ABI 99.") &&
-                               Contains("this samplecheck speaks ABI 1.2"));
+                               Contains("this samplecheck speaks ABI 1.3"));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -211,7 +211,7 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 2, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 3, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
   };
   for (const refusal& r : refusals) {
@@ -405,8 +405,32 @@ TEST_CASE("the declared contracts of ABI 1.2 follow the versioning rule") {
   CHECK(registry::validate_sampler(s) ==
         "sampler test.contracts: field rng_policy has unknown value 9");
   s.rng_policy = 0;
-  s.reserved1 = 1;
-  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field reserved1 is 1, must be 0");
   CHECK(registry::kSamplerSizeMinor1 == 80);
   CHECK(sizeof(sc_sampler) == 96);
+}
+
+// ABI 1.3: probs_normalisation takes minor 2's reserved word, which had to be 0 there; a
+// sampler that assumes its rows sum to 1 can only be sent float32 probs.
+TEST_CASE("probs_normalisation of ABI 1.3 follows the versioning rule") {
+  sc_sampler s = valid_sampler();
+  CHECK(registry::contracts_of(s).probs_normalisation == SC_PROBS_RENORMALISE);
+  s.probs_normalisation = SC_PROBS_ASSUME_SUM_ONE;
+  REQUIRE(registry::validate_sampler(s).empty());
+  CHECK(registry::contracts_of(s).probs_normalisation == SC_PROBS_ASSUME_SUM_ONE);
+  s.input_dtypes |= SC_DTYPE_BIT(SC_DTYPE_BF16);
+  CHECK(registry::validate_sampler(s).find("field probs_normalisation is assume_sum_one, which "
+                                           "needs input_kind probs and input_dtypes f32 only") !=
+        std::string::npos);
+  s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
+  s.probs_normalisation = 9;
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field probs_normalisation has unknown value 9");
+  sc_sampler minor2 = valid_sampler();
+  minor2.abi_version.minor = 2;
+  minor2.probs_normalisation = 1;
+  CHECK(registry::validate_sampler(minor2) ==
+        "sampler test.contracts: field reserved1 is 1, must be 0 in minor 2");
+  minor2.probs_normalisation = 0;
+  CHECK(registry::validate_sampler(minor2).empty());
+  CHECK(registry::contracts_of(minor2).probs_normalisation == SC_PROBS_RENORMALISE);
 }

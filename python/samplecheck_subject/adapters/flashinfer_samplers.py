@@ -16,6 +16,9 @@ Declared contracts, from FlashInfer's docstrings and kernels:
  - tie_policy "keep_ties": the pivot tests accept a token when fewer than k tokens are
    strictly larger, so every token tied with the k-th survives.
  - degenerate_rows "valid_flag" where return_valid exists, else "undefined".
+ - probs_normalisation "assume_sum_one" for the probs functions: the kernels compare a
+   uniform in [0, 1) with the row's running sum, without dividing by the row's total, so a row
+   that sums to S < 1 gives 1 - S to its last positive token ("probs: Probabilities").
  - philox_outputs_per_call: what FlashInfer's own generator path reserves per row (32 for
    the rejection samplers, which draw one uniform per round; 1 for sampling_from_probs and
    min_p; 4 per subsequence for the Gumbel noise of sampling_from_logits).
@@ -28,7 +31,10 @@ is probed by adapters/renorm_determinism.py.
 from ..descriptor import SamplerDescriptor
 from . import common
 
-ALL_DTYPES = ("f32", "bf16", "f16")
+# Every sampling function's docstring: "This function expects float32 inputs" (its Python
+# wrapper casts other dtypes with probs.float() and does not renormalise what the rounding
+# left, so a bf16 / fp16 row is outside its promise; docs/python.md shows what happens).
+DTYPES = ("f32",)
 
 
 def _fi():
@@ -103,9 +109,10 @@ def top_p_renorm_then_sample(b):
 def _descriptor(name, input_kind, filters, outputs, degenerate, order=None, description=""):
     return SamplerDescriptor(
         name=name, description=description, memory_space="cuda", input_kind=input_kind,
-        input_dtypes=ALL_DTYPES, filters=filters, philox_outputs_per_call=outputs,
+        input_dtypes=DTYPES, filters=filters, philox_outputs_per_call=outputs,
         filter_order=order, tie_policy="keep_ties" if "top_k" in filters else None,
-        rng_policy="batch_slot", parameter_indexing="input_row", degenerate_rows=degenerate)
+        rng_policy="batch_slot", parameter_indexing="input_row", degenerate_rows=degenerate,
+        probs_normalisation="assume_sum_one" if input_kind == "probs" else "renormalise")
 
 
 def _table():

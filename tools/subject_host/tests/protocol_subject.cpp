@@ -3,8 +3,13 @@
 //
 //   protocol_subject ok             a correct probs sampler (inverse CDF, per-request streams)
 //   protocol_subject matmul         a correct bf16 matmul (fp32 in a fixed order)
-//   protocol_subject slot           ok, but declares rng_policy batch_slot
+//   protocol_subject slot           ok, but its stream is keyed by the output row (its
+//                                   subsequence is r), as it declares: rng_policy batch_slot
 //   protocol_subject output_params  ok, but declares parameter_indexing output_row
+//   protocol_subject sum_one        compares u in [0, 1) with the raw running sum (a row
+//                                   short of 1 gives the rest to its last positive token),
+//                                   as it declares: probs_normalisation assume_sum_one
+//   protocol_subject no_renorm      the same, undeclared: a defect under the default contract
 //   protocol_subject crash | hang | exit0 | garbage   at every process's 3rd request
 //   protocol_subject bad_token      a valid row's token is V
 //   protocol_subject never_samples  status 0, outputs never written (a forged pass)
@@ -127,8 +132,10 @@ json sample(const json& q, const std::string& mode) {
       valid[r] = 0, token[r] = -1;
       continue;
     }
-    const uint64_t h = mix(seed[r] ^ mix((sub ? sub[r] : 0) ^ mix(offset[r])));
-    const double target = static_cast<double>(h >> 11) * 0x1.0p-53 * sum;
+    const uint64_t subsequence = mode == "slot" ? static_cast<uint64_t>(r) : sub ? sub[r] : 0;
+    const uint64_t h = mix(seed[r] ^ mix(subsequence ^ mix(offset[r])));
+    const bool raw = mode == "sum_one" || mode == "no_renorm";
+    const double target = static_cast<double>(h >> 11) * 0x1.0p-53 * (raw ? 1.0 : sum);
     double cum = 0;
     int64_t pick = -1;
     for (int64_t t = 0; t < V && pick < 0; ++t)
@@ -186,6 +193,7 @@ json descriptor(const std::string& mode) {
          {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
   if (mode == "slot") d["rng_policy"] = "batch_slot";
   if (mode == "output_params") d["parameter_indexing"] = "output_row";
+  if (mode == "sum_one") d["probs_normalisation"] = "assume_sum_one";
   return d;
 }
 

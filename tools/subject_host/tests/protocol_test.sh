@@ -10,7 +10,9 @@ samplecheck=$1 subject=$2 host=$3 forge=$4 segfault=$5 loop=$6
 quick=(--budget quick)
 # The faulty subjects run a few checks, enough to show the battery going on past a
 # failure (a check before the fault passes, later ones restart the subject); the
-# correct subject runs the whole quick battery.
+# correct subject runs the whole quick battery. The slot-keyed one draws more than one
+# call of 65,536 outputs a row in goodness_of_fit: its slots repeat across calls, and only
+# the seeds the battery keys by subsequence keep those draws independent (run_call).
 few="--checks support,degenerate_rows,replay,batch_reorder"
 failures=0
 # name | exit | words | arguments
@@ -24,7 +26,9 @@ cases=(
   "never_samples|1|never wrote out_valid|--exec '$subject never_samples' $few"
   "wrong_version|2|field protocol is 2, a version this samplecheck does not speak|--exec '$subject wrong_version'"
   "bad_descriptor|2|field philox_outputs_per_call is 0, must be >= 1|--exec '$subject bad_descriptor'"
-  "slot|0|per_request_seeds [f32] [n/a]: the subject declares rng_policy batch_slot|batch_reorder [f32] [n/a]|--exec '$subject slot' --checks per_request_seeds,batch_reorder,replay"
+  "slot|0|per_request_seeds [f32] [n/a]: the subject declares rng_policy batch_slot|batch_reorder [f32] [n/a]|goodness_of_fit [f32]       pass|stream_position [f32]       pass|--exec '$subject slot' --checks per_request_seeds,batch_reorder,replay,goodness_of_fit,stream_position"
+  "sum_one|0|tail [f32]                  pass|support [f32]               pass|--exec '$subject sum_one' --checks tail,support"
+  "no_renorm|1|tail [f32]                  FAIL|row 'subnormal unfiltered'|--exec '$subject no_renorm' --checks tail"
   "output_params|0|parameter_routing [f32] [n/a]: the subject declares parameter_indexing output_row|--exec '$subject output_params' --checks parameter_routing,replay"
   "matmul|0|PASS|--exec '$subject matmul' --m 1,2,3,17 --shape 24x40,8x7"
   "stderr_tail|1|the tail of its stderr: protocol_subject: crash at request 3|--exec '$subject crash' $few"
@@ -62,6 +66,15 @@ if [ -n "$record" ] && [ $rc -eq 1 ] && grep -qF "REPRODUCED" <<<"$out" && ! gre
   echo "ok   replay of an --exec record (exit $rc)"
 else
   echo "FAIL replay of an --exec record: exit $rc"; tail -n 8 <<<"$out"; failures=$((failures + 1))
+fi
+# The report says why the subnormal row was not sent to a subject that assumes rows sum to 1.
+"$samplecheck" qualify "${quick[@]}" --exec "$subject sum_one" --checks tail --report-dir "$dir/sum_one" \
+  >/dev/null 2>&1
+if grep -qF "the subnormal row (FTZ, S13) not sent" "$dir/sum_one/report.json" 2>/dev/null; then
+  echo "ok   sum_one's report says the subnormal row was not sent"
+else
+  echo "FAIL sum_one's report.json lacks the reason the subnormal row was not sent"
+  failures=$((failures + 1))
 fi
 echo "$failures case(s) failed"
 [ $failures -eq 0 ]
