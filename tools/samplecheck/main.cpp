@@ -249,7 +249,10 @@ int main(int argc, char** argv) {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
     if (replay->parsed()) return run_replay(replay_file, replay_source, cli::convert(r_common));
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
-    if (fingerprint->parsed()) return cli::run_fingerprint(fingerprint_args);
+    if (fingerprint->parsed()) {
+      fingerprint_args.command_line = command_line;
+      return cli::run_fingerprint(fingerprint_args);
+    }
     if (bisect->parsed()) return cli::run_bisect(bisect_args);
     return run_calibrate(cli::convert(calib), cli::convert(c_common));
   } catch (const cli::usage_error& e) {
