@@ -53,6 +53,11 @@ uint64_t planned_batch_reorder(const check_context& ctx);
 uint64_t planned_parallel_samples(const check_context& ctx);
 uint64_t planned_sampler_batch_invariance(const check_context& ctx);
 uint64_t planned_sampler_run_to_run(const check_context& ctx);
+uint64_t planned_matmul_batch_invariance(const check_context& ctx);
+uint64_t planned_matmul_run_to_run(const check_context& ctx);
+uint64_t planned_matmul_launch_configs(const check_context& ctx);
+uint64_t planned_matmul_one_launch(const check_context& ctx);  // accuracy, all_ones
+uint64_t planned_matmul_short_odd_k(const check_context& ctx);
 check_outcome run_stream_position(const check_context& ctx);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);
