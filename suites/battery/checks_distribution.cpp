@@ -222,11 +222,7 @@ fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows)
   return plan;
 }
 
-uint64_t fit_plan::samples() const {
-  uint64_t n = 0;
-  for (const uint64_t d : draws) n += d;
-  return n;
-}
+uint64_t fit_plan::samples() const { return total_draws(draws); }
 
 check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
                        const std::vector<judged_row>& rows) {
@@ -404,6 +400,7 @@ namespace {
 // tail's rows, the mass each holds below the threshold, and the draws each needs.
 struct tail_plan {
   std::vector<judged_row> rows;
+  std::string error;  // a fixture row the reference rejected: nothing is drawn
   std::vector<double> tail_mass;
   uint64_t tested = 1;
   double alpha_row = 0;
@@ -414,7 +411,7 @@ struct tail_plan {
 tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
   tail_plan plan;
   plan.rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
-  if (!reference_errors(plan.rows).empty()) return plan;  // run_tail reports it
+  if (plan.error = reference_errors(plan.rows); !plan.error.empty()) return plan;
   // Sidak over the rows whose tail holds mass: a row without any (an fp16 tail that
   // underflowed) can only fail exactly (a draw there has p 0), and counting it would
   // push every p-value up (p ~ 1 - (1 - p_1)^2: median 0.8 in calibrate).
@@ -458,18 +455,15 @@ tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
 }  // namespace
 
 uint64_t planned_tail(const check_context& ctx) {
-  const tail_plan plan = plan_tail(ctx, check_seed(ctx.seed, "tail"));
-  uint64_t n = 0;
-  for (const uint64_t d : plan.draws) n += d;
-  return n;
+  return total_draws(plan_tail(ctx, check_seed(ctx.seed, "tail")).draws);
 }
 
 check_outcome run_tail(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "tail");
   const tail_plan plan = plan_tail(ctx, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
   const auto& rows = plan.rows;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   const auto& tail_mass = plan.tail_mass;
   const auto& draws = plan.draws;
   const uint64_t tested = plan.tested;

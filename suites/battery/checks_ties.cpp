@@ -88,6 +88,7 @@ namespace {
 // The tied rows, their IN tie groups and each row's draws at level alpha.
 struct tie_split_plan {
   std::vector<judged_row> rows;
+  std::string error;  // a fixture row the reference rejected: nothing is drawn
   std::vector<std::vector<tie_group>> groups;
   size_t tests = 0;  // tie groups judged
   double alpha_group = 0;
@@ -104,7 +105,7 @@ tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t s
   for (const float c : magnitudes(ctx.subj))
     for (const auto& setting : fixtures::tied_boundaries(c == 0 ? filters : 0u))
       rows.push_back(tied_row(ctx.subj, V, seed + rows.size(), setting, c));
-  if (!reference_errors(rows).empty()) return plan;  // run_tie_split reports it
+  if (plan.error = reference_errors(rows); !plan.error.empty()) return plan;
   for (const auto& r : rows) plan.tests += plan.groups.emplace_back(tied_in_groups(r)).size();
   if (plan.tests == 0) return plan;  // nothing to judge, nothing drawn
   const double alpha_group = plan.alpha_group = alpha / static_cast<double>(plan.tests);
@@ -130,18 +131,15 @@ tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t s
 }  // namespace
 
 uint64_t planned_tie_split(const check_context& ctx, double alpha) {
-  const tie_split_plan plan = plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split"));
-  uint64_t n = 0;
-  for (const uint64_t d : plan.draws) n += d;
-  return n;
+  return total_draws(plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split")).draws);
 }
 
 check_outcome run_tie_split(const check_context& ctx, double alpha) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "ties.split");
   const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
   const auto& rows = plan.rows;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   const auto& groups = plan.groups;
   const size_t tests = plan.tests;
   if (tests == 0) {
