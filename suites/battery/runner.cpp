@@ -194,7 +194,8 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   for (size_t i = 0; i < plan.size(); ++i) {
     if (!runs(plan[i])) continue;
     ++total;
-    if (o.progress) total_planned += planned[i] = planned_samples(plan[i], context_of(plan[i]));
+    if (o.progress && o.progress_plans)
+      total_planned += planned[i] = planned_samples(plan[i], context_of(plan[i]));
     all_planned &= static_cast<bool>(plan[i].check->planned_samples);
   }
   for (size_t i = 0; i < plan.size(); ++i) {

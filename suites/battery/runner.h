@@ -52,6 +52,9 @@ struct run_options {
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
   progress_sink progress;  // empty: silent
+  // Progress events carry each check's plan, asked before it runs (its rows' references
+  // built once more); off where the sink counts whole batteries (calibrate).
+  bool progress_plans = true;
 };
 
 // timeout: the check's process was killed at its wall-clock limit (a failure).

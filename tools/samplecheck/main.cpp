@@ -174,6 +174,7 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
       common.quiet, "run", request.runs * static_cast<int>(request.subjects.size()));
   sb::run_options options = cli::to_run_options(common);
   if (progress) options.progress = progress->sink();
+  options.progress_plans = false;  // the line counts runs, not samples
   for (const auto& name : request.subjects) {
     const sb::subject* s = catalog.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));

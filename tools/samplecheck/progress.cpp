@@ -4,8 +4,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -28,7 +28,7 @@ struct progress_printer::state {
   double check_seconds = 0;   // finished checks' time
   // This battery: its checks' planned samples, what its finished checks drew and took,
   // and the plans of the checks not yet finished (this one included).
-  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0, check_planned = 0;
+  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0;
   double battery_seconds = 0;
   bool all_planned = true;
   std::thread ticker;
@@ -127,7 +127,6 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
     s.battery_seconds = 0;
   }
   s.all_planned = e.all_planned;
-  s.check_planned = e.planned;
   if (!e.finished) {
     s.check_start = clock_type::now();
     s.drawing = true;
