@@ -20,11 +20,16 @@ install(FILES ${PROJECT_SOURCE_DIR}/kernels/samplecheck_plugin.h
 # The matmul checks' layer shapes (the sampler fixtures are generated in code).
 install(FILES ${PROJECT_SOURCE_DIR}/fixtures/matmul/layer_shapes.txt
   DESTINATION ${CMAKE_INSTALL_DATADIR}/samplecheck/fixtures/matmul)
+# examples/plugin's sources: examples/consumer (and a vendor starting from it) builds
+# its plugin from the installed copy, one source for the tree and the package.
+set(SAMPLECHECK_INSTALL_EXAMPLESDIR ${CMAKE_INSTALL_DATADIR}/samplecheck/examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/plugin
+  DESTINATION ${SAMPLECHECK_INSTALL_EXAMPLESDIR})
 install(EXPORT samplecheckTargets NAMESPACE samplecheck:: DESTINATION ${SAMPLECHECK_PACKAGE_DIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/samplecheckConfig.cmake.in
   ${PROJECT_BINARY_DIR}/samplecheckConfig.cmake INSTALL_DESTINATION ${SAMPLECHECK_PACKAGE_DIR}
-  PATH_VARS SAMPLECHECK_INSTALL_BINDIR)
+  PATH_VARS SAMPLECHECK_INSTALL_BINDIR SAMPLECHECK_INSTALL_EXAMPLESDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/samplecheckConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 # The function files vendors call; samplecheck_hip.cmake is this tree's own build rule.

@@ -14,6 +14,10 @@ if(SAMPLECHECK_CUDA)
   target_link_options(samplecheck_options INTERFACE -static-libstdc++ -static-libgcc)
 endif()
 
+# GPU tests take their devices through ctest's resource allocation, with the spec file
+# that the package's function writes (one mechanism for this tree and for vendors).
+include(${CMAKE_CURRENT_LIST_DIR}/samplecheck_qualification.cmake)
+
 # Catch2 2.13 has no skip: GPU executables exit 77 when no device is present and
 # ctest reports them as skipped (SKIP_RETURN_CODE), never as passed.
 set(SAMPLECHECK_SKIP_CODE 77)
@@ -34,8 +38,8 @@ function(samplecheck_add_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
   if(T_GPU)
-    set_tests_properties(${T_NAME} PROPERTIES
-      SKIP_RETURN_CODE ${SAMPLECHECK_SKIP_CODE} RESOURCE_GROUPS "gpus:1")
+    set_tests_properties(${T_NAME} PROPERTIES SKIP_RETURN_CODE ${SAMPLECHECK_SKIP_CODE})
+    samplecheck_test_gpus(${T_NAME} 1)
   endif()
 endfunction()
 

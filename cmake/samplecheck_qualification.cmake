@@ -69,6 +69,20 @@ endfunction()
 # ctest reads the spec whenever CTEST_RESOURCE_SPEC_FILE is set, so it exists from the start.
 _samplecheck_write_resource_spec(0)
 
+# samplecheck_test_gpus(<test> <n>): test <test> (added in the calling directory) takes n
+# GPUs, one slot each (RESOURCE_GROUPS "<n>,gpus:1"), and the spec grows to hold them.
+# The one way a test asks for GPUs: samplecheck_add_qualification and this tree's own
+# GPU tests (cmake/samplecheck.cmake's samplecheck_add_test GPU) both call it.
+function(samplecheck_test_gpus test gpus)
+  set_tests_properties(${test} PROPERTIES RESOURCE_GROUPS "${gpus},gpus:1")
+  get_property(most GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS)
+  if(NOT most OR gpus GREATER most)
+    set_property(GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS ${gpus})
+    set(most ${gpus})
+  endif()
+  _samplecheck_write_resource_spec(${most})
+endfunction()
+
 function(samplecheck_add_qualification)
   cmake_parse_arguments(PARSE_ARGV 0 Q "" "NAME;PLUGIN;SUBJECT;BUDGET;GPUS;TIMEOUT"
                         "CHECKS;LABELS")
@@ -113,12 +127,6 @@ function(samplecheck_add_qualification)
   set_tests_properties(${Q_NAME} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${Q_TIMEOUT}
                        LABELS "samplecheck;${Q_LABELS}")
   if(Q_GPUS GREATER 0)
-    set_tests_properties(${Q_NAME} PROPERTIES RESOURCE_GROUPS "${Q_GPUS},gpus:1")
-    get_property(most GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS)
-    if(NOT most OR Q_GPUS GREATER most)
-      set_property(GLOBAL PROPERTY _SAMPLECHECK_MOST_GPUS ${Q_GPUS})
-      set(most ${Q_GPUS})
-    endif()
-    _samplecheck_write_resource_spec(${most})
+    samplecheck_test_gpus(${Q_NAME} ${Q_GPUS})
   endif()
 endfunction()

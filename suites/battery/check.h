@@ -69,6 +69,11 @@ struct check_definition {
   // the reason). Looks only at the descriptor, so the parent decides it before forking.
   std::function<std::string(const subject&, const subject_lookup&)> not_applicable;
   std::function<check_outcome(const check_context&)> run;
+  // The samples run() draws at most (its plan: a sequential check may stop early), from
+  // the descriptor, budget, seed, V and alpha share alone, before anything is drawn. The
+  // check's own drawing code sizes its draws with the same plan function; the progress
+  // line shows it. Empty: the check does not state its plan (progress counts it as 0).
+  std::function<uint64_t(const check_context&)> planned_samples;
 };
 
 // Every check, in the order reports print them. A name appears at most once per subject

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 namespace samplecheck::battery {
 
@@ -48,6 +49,10 @@ std::string reference_errors(const std::vector<judged_row>& rows) {
 }
 
 nlohmann::json repro_base(uint64_t check_seed) { return {{"check_seed", check_seed}}; }
+
+uint64_t total_draws(const std::vector<uint64_t>& draws_per_row) {
+  return std::accumulate(draws_per_row.begin(), draws_per_row.end(), uint64_t{0});
+}
 
 std::string exact_power(uint64_t draws, std::string_view what) {
   if (draws == 0) return "-";

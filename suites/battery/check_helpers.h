@@ -33,6 +33,9 @@ std::string reference_errors(const std::vector<judged_row>& rows);
 // (the run's subject, budget, seed, V and dtype are the record's own fields).
 nlohmann::json repro_base(uint64_t check_seed);
 
+// The draws of a plan: the sum over its rows.
+uint64_t total_draws(const std::vector<uint64_t>& draws_per_row);
+
 // "the smallest OUT-token rate seen with probability 0.99 at n draws" = 1 - 0.01^(1/n).
 std::string exact_power(uint64_t draws, std::string_view what);
 

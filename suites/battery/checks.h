@@ -30,6 +30,34 @@ check_outcome run_tie_split(const check_context& ctx, double alpha);
 check_outcome run_ties_at_k(const check_context& ctx);
 check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
                        const std::vector<judged_row>& rows);
+// fit_rows' plan: each row's draws at the last look (the most it draws; it may stop early).
+struct fit_plan {
+  std::vector<uint64_t> draws;
+  size_t testable = 0;
+  bool capped = false;
+  uint64_t samples() const;
+};
+fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows);
+
+// The planned samples of each check that states its plan (check_definition::planned_samples),
+// by the plan functions its run function draws by.
+uint64_t planned_support(const check_context& ctx);
+uint64_t planned_goodness_of_fit(const check_context& ctx);
+uint64_t planned_ties(const check_context& ctx);
+uint64_t planned_tie_split(const check_context& ctx, double alpha);
+uint64_t planned_tail(const check_context& ctx);
+uint64_t planned_replay(const check_context& ctx);
+uint64_t planned_offset_advancement(const check_context& ctx);
+uint64_t planned_per_request_seeds(const check_context& ctx);
+uint64_t planned_batch_reorder(const check_context& ctx);
+uint64_t planned_parallel_samples(const check_context& ctx);
+uint64_t planned_sampler_batch_invariance(const check_context& ctx);
+uint64_t planned_sampler_run_to_run(const check_context& ctx);
+uint64_t planned_matmul_batch_invariance(const check_context& ctx);
+uint64_t planned_matmul_run_to_run(const check_context& ctx);
+uint64_t planned_matmul_launch_configs(const check_context& ctx);
+uint64_t planned_matmul_one_launch(const check_context& ctx);  // accuracy, all_ones
+uint64_t planned_matmul_short_odd_k(const check_context& ctx);
 check_outcome run_stream_position(const check_context& ctx);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);

@@ -43,6 +43,15 @@ nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch
 
 }  // namespace
 
+// Every request alone, then one batch of each size.
+uint64_t planned_sampler_batch_invariance(const check_context& ctx) {
+  const sampler_pool pool =
+      make_sampler_pool(ctx.subj, ctx.budget.vocab_size, check_seed(ctx.seed, "batch_invariance"));
+  uint64_t n = pool.requests.size();
+  for (const int64_t B : sampler_batch_sizes()) n += batch_slots(pool, B).size();
+  return n;
+}
+
 check_outcome run_sampler_batch_invariance(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "batch_invariance");
@@ -96,8 +105,17 @@ check_outcome run_sampler_batch_invariance(const check_context& ctx) {
   return out;
 }
 
+namespace {
+constexpr int kRunToRunCalls = 3;
+}
+
+// kRunToRunCalls calls of the largest batch.
+uint64_t planned_sampler_run_to_run(const check_context&) {
+  return kRunToRunCalls * static_cast<uint64_t>(sampler_batch_sizes().back());
+}
+
 check_outcome run_sampler_run_to_run(const check_context& ctx) {
-  constexpr int kRepeats = 3;
+  constexpr int kRepeats = kRunToRunCalls;
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "run_to_run");
   const int64_t B = sampler_batch_sizes().back();

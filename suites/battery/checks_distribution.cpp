@@ -101,11 +101,25 @@ bool first_half_decides(const check_outcome& a, double half_share) {
 
 }  // namespace
 
-check_outcome run_support(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "support");
-  auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
-                        {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
+namespace {
+// support's rows and draws: the grid, the parameter edges and V on both sides of 65,536.
+struct support_plan {
+  std::vector<judged_row> rows;
+  size_t edges = 0;
+  std::vector<std::vector<judged_row>> wide;
+  uint64_t per_row = 0;
+  uint64_t samples() const {
+    size_t n = rows.size();
+    for (const auto& w : wide) n += w.size();
+    return n * per_row;
+  }
+};
+
+support_plan plan_support(const check_context& ctx, uint64_t seed) {
+  support_plan plan;
+  auto& rows = plan.rows;
+  rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
+                   {shape::flat, shape::one_hot, shape::subnormal, shape::tiny_tail});
   // A padded vocabulary: masked tokens fill the last tiles (S17), under every setting.
   for (auto& r : grid_rows(ctx.subj, ctx.budget, seed + 1000, {shape::padded_tail}, {}))
     rows.push_back(std::move(r));
@@ -115,23 +129,39 @@ check_outcome run_support(const check_context& ctx) {
   // support rate, and a rejection sampler accepts in its first round on most draws (on
   // the flat shape each draw of cpu.dual_pivot took 10x longer, on zipf 3x).
   const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
+  plan.edges = edges.size();
   for (size_t i = 0; i < edges.size(); ++i)
     rows.push_back(make_row(ctx.subj, shape::peaked,
                             {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i},
                             edges[i]));
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
+  plan.wide = wide_vocab_rows(ctx, seed);
   // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
-  const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
-  std::vector<uint64_t> draws(rows.size(), per_row);
+  plan.per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  return plan;
+}
+}  // namespace
+
+uint64_t planned_support(const check_context& ctx) {
+  return plan_support(ctx, check_seed(ctx.seed, "support")).samples();
+}
+
+check_outcome run_support(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "support");
+  const support_plan plan = plan_support(ctx, seed);
+  const auto& rows = plan.rows;
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  std::vector<uint64_t> draws(rows.size(), plan.per_row);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, "support", seed, rows, draws, drawn, out)) return out;
   // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
   size_t wide_rows = 0;
-  for (const auto& wide : wide_vocab_rows(ctx, seed)) {
+  for (const auto& wide : plan.wide) {
     if (auto e = reference_errors(wide); !e.empty()) return harness_failure(e);
     drawn_counts wide_drawn;
     if (!draw_and_check_support(ctx, "support", seed, wide,
-                                std::vector<uint64_t>(wide.size(), per_row), wide_drawn, out))
+                                std::vector<uint64_t>(wide.size(), plan.per_row), wide_drawn, out))
       return out;
     wide_rows += wide.size();
   }
@@ -139,7 +169,7 @@ check_outcome run_support(const check_context& ctx) {
   out.detail = fmt::format(
       "{} rows at V = {} ({} at the parameter edges) and {} at V = 65,535 / 65,537, x {} draws, "
       "every token IN or BOUNDARY",
-      rows.size(), ctx.budget.vocab_size, edges.size(), wide_rows, draws.front());
+      rows.size(), ctx.budget.vocab_size, plan.edges, wide_rows, draws.front());
   return out;
 }
 
@@ -165,34 +195,45 @@ double last_look_p(double p, double weight) {
   const double knee = weight / 2.0;  // p at which p / weight reaches 1/2
   return p <= knee ? p / weight : 0.5 + 0.5 * (p - knee) / (1.0 - knee);
 }
+
+constexpr double kEarlyShare = 0.01;
 }  // namespace
 
-check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
-                       const std::vector<judged_row>& rows) {
-  constexpr uint64_t kFirstLook = 256;
-  constexpr double kEarlyShare = 0.01;
-  check_outcome out;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
-  size_t testable = 0;
-  for (const auto& r : rows) testable += gof_testable(r) ? 1 : 0;
-  const uint64_t tested = std::max<size_t>(testable, 1);
+fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows) {
+  fit_plan plan;
+  if (!reference_errors(rows).empty()) return plan;  // fit_rows reports it; nothing is drawn
+  for (const auto& r : rows) plan.testable += gof_testable(r) ? 1 : 0;
+  const uint64_t tested = std::max<size_t>(plan.testable, 1);
   const auto support_draws =
       static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
   // The plan before the looks: the last look's level decides the draws.
   const double level_first = ctx.alpha_share * (1.0 - kEarlyShare);
-  std::vector<uint64_t> draws;
-  bool capped = false;
   for (const auto& r : rows) {
     uint64_t n = support_draws;
     if (gof_testable(r)) {
-      const auto plan =
+      const auto row_plan =
           plan_gof_draws(r, stats::sidak_level(level_first, tested), ctx.budget.gof_tvd,
                          ctx.budget.power, ctx.budget.max_draws_per_row);
-      n = std::max(n, plan.draws);
-      capped |= plan.capped;
+      n = std::max(n, row_plan.draws);
+      plan.capped |= row_plan.capped;
     }
-    draws.push_back(n);
+    plan.draws.push_back(n);
   }
+  return plan;
+}
+
+uint64_t fit_plan::samples() const { return total_draws(draws); }
+
+check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
+                       const std::vector<judged_row>& rows) {
+  constexpr uint64_t kFirstLook = 256;
+  check_outcome out;
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  const fit_plan plan = plan_fit(ctx, rows);
+  const size_t testable = plan.testable;
+  const uint64_t tested = std::max<size_t>(testable, 1);
+  const std::vector<uint64_t>& draws = plan.draws;
+  const bool capped = plan.capped;
   std::vector<uint64_t> looks_at;  // the look sizes before the last
   const uint64_t most = *std::max_element(draws.begin(), draws.end());
   for (uint64_t l = kFirstLook; l < most; l *= 4) looks_at.push_back(l);
@@ -281,8 +322,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   return out;
 }
 
-check_outcome run_goodness_of_fit(const check_context& ctx) {
-  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+namespace {
+std::vector<judged_row> goodness_of_fit_rows(const check_context& ctx, uint64_t seed) {
   auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
   // Beside the fixed grid, settings drawn from the run seed (CCCL's habit), on zipf.
   const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size,
@@ -291,9 +332,26 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
     rows.push_back(make_row(ctx.subj, shape::zipf,
                             {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i},
                             drawn[i]));
-  // Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
-  const check_context half{ctx.subj,   ctx.budget, ctx.seed, ctx.alpha_share / 2,
-                           ctx.lookup, ctx.matmul};
+  return rows;
+}
+
+// Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
+check_context half_share(const check_context& ctx) {
+  return {ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+}
+}  // namespace
+
+uint64_t planned_goodness_of_fit(const check_context& ctx) {
+  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+  const check_context half = half_share(ctx);
+  return plan_fit(half, goodness_of_fit_rows(ctx, seed)).samples() +
+         plan_fit(half, wide_vocab_rows(ctx, seed).back()).samples();
+}
+
+check_outcome run_goodness_of_fit(const check_context& ctx) {
+  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+  const auto rows = goodness_of_fit_rows(ctx, seed);
+  const check_context half = half_share(ctx);
   check_outcome main = fit_rows(half, "goodness_of_fit", seed, rows);
   if (first_half_decides(main, half.alpha_share)) {
     if (!main.exact_failure) main.p_value = stats::sidak_combine(main.p_value, 2);
@@ -306,16 +364,8 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
 // Ties apply to every sampler: exact ties must be split evenly whatever it declares.
 std::string ties_not_applicable(const subject&, const subject_lookup&) { return ""; }
 
-check_outcome run_ties(const check_context& ctx) {
-  if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
-  // Half the share each: the tie policy at the k-th (below) and the even split.
-  const check_context half{ctx.subj,   ctx.budget, ctx.seed, ctx.alpha_share / 2,
-                           ctx.lookup, ctx.matmul};
-  return combine_halves(run_tie_split(half, half.alpha_share), run_ties_at_k(half));
-}
-
-check_outcome run_ties_at_k(const check_context& ctx) {
-  const uint64_t seed = check_seed(ctx.seed, "ties");
+namespace {
+std::vector<judged_row> ties_at_k_rows(const check_context& ctx, uint64_t seed) {
   std::vector<judged_row> rows;
   // The tie group of 4 equal values straddles rank k: lowest_index keeps some of it,
   // keep_ties all of it; either way the reference (with the declared policy) knows.
@@ -323,31 +373,60 @@ check_outcome run_ties_at_k(const check_context& ctx) {
     rows.push_back(make_row(ctx.subj, shape::ties_at_k,
                             {.vocab_size = ctx.budget.vocab_size, .seed = seed + k, .tie_k = k},
                             {.top_k = k}));
-  return fit_rows(ctx, "ties", seed, rows);
+  return rows;
+}
+}  // namespace
+
+// Half the share each, with top-k: the tie policy at the k-th and the even split.
+uint64_t planned_ties(const check_context& ctx) {
+  if (!ctx.subj.declares(SC_FILTER_TOP_K)) return planned_tie_split(ctx, ctx.alpha_share);
+  const check_context half = half_share(ctx);
+  return planned_tie_split(half, half.alpha_share) +
+         plan_fit(half, ties_at_k_rows(half, check_seed(ctx.seed, "ties"))).samples();
 }
 
-check_outcome run_tail(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "tail");
-  const auto rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+check_outcome run_ties(const check_context& ctx) {
+  if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
+  const check_context half = half_share(ctx);
+  return combine_halves(run_tie_split(half, half.alpha_share), run_ties_at_k(half));
+}
+
+check_outcome run_ties_at_k(const check_context& ctx) {
+  const uint64_t seed = check_seed(ctx.seed, "ties");
+  return fit_rows(ctx, "ties", seed, ties_at_k_rows(ctx, seed));
+}
+
+namespace {
+// tail's rows, the mass each holds below the threshold, and the draws each needs.
+struct tail_plan {
+  std::vector<judged_row> rows;
+  std::string error;  // a fixture row the reference rejected: nothing is drawn
+  std::vector<double> tail_mass;
+  uint64_t tested = 1;
+  double alpha_row = 0;
+  std::vector<uint64_t> draws;
+  bool capped = false;
+};
+
+tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
+  tail_plan plan;
+  plan.rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
+  if (plan.error = reference_errors(plan.rows); !plan.error.empty()) return plan;
   // Sidak over the rows whose tail holds mass: a row without any (an fp16 tail that
   // underflowed) can only fail exactly (a draw there has p 0), and counting it would
   // push every p-value up (p ~ 1 - (1 - p_1)^2: median 0.8 in calibrate).
-  std::vector<double> tail_mass;
-  for (const auto& r : rows) {
+  for (const auto& r : plan.rows) {
     const auto& d = r.target.distribution();
     double q_tail = 0;
     for (size_t t = 0; t < d.prob.size(); ++t)
       if (d.prob[t] < stats::kDefaultTailThreshold) q_tail += d.prob[t];
-    tail_mass.push_back(q_tail);
+    plan.tail_mass.push_back(q_tail);
   }
-  const auto tested = static_cast<uint64_t>(std::max<std::ptrdiff_t>(
+  const auto& tail_mass = plan.tail_mass;
+  plan.tested = static_cast<uint64_t>(std::max<std::ptrdiff_t>(
       1, std::count_if(tail_mass.begin(), tail_mass.end(), [](double m) { return m > 0; })));
-  const double alpha_row = stats::sidak_level(ctx.alpha_share, tested);
-  std::vector<uint64_t> draws;
-  bool capped = false;
-  for (size_t i = 0; i < rows.size(); ++i) {
+  const double alpha_row = plan.alpha_row = stats::sidak_level(ctx.alpha_share, plan.tested);
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
     const double q_tail = tail_mass[i];
     // Enough draws that (a) an excess of tail_shift is detected with probability 0.99
     // and (b) losing the whole tail (S11, S13) cannot pass: P(count = 0) <= alpha / 2.
@@ -367,10 +446,29 @@ check_outcome run_tail(const check_context& ctx) {
     }
     if (n > ctx.budget.max_draws_per_row) {
       n = ctx.budget.max_draws_per_row;
-      capped = true;
+      plan.capped = true;
     }
-    draws.push_back(n);
+    plan.draws.push_back(n);
   }
+  return plan;
+}
+}  // namespace
+
+uint64_t planned_tail(const check_context& ctx) {
+  return total_draws(plan_tail(ctx, check_seed(ctx.seed, "tail")).draws);
+}
+
+check_outcome run_tail(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "tail");
+  const tail_plan plan = plan_tail(ctx, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
+  const auto& rows = plan.rows;
+  const auto& tail_mass = plan.tail_mass;
+  const auto& draws = plan.draws;
+  const uint64_t tested = plan.tested;
+  const double alpha_row = plan.alpha_row;
+  const bool capped = plan.capped;
   // A tail the planned draws could lose entirely without notice gives the check
   // nothing to judge: n/a with the reason, never a pass.
   double min_lossless = 1.0;

@@ -136,7 +136,83 @@ int64_t largest(const std::vector<int64_t>& sizes) {
   return *std::max_element(sizes.begin(), sizes.end());
 }
 
+// The batch sizes run_to_run repeats: the smallest, M = 64 and the largest up to 1024
+// (split launches, where partials can race; 1024 is the largest). A race flips a bf16
+// output about once in 10^4 outputs, so on the host the repeats compare 256 columns.
+constexpr int64_t kRaceColumns = 256;
+
+std::vector<int64_t> repeat_sizes(const check_context& ctx, const std::vector<int64_t>& sizes) {
+  const int64_t lo = sizes.front(), hi = std::max(lo, std::min<int64_t>(largest(sizes), 1024));
+  std::vector<int64_t> ms{lo, std::clamp<int64_t>(64, lo, hi), hi};
+  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+  return ms;
+}
+
+// A matmul check's plan: one testbed per (shape, bias), each comparing per_bed times at
+// most (batch sizes, configurations or repeats: check_result::trials).
+struct testbed_plan {
+  std::vector<matmul_shape> shapes;
+  std::vector<bool> biases;
+  std::vector<int64_t> sizes;
+  uint64_t per_bed = 0;
+  uint64_t samples() const { return shapes.size() * biases.size() * per_bed; }
+};
+
+uint64_t configs(const check_context& ctx) {
+  return static_cast<uint64_t>(std::max(ctx.subj.matmul->num_launch_configs, 0));
+}
+
+testbed_plan plan_batch_invariance(const check_context& ctx) {
+  const auto sizes = invariance_sizes(ctx);
+  return {shapes_for(ctx, false), {false, true}, sizes, sizes.size()};
+}
+
+constexpr int kHostRepeats = 8, kDeviceRepeats = 30;  // arrival-order races need repeats to show
+
+// Every repeat after the first is compared with it, at each M until one differs.
+testbed_plan plan_run_to_run(const check_context& ctx) {
+  const auto ms = repeat_sizes(ctx, config_sizes(ctx));
+  const int repeats = on_host(ctx) ? kHostRepeats : kDeviceRepeats;
+  return {shapes_for(ctx, false), {false}, ms, ms.size() * static_cast<uint64_t>(repeats - 1)};
+}
+
+testbed_plan plan_launch_configs(const check_context& ctx) {
+  const auto sizes = config_sizes(ctx);
+  // Every shape, short K included: split and unsplit launches part most easily there.
+  std::vector<matmul_shape> shapes = shapes_for(ctx, false);
+  if (ctx.matmul.shapes.empty())
+    for (const auto& s : shapes_for(ctx, true)) shapes.push_back(s);
+  return {shapes, {true}, sizes, sizes.size() * configs(ctx)};
+}
+
+constexpr int64_t kAccuracyM = 33;
+testbed_plan plan_one_launch(const check_context& ctx) {
+  return {shapes_for(ctx, false), {false, true}, {kAccuracyM}, 1};
+}
+
+// Batch invariance over the sizes, then accuracy and the configurations at the first.
+testbed_plan plan_short_odd_k(const check_context& ctx) {
+  const auto sizes = config_sizes(ctx);
+  return {shapes_for(ctx, true), {false, true}, sizes, sizes.size() + 1 + configs(ctx)};
+}
+
 }  // namespace
+
+uint64_t planned_matmul_batch_invariance(const check_context& ctx) {
+  return plan_batch_invariance(ctx).samples();
+}
+uint64_t planned_matmul_run_to_run(const check_context& ctx) {
+  return plan_run_to_run(ctx).samples();
+}
+uint64_t planned_matmul_launch_configs(const check_context& ctx) {
+  return plan_launch_configs(ctx).samples();
+}
+uint64_t planned_matmul_one_launch(const check_context& ctx) {
+  return plan_one_launch(ctx).samples();
+}
+uint64_t planned_matmul_short_odd_k(const check_context& ctx) {
+  return plan_short_odd_k(ctx).samples();
+}
 
 std::string default_matmul_fixture_path() {
   // An installed samplecheck reads <prefix>/share/samplecheck/fixtures; a build, the tree's.
@@ -166,7 +242,8 @@ matmul_selection selection_from_json(const nlohmann::json& j) {
 }
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx) {
-  const auto sizes = invariance_sizes(ctx);
+  const testbed_plan plan = plan_batch_invariance(ctx);
+  const auto& sizes = plan.sizes;
   // Every row is compared (each computed alone once) when the rows fit 2^16 in all: a
   // bf16 output hides most order changes, so probes alone can miss a defect. The
   // device's default sweep (8.4 M rows over M = 1..4096) compares the probes.
@@ -174,7 +251,7 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   for (const int64_t m : sizes) rows += m;
   const bool every_row = on_host(ctx) || rows <= (int64_t{1} << 16);
   auto out = over_testbeds(
-      ctx, "batch_invariance", shapes_for(ctx, false), {false, true}, largest(sizes),
+      ctx, "batch_invariance", plan.shapes, plan.biases, largest(sizes),
       [&](matmul_testbed& bed) { return bed.batch_invariance(sizes, -1, every_row); });
   out.power = fmt::format("exact (bitwise, {} batch sizes {}-{})", sizes.size(), sizes.front(),
                           sizes.back());
@@ -182,30 +259,23 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   return out;
 }
 
-// The batch sizes run_to_run repeats: the smallest, M = 64 and the largest up to 1024
-// (split launches, where partials can race; 1024 is the largest). A race flips a bf16
-// output about once in 10^4 outputs, so on the host the repeats compare 256 columns.
-constexpr int64_t kRaceColumns = 256;
-
-std::vector<int64_t> repeat_sizes(const check_context& ctx, const std::vector<int64_t>& sizes) {
-  const int64_t lo = sizes.front(), hi = std::max(lo, std::min<int64_t>(largest(sizes), 1024));
-  std::vector<int64_t> ms{lo, std::clamp<int64_t>(64, lo, hi), hi};
-  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
-  return ms;
-}
-
 check_outcome run_matmul_run_to_run(const check_context& ctx) {
-  const auto ms = repeat_sizes(ctx, config_sizes(ctx));
-  const int repeats = on_host(ctx) ? 8 : 30;  // arrival-order races need repeats to show
+  const testbed_plan plan = plan_run_to_run(ctx);
+  const auto& ms = plan.sizes;
+  const int repeats = on_host(ctx) ? kHostRepeats : kDeviceRepeats;
   matmul_selection selection = ctx.matmul;
   if (on_host(ctx) && selection.columns == 0) selection.columns = kRaceColumns;
   const check_context race_ctx{ctx.subj,        ctx.budget, ctx.seed,
                                ctx.alpha_share, ctx.lookup, selection};
-  auto out = over_testbeds(race_ctx, "run_to_run", shapes_for(ctx, false), {false}, ms.back(),
+  auto out = over_testbeds(race_ctx, "run_to_run", plan.shapes, plan.biases, ms.back(),
                            [&](matmul_testbed& bed) {
                              check_result r;
-                             for (const int64_t m : ms)
-                               if (r = bed.run_to_run(m, repeats); !r.passed) break;
+                             int64_t trials = 0;  // every M's repeats count (the plan's sum)
+                             for (const int64_t m : ms) {
+                               trials += (r = bed.run_to_run(m, repeats)).trials;
+                               if (!r.passed) break;
+                             }
+                             r.trials = trials;
                              return r;
                            });
   out.power = fmt::format("exact (bitwise, {} repeats at M = {})", repeats, fmt::join(ms, ", "));
@@ -218,13 +288,10 @@ std::string launch_configs_not_applicable(const subject& s, const subject_lookup
 }
 
 check_outcome run_matmul_launch_configs(const check_context& ctx) {
-  const auto sizes = config_sizes(ctx);
-  // Every shape, short K included: split and unsplit launches part most easily there.
-  std::vector<matmul_shape> shapes = shapes_for(ctx, false);
-  if (ctx.matmul.shapes.empty())
-    for (const auto& s : shapes_for(ctx, true)) shapes.push_back(s);
+  const testbed_plan plan = plan_launch_configs(ctx);
+  const auto& sizes = plan.sizes;
   auto out =
-      over_testbeds(ctx, "launch_config_independence", shapes, {true}, largest(sizes),
+      over_testbeds(ctx, "launch_config_independence", plan.shapes, plan.biases, largest(sizes),
                     [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
   out.power = fmt::format("exact (bitwise, {} configs x {} sizes)",
                           ctx.subj.matmul->num_launch_configs, sizes.size());
@@ -232,31 +299,36 @@ check_outcome run_matmul_launch_configs(const check_context& ctx) {
 }
 
 check_outcome run_matmul_accuracy(const check_context& ctx) {
-  constexpr int64_t kM = 33;
-  auto out = over_testbeds(ctx, "accuracy", shapes_for(ctx, false), {false, true}, kM,
-                           [&](matmul_testbed& bed) { return bed.accuracy(kM); });
+  const testbed_plan plan = plan_one_launch(ctx);
+  auto out = over_testbeds(ctx, "accuracy", plan.shapes, plan.biases, kAccuracyM,
+                           [&](matmul_testbed& bed) { return bed.accuracy(kAccuracyM); });
   out.power = "relative Frobenius error < 1% vs fp64";
   return out;
 }
 
 check_outcome run_matmul_all_ones(const check_context& ctx) {
-  constexpr int64_t kM = 33;
-  auto out = over_testbeds(ctx, "all_ones", shapes_for(ctx, false), {false, true}, kM,
-                           [&](matmul_testbed& bed) { return bed.all_ones(kM); });
+  const testbed_plan plan = plan_one_launch(ctx);
+  auto out = over_testbeds(ctx, "all_ones", plan.shapes, plan.biases, kAccuracyM,
+                           [&](matmul_testbed& bed) { return bed.all_ones(kAccuracyM); });
   out.power = "exact (every output bf16(K + bias))";
   return out;
 }
 
 // Short and odd K: tile and vector-load edges (K <= 512, K not a multiple of 8, K < 8).
 check_outcome run_matmul_short_odd_k(const check_context& ctx) {
-  const auto sizes = config_sizes(ctx);
-  const auto shapes = shapes_for(ctx, true);
-  auto out = over_testbeds(ctx, "short_odd_k", shapes, {false, true}, largest(sizes),
+  const testbed_plan plan = plan_short_odd_k(ctx);
+  const auto& sizes = plan.sizes;
+  const auto& shapes = plan.shapes;
+  auto out = over_testbeds(ctx, "short_odd_k", shapes, plan.biases, largest(sizes),
                            [&](matmul_testbed& bed) {
+                             // Each part's comparisons count (the plan's sum of the three).
                              check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
-                             if (r.passed) r = bed.accuracy(sizes.front());
-                             if (r.passed && ctx.subj.matmul->num_launch_configs > 0)
-                               r = bed.launch_config_independence({sizes.front()});
+                             int64_t trials = r.trials;
+                             if (r.passed) trials += (r = bed.accuracy(sizes.front())).trials;
+                             if (r.passed && configs(ctx) > 0)
+                               trials +=
+                                   (r = bed.launch_config_independence({sizes.front()})).trials;
+                             r.trials = trials;
                              return r;
                            });
   out.power =

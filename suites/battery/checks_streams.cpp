@@ -24,9 +24,20 @@ judged_row flat_row(const check_context& ctx, uint64_t seed) {
   return make_row(ctx.subj, shape::flat, {.vocab_size = ctx.budget.vocab_size, .seed = seed}, {});
 }
 
-uint64_t pairs_for(const check_context& ctx, double s, uint64_t max_pairs) {
-  return collision_pairs_for(ctx, s, max_pairs, ctx.alpha_share);
+// A collision check's flat row and the pairs it compares (at most max_pairs).
+struct collision_plan {
+  judged_row row;
+  uint64_t pairs = 0;
+};
+collision_plan plan_collisions(const check_context& ctx, uint64_t seed, uint64_t max_pairs) {
+  collision_plan plan{flat_row(ctx, seed)};
+  if (plan.row.target.ok())
+    plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()),
+                                     max_pairs, ctx.alpha_share);
+  return plan;
 }
+constexpr uint64_t kOffsetPairs = 1u << 16, kSeedPairs = 1u << 15, kParallelPairs = 1u << 16;
+constexpr uint64_t kSameSeedOutputs = 64;  // per_request_seeds' [a, a, ...] call
 
 }  // namespace
 
@@ -94,18 +105,28 @@ void collision_outcome(const check_context& ctx, uint64_t seed, const stats::col
 
 }  // namespace
 
+namespace {
+// Eight outputs per row at scattered seeds, subsequences and non-zero offsets, called twice.
+constexpr size_t kReplayOutputsPerRow = 8;
+std::vector<judged_row> replay_rows(const check_context& ctx, uint64_t seed) {
+  return grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
+}
+}  // namespace
+
+uint64_t planned_replay(const check_context& ctx) {
+  return 2 * kReplayOutputsPerRow * replay_rows(ctx, check_seed(ctx.seed, "replay")).size();
+}
+
 check_outcome run_replay(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "replay");
-  const auto rows =
-      grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
+  const auto rows = replay_rows(ctx, seed);
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
   sample_call call = call_for_rows(ctx.subj, ptrs);
   philox_stream pick(seed, 1, 0);
-  // Eight outputs per row at scattered seeds, subsequences and non-zero offsets.
-  for (size_t i = 0; i < rows.size() * 8; ++i)
+  for (size_t i = 0; i < rows.size() * kReplayOutputsPerRow; ++i)
     add_output(call, static_cast<int32_t>(i % rows.size()), seed + pick.next(), pick.next(),
                uint64_t{4} * pick.next());
   sample_call again = call;
@@ -130,12 +151,15 @@ check_outcome run_replay(const check_context& ctx) {
   return out;
 }
 
+uint64_t planned_offset_advancement(const check_context& ctx) {
+  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "offset_advancement"), kOffsetPairs).pairs;
+}
+
 check_outcome run_offset_advancement(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "offset_advancement");
-  const judged_row row = flat_row(ctx, seed);
+  const auto [row, pairs] = plan_collisions(ctx, seed, kOffsetPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
-  const uint64_t pairs = pairs_for(ctx, collision_prob(row.target.distribution()), 1u << 16);
   const uint64_t advance = ctx.subj.sampler->philox_outputs_per_call;
   // Two consecutive calls: the second at offset + the declared advance must draw
   // numbers the first never used, so its tokens are independent of the first's.
@@ -157,19 +181,23 @@ check_outcome run_offset_advancement(const check_context& ctx) {
   return out;
 }
 
+uint64_t planned_per_request_seeds(const check_context& ctx) {
+  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "per_request_seeds"), kSeedPairs).pairs +
+         kSameSeedOutputs;
+}
+
 check_outcome run_per_request_seeds(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "per_request_seeds");
-  const judged_row row = flat_row(ctx, seed);
+  const auto [row, pairs] = plan_collisions(ctx, seed, kSeedPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
-  const uint64_t pairs = pairs_for(ctx, collision_prob(row.target.distribution()), 1u << 15);
   // Requests [a, b, c, ...]: distinct seeds, the same subsequence and offset. The
   // two halves are independent requests, so equal tokens are chance collisions.
   sample_call distinct = call_for_rows(ctx.subj, {&row});
   for (uint64_t j = 0; j < 2 * pairs; ++j) add_output(distinct, 0, seed + 1 + j, 0, 0);
   // Requests [a, a, a, ...]: one stream, so every token must be the same.
   sample_call same = call_for_rows(ctx.subj, {&row});
-  for (uint64_t j = 0; j < 64; ++j) add_output(same, 0, seed + 1, 0, 0);
+  for (uint64_t j = 0; j < kSameSeedOutputs; ++j) add_output(same, 0, seed + 1, 0, 0);
   if (!run_valid(ctx, distinct, "seeds [a, b, ...]", out) ||
       !run_valid(ctx, same, "seeds [a, a, ...]", out))
     return out;
@@ -196,15 +224,25 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
   return out;
 }
 
+namespace {
+// Distinct rows per request (capped: each row is V floats).
+// Each request holds a V-float row, twice (in order and permuted): at most 2^26
+// floats a batch keeps the harness's own cost bounded at large V.
+int64_t reorder_requests(const check_context& ctx) {
+  return std::max<int64_t>(
+      4,
+      std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
+}
+}  // namespace
+
+uint64_t planned_batch_reorder(const check_context& ctx) {
+  return 2 * static_cast<uint64_t>(reorder_requests(ctx));
+}
+
 check_outcome run_batch_reorder(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "batch_reorder");
-  // Distinct rows per request (capped: each row is V floats).
-  // Each request holds a V-float row, twice (in order and permuted): at most 2^26
-  // floats a batch keeps the harness's own cost bounded at large V.
-  const int64_t requests = std::max<int64_t>(
-      4,
-      std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
+  const int64_t requests = reorder_requests(ctx);
   const auto settings = fixtures::parameter_grid(ctx.subj.sampler->filters);
   std::vector<judged_row> rows;
   for (int64_t i = 0; i < requests; ++i)
@@ -262,12 +300,15 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   return out;
 }
 
+uint64_t planned_parallel_samples(const check_context& ctx) {
+  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "parallel_samples"), kParallelPairs).pairs;
+}
+
 check_outcome run_parallel_samples(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "parallel_samples");
-  const judged_row row = flat_row(ctx, seed);
+  const auto [row, pairs] = plan_collisions(ctx, seed, kParallelPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
-  const uint64_t pairs = pairs_for(ctx, collision_prob(row.target.distribution()), 1u << 16);
   // n parallel samples of one request: one input row, one seed, distinct
   // subsequences. Pair i is (i, i + 2^w) with w = 16..63 in turn: a subsequence
   // computed modulo 2^m for any m <= 63 (S14's 32-bit product) maps both members of

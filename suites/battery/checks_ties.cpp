@@ -84,30 +84,34 @@ double tie_ratio_seen(int64_t m, double lambda, double n_g) {
 
 }  // namespace
 
-check_outcome run_tie_split(const check_context& ctx, double alpha) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "ties.split");
+namespace {
+// The tied rows, their IN tie groups and each row's draws at level alpha.
+struct tie_split_plan {
+  std::vector<judged_row> rows;
+  std::string error;  // a fixture row the reference rejected: nothing is drawn
+  std::vector<std::vector<tie_group>> groups;
+  size_t tests = 0;  // tie groups judged
+  double alpha_group = 0;
+  std::vector<uint64_t> draws;
+  bool capped = false;
+};
+
+tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t seed) {
+  tie_split_plan plan;
   const int64_t V = ctx.budget.vocab_size;
   const uint32_t filters =
       ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE);
-  std::vector<judged_row> rows;
+  auto& rows = plan.rows;
   for (const float c : magnitudes(ctx.subj))
     for (const auto& setting : fixtures::tied_boundaries(c == 0 ? filters : 0u))
       rows.push_back(tied_row(ctx.subj, V, seed + rows.size(), setting, c));
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
-  std::vector<std::vector<tie_group>> groups;
-  size_t tests = 0;
-  for (const auto& r : rows) tests += groups.emplace_back(tied_in_groups(r)).size();
-  if (tests == 0) {
-    out.nothing_to_test = "no tie group is IN in any tied row";
-    return out;
-  }
-  const double alpha_group = alpha / static_cast<double>(tests);
+  if (plan.error = reference_errors(rows); !plan.error.empty()) return plan;
+  for (const auto& r : rows) plan.tests += plan.groups.emplace_back(tied_in_groups(r)).size();
+  if (plan.tests == 0) return plan;  // nothing to judge, nothing drawn
+  const double alpha_group = plan.alpha_group = alpha / static_cast<double>(plan.tests);
   const auto support_draws =
       static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
-  std::vector<uint64_t> draws;
-  bool capped = false;
-  for (const auto& gs : groups) {
+  for (const auto& gs : plan.groups) {
     uint64_t n = support_draws;
     for (const auto& g : gs) {
       const auto m = static_cast<int64_t>(g.tokens.size());
@@ -119,9 +123,32 @@ check_outcome run_tie_split(const check_context& ctx, double alpha) {
                     })->mass)
         n = std::max(n, static_cast<uint64_t>(std::ceil(n_g / g.mass)));
     }
-    if (n > ctx.budget.max_draws_per_row) n = ctx.budget.max_draws_per_row, capped = true;
-    draws.push_back(n);
+    if (n > ctx.budget.max_draws_per_row) n = ctx.budget.max_draws_per_row, plan.capped = true;
+    plan.draws.push_back(n);
   }
+  return plan;
+}
+}  // namespace
+
+uint64_t planned_tie_split(const check_context& ctx, double alpha) {
+  return total_draws(plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split")).draws);
+}
+
+check_outcome run_tie_split(const check_context& ctx, double alpha) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "ties.split");
+  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
+  const auto& rows = plan.rows;
+  const auto& groups = plan.groups;
+  const size_t tests = plan.tests;
+  if (tests == 0) {
+    out.nothing_to_test = "no tie group is IN in any tied row";
+    return out;
+  }
+  const double alpha_group = plan.alpha_group;
+  const auto& draws = plan.draws;
+  const bool capped = plan.capped;
   const drawn_counts drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
   out.samples = drawn.samples;
   out.repro = repro_base(seed);

@@ -186,6 +186,85 @@ nlohmann::json calibration_report(const report_header& h,
   return j;
 }
 
+namespace {
+
+// The largest number of differing entries listed one by one (the count is always whole).
+constexpr size_t kListedDifferences = 1000;
+
+nlohmann::json manifest_side(const std::string& path, const nlohmann::json& m) {
+  return {{"path", path},
+          {"subject", m.at("subject")},
+          {"hash", m.value("hash", "")},
+          {"platform", m.value("platform", nlohmann::json::object())},
+          {"entries", m.at("entries").size()}};
+}
+
+// An entry's name without its size (M or B): the row of the divergence plot it sits on.
+std::string series_of(const nlohmann::json& entry) {
+  std::string label;
+  for (const auto& [key, value] : entry.items()) {
+    if (key == "hash" || key == "m" || key == "batch_size") continue;
+    label += fmt::format("{}{} {}", label.empty() ? "" : ", ", key,
+                         value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return label;
+}
+
+int64_t size_of(const nlohmann::json& entry) {
+  return entry.contains("m") ? entry.at("m").get<int64_t>() : entry.at("batch_size").get<int64_t>();
+}
+
+}  // namespace
+
+nlohmann::json comparison_report(const report_header& h, const manifest_comparison& c) {
+  const auto& r = *c.result;
+  nlohmann::json j = header_json(h);
+  nlohmann::json cmp{
+      {"verdict", !r.comparable ? "incomparable" : (r.differing.empty() ? "identical" : "differ")},
+      {"a", manifest_side(c.a_path, *c.a)},
+      {"b", manifest_side(c.b_path, *c.b)},
+      {"why_not", r.comparable ? nlohmann::json() : nlohmann::json(r.why_not)},
+      {"entries", r.entries},
+      {"differing_count", r.differing.size()},
+      {"differing", nlohmann::json::array()},
+      {"series", nlohmann::json::array()},
+      {"first_divergence", nlohmann::json()}};
+  if (r.comparable) {
+    const auto& plan = c.a->at("plan");
+    cmp["kind"] = plan.at("kind");
+    cmp["sizes"] = plan.at("batch_sizes");
+    const auto& ea = c.a->at("entries");
+    const auto& eb = c.b->at("entries");
+    // One series per run of entries that differ only in their size (plan order).
+    std::map<std::string, size_t> series_index;
+    for (size_t i = 0; i < ea.size(); ++i) {
+      const std::string label = series_of(ea.at(i));
+      if (!series_index.count(label)) {
+        series_index[label] = cmp["series"].size();
+        cmp["series"].push_back({{"label", label}, {"differing_sizes", nlohmann::json::array()}});
+      }
+    }
+    for (const size_t i : r.differing) {
+      const size_t series = series_index[series_of(ea.at(i))];
+      cmp["series"][series]["differing_sizes"].push_back(size_of(ea.at(i)));
+      if (cmp["differing"].size() < kListedDifferences)
+        cmp["differing"].push_back({{"index", i},
+                                    {"name", entry_name(plan, i)},
+                                    {"series", series},
+                                    {"size", size_of(ea.at(i))},
+                                    {"hash_a", ea.at(i).at("hash")},
+                                    {"hash_b", eb.at(i).at("hash")}});
+    }
+    if (!r.differing.empty()) {
+      cmp["first_divergence"] = cmp["differing"][0];
+      cmp["first_divergence"]["detail"] =
+          c.detail.empty() ? nlohmann::json() : nlohmann::json(c.detail);
+    }
+  }
+  j["comparison"] = cmp;
+  return j;
+}
+
 std::string junit_xml(const nlohmann::json& report) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"samplecheck " +
                     xml_escaped(report.at("command").get<std::string>()) + "\">\n";
@@ -210,6 +289,26 @@ std::string junit_xml(const nlohmann::json& report) {
       for (const auto& c : r.at("checks")) cases.push_back(check_case(c));
       out += suite_xml(r.at("subject").get<std::string>(), cases);
     }
+  }
+  if (report.contains("comparison")) {
+    const auto& c = report.at("comparison");
+    junit_case t{fmt::format("{} vs {}", c.at("a").at("path").get<std::string>(),
+                             c.at("b").at("path").get<std::string>()),
+                 "", "", "", 0};
+    const std::string verdict = c.at("verdict");
+    if (verdict == "incomparable") {
+      t.outcome = "error";
+      t.message = "incomparable: " + c.at("why_not").get<std::string>();
+    } else if (verdict == "differ") {
+      const auto& first = c.at("first_divergence");
+      t.outcome = "failure";
+      t.message = fmt::format("DIFFER: {} of {} entries differ; first: {}",
+                              c.at("differing_count").get<size_t>(), c.at("entries").get<size_t>(),
+                              first.at("name").get<std::string>());
+      t.text = t.message;
+      if (!first.at("detail").is_null()) t.text += "\n" + first.at("detail").get<std::string>();
+    }
+    out += suite_xml("fingerprint --compare", {t});
   }
   if (report.contains("calibration"))
     for (const auto& s : report.at("calibration")) {

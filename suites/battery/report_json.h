@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "suites/battery/calibration.h"
+#include "suites/battery/fingerprint.h"
 #include "suites/battery/kill_matrix.h"
 #include "suites/battery/runner.h"
 
@@ -15,9 +16,9 @@ namespace samplecheck::battery {
 
 inline constexpr int kReportVersion = 1;
 
-// The fields every report starts with; `runs`, `mutants` or `calibration` follow.
+// The fields every report starts with; `runs`, `mutants`, `calibration` or `comparison` follow.
 struct report_header {
-  std::string command;                    // "qualify", "mutants" or "calibrate"
+  std::string command;  // "qualify", "mutants", "calibrate" or "fingerprint" (--compare)
   std::vector<std::string> command_line;  // argv as given
   int exit_status = 0;
 };
@@ -29,9 +30,22 @@ nlohmann::json calibration_report(const report_header& h,
                                   const std::vector<std::pair<std::string, calibration_summary>>& s,
                                   double fail_below);
 
+// fingerprint --compare: the two manifests (suites/battery/fingerprint.h) and what
+// comparing them found; detail is the first diverging element as re-run here, or why
+// it could not be, empty when the manifests agree or were not re-run.
+struct manifest_comparison {
+  std::string a_path, b_path;
+  const nlohmann::json* a = nullptr;
+  const nlohmann::json* b = nullptr;
+  const fingerprint_comparison* result = nullptr;
+  std::string detail;
+};
+nlohmann::json comparison_report(const report_header& h, const manifest_comparison& c);
+
 // JUnit XML from a report.json document: a testsuite per run (a testcase per check;
 // n/a and skipped as <skipped/>, FAIL and TIMEOUT as <failure/>, ERROR as <error/>),
-// a testcase per mutant (survived: failure), or per calibrated check.
+// a testcase per mutant (survived: failure), or per calibrated check; for a comparison
+// one testcase (differ: failure, incomparable: error).
 std::string junit_xml(const nlohmann::json& report);
 
 }  // namespace samplecheck::battery

@@ -169,17 +169,46 @@ check_report report_row(const planned_check& p,
   return c;
 }
 
+// The check's planned samples, asked before it runs (for the progress line only); a
+// plan that cannot be made (a fixture the reference rejects) counts 0: the run says why.
+uint64_t planned_samples(const planned_check& p, const check_context& ctx) {
+  if (!p.check->planned_samples) return 0;
+  try {
+    return p.check->planned_samples(ctx);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 void run_planned(std::vector<planned_check>& plan, const run_options& o,
                  const subject_lookup& lookup, stats::holm_budget& budget) {
   int hangs = 0, index = 0, total = 0;
-  for (const auto& p : plan) total += p.not_applicable.empty() && p.selected ? 1 : 0;
-  for (auto& p : plan) {
-    if (!p.not_applicable.empty() || !p.selected) continue;
-    if (hangs >= kHangsBeforeStopping) continue;
+  auto context_of = [&](const planned_check& p) {
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
-    const check_context ctx{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+    return check_context{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+  };
+  auto runs = [](const planned_check& p) { return p.not_applicable.empty() && p.selected; };
+  std::vector<uint64_t> planned(plan.size(), 0);
+  uint64_t total_planned = 0;
+  bool all_planned = true;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!runs(plan[i])) continue;
+    ++total;
+    if (o.progress && o.progress_plans)
+      total_planned += planned[i] = planned_samples(plan[i], context_of(plan[i]));
+    all_planned &= static_cast<bool>(plan[i].check->planned_samples);
+  }
+  for (size_t i = 0; i < plan.size(); ++i) {
+    auto& p = plan[i];
+    if (!runs(p)) continue;
+    if (hangs >= kHangsBeforeStopping) continue;
+    const check_context ctx = context_of(p);
     const std::string subject_name = p.run_as.name(), name = holm_name(p);
     progress_event event{subject_name, name, ++index, total};
+    event.planned = planned[i];
+    event.plan_stated = static_cast<bool>(p.check->planned_samples);
+    event.total_planned = total_planned;
+    event.all_planned = all_planned;
     if (o.progress) o.progress(event);
     p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as));
     p.ran = true;

@@ -28,7 +28,11 @@ struct progress_event {
   std::string_view subject, check;  // check as the Holm family names it: "tail[bf16]"
   int index = 0, total = 0;         // the index-th (1-based) of the total checks to run
   bool finished = false;            // false: starting; true: ended
-  uint64_t samples = 0;             // finished: the check's samples
+  uint64_t planned = 0;        // the check's planned samples (check_definition::planned_samples)
+  bool plan_stated = true;     // false: the check states no plan (planned is 0)
+  uint64_t total_planned = 0;  // the planned samples of every check this battery runs
+  bool all_planned = true;     // every check of the battery states its plan
+  uint64_t samples = 0;        // finished: the check's samples
   double seconds = 0;               // finished: the check's time
   bool failed = false;              // finished: crashed, timed out or an exact violation
 };
@@ -48,6 +52,9 @@ struct run_options {
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
   progress_sink progress;  // empty: silent
+  // Progress events carry each check's plan, asked before it runs (its rows' references
+  // built once more); off where the sink counts whole batteries (calibrate).
+  bool progress_plans = true;
 };
 
 // timeout: the check's process was killed at its wall-clock limit (a failure).

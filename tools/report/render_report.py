@@ -351,6 +351,74 @@ def calibration_page(report):
     return "".join(parts)
 
 
+MAX_SERIES_PLOTTED = 48
+
+
+def comparison_plot(cmp):
+    """Which sizes (M or batch size, on a log axis) differ between A and B, one row per
+    series (the entries that differ only in their size): the first divergence ringed."""
+    series = [(i, s) for i, s in enumerate(cmp["series"]) if s["differing_sizes"]]
+    if not series:
+        return ""
+    shown = series[:MAX_SERIES_PLOTTED]
+    sizes = cmp["sizes"]
+    first = cmp["first_divergence"]
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.28 * len(shown)))
+    for row, (index, s) in enumerate(shown):
+        ax.scatter(sizes, [row] * len(sizes), s=6, color=MUTED, lw=0,
+                   label="equal" if row == 0 else None)
+        ax.scatter(s["differing_sizes"], [row] * len(s["differing_sizes"]), s=14, color=FAIL,
+                   marker="s", lw=0, label="differs" if row == 0 else None)
+        if index == first["series"]:
+            ax.scatter([first["size"]], [row], s=90, facecolors="none", edgecolors=ACCENT,
+                       lw=1.2, label="first divergence")
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(0.8, max(4096, max(sizes)) * 1.25)
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels([s["label"] for _, s in shown], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("M" if cmp["kind"] == "matmul" else "batch size")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    more = len(series) - len(shown)
+    note = f" ({more} more series with differences not drawn)" if more > 0 else ""
+    return figure("Where A and B differ",
+                  f"each row one series of the plan; red: the sizes whose output bits differ"
+                  f"{note}", svg(fig), wide=True)
+
+
+def comparison_page(report):
+    cmp = report["comparison"]
+    verdict = cmp["verdict"]
+    sides = "".join(
+        f"<tr><td>{label}</td><td><code>{esc(side['path'])}</code></td>"
+        f"<td>{esc(side['subject'])}</td><td><code>{esc(side['hash'])}</code></td>"
+        f"<td>{side['entries']}</td><td>{esc(json.dumps(side['platform']))}</td></tr>"
+        for label, side in (("A", cmp["a"]), ("B", cmp["b"])))
+    parts = [f"<table><tr><th></th><th>manifest</th><th>subject</th><th>hash</th>"
+             f"<th>entries</th><th>platform</th></tr>{sides}</table>"]
+    if verdict == "incomparable":
+        parts.append(f'<p class="fail">Incomparable: {esc(cmp["why_not"])}</p>')
+    elif verdict == "identical":
+        parts.append(f"<p>Identical: all {cmp['entries']} entries have the same hash.</p>")
+    else:
+        first = cmp["first_divergence"]
+        detail = (f"<br>first differing element: <code>{esc(first['detail'])}</code>"
+                  if first.get("detail") else "")
+        parts.append(f'<p class="fail">{cmp["differing_count"]} of {cmp["entries"]} entries '
+                     f"differ; first divergence: {esc(first['name'])} "
+                     f"(<code>{esc(first['hash_a'])}</code> vs "
+                     f"<code>{esc(first['hash_b'])}</code>){detail}</p>")
+        parts.append(f'<div class="plots">{comparison_plot(cmp)}</div>')
+        rows = "".join(f"<tr><td>{d['index']}</td><td>{esc(d['name'])}</td>"
+                       f"<td><code>{esc(d['hash_a'])}</code></td>"
+                       f"<td><code>{esc(d['hash_b'])}</code></td></tr>" for d in cmp["differing"])
+        listed = len(cmp["differing"])
+        parts.append(f"<details><summary>the differing entries ({listed} listed of "
+                     f"{cmp['differing_count']})</summary><table><tr><th>entry</th><th>what</th>"
+                     f"<th>hash A</th><th>hash B</th></tr>{rows}</table></details>")
+    return "<section>" + "".join(parts) + "</section>"
+
+
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;
 color:#212121;padding:0 16px}
@@ -382,10 +450,14 @@ def render(report):
         body = mutants_page(report)
     elif command == "calibrate":
         body = calibration_page(report)
+    elif command == "fingerprint":
+        body = comparison_page(report)
     else:
         body = "".join(run_section(r) for r in report["runs"])
     status = report["exit_status"]
     word = {0: "PASS", 1: "FAIL", 77: "SKIPPED"}.get(status, f"exit {status}")
+    if command == "fingerprint":
+        word = report["comparison"]["verdict"].upper()
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>samplecheck {esc(command)}: {word}</title><style>{STYLE}</style></head><body>"
             f"<h1>samplecheck {esc(command)}: <span class=\"{'fail' if status == 1 else ''}\">"

@@ -19,6 +19,8 @@ struct fingerprint_request {
   std::vector<std::string> compare;  // two manifests
   bool no_rerun = false;
   std::optional<std::string> repeat_text;  // take it this many times in this process
+  std::string report_dir;                  // --compare: the comparison's report.json and the rest
+  std::vector<std::string> command_line;   // argv, for report.json
 };
 void add_fingerprint_options(CLI::App* app, fingerprint_request& r);
 // 0: written, or identical; 1: manifests differ (or the subject failed a call); 2: bad

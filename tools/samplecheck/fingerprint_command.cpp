@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "suites/battery/fingerprint.h"
+#include "suites/battery/report_json.h"
 #include "tools/samplecheck/determinism_commands.h"
+#include "tools/samplecheck/report_dir.h"
 
 namespace sb = samplecheck::battery;
 
@@ -49,12 +51,10 @@ bool rerun(const nlohmann::json& m, size_t i, sb::entry_output& out, std::string
   }
 }
 
-int compare(const fingerprint_request& r) {
-  const nlohmann::json a = read_manifest(r.compare[0]), b = read_manifest(r.compare[1]);
-  const auto c = sb::compare_manifests(a, b);
-  if (!c.comparable)
-    throw usage_error(fmt::format("fingerprint: {} and {} are incomparable: {}", r.compare[0],
-                                  r.compare[1], c.why_not));
+// Prints the comparison; detail gets the first diverging element (re-run here) or why
+// it is unavailable. 0: identical; 1: they differ.
+int print_comparison(const fingerprint_request& r, const nlohmann::json& a, const nlohmann::json& b,
+                     const sb::fingerprint_comparison& c, std::string& detail) {
   std::printf("A: %s (%s)\nB: %s (%s)\n", r.compare[0].c_str(),
               a.at("subject").get<std::string>().c_str(), r.compare[1].c_str(),
               b.at("subject").get<std::string>().c_str());
@@ -76,15 +76,45 @@ int compare(const fingerprint_request& r) {
   sb::entry_output out_a, out_b;
   std::string why;
   if (!rerun(a, first, out_a, why) || !rerun(b, first, out_b, why)) {
-    std::printf("  detail unavailable (re-running the subjects here): %s\n", why.c_str());
+    detail = "detail unavailable (re-running the subjects here): " + why;
+    std::printf("  %s\n", detail.c_str());
     return 1;
   }
   for (const auto& [side, m, out] : {std::tuple{"A", &a, &out_a}, std::tuple{"B", &b, &out_b}})
     if (const std::string h = sb::hash_output(*out); h != m->at("entries").at(first).at("hash"))
       std::printf("  note: here %s's subject gives this entry hash %s, not the manifest's\n", side,
                   h.c_str());
-  std::printf("  %s\n", sb::first_difference(plan, first, out_a, out_b).c_str());
+  detail = sb::first_difference(plan, first, out_a, out_b);
+  std::printf("  %s\n", detail.c_str());
   return 1;
+}
+
+// --report-dir: report.json, junit.xml and report.html of the comparison, whatever it found.
+void write_comparison_report(const fingerprint_request& r, const nlohmann::json& a,
+                             const nlohmann::json& b, const sb::fingerprint_comparison& c,
+                             const std::string& detail, int status) {
+  if (r.report_dir.empty()) return;
+  const sb::manifest_comparison summary{r.compare[0], r.compare[1], &a, &b, &c, detail};
+  write_report_dir(r.report_dir,
+                   sb::comparison_report({"fingerprint", r.command_line, status}, summary));
+}
+
+int compare(const fingerprint_request& r) {
+  if (!r.report_dir.empty())
+    if (const std::string why = prepare_report_dir(r.report_dir); !why.empty())
+      throw usage_error(why);
+  const nlohmann::json a = read_manifest(r.compare[0]), b = read_manifest(r.compare[1]);
+  const auto c = sb::compare_manifests(a, b);
+  if (!c.comparable) {
+    write_comparison_report(r, a, b, c, "", 2);
+    throw usage_error(fmt::format("fingerprint: {} and {} are incomparable: {}", r.compare[0],
+                                  r.compare[1], c.why_not));
+  }
+  std::string detail;
+  const int status = print_comparison(r, a, b, c, detail);
+  std::fflush(stdout);
+  write_comparison_report(r, a, b, c, detail, status);
+  return status;
 }
 
 int take(const fingerprint_request& r) {
@@ -151,6 +181,9 @@ void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
   app->add_option("--repeat", r.repeat_text,
                   "take the fingerprint N times in this process; exit 1 if a repeat differs")
       ->type_name("N");
+  app->add_option("--report-dir", r.report_dir,
+                  "compare: write report.json, junit.xml and report.html of the comparison here")
+      ->type_name("DIR");
   app->add_flag("--no-rerun", r.no_rerun,
                 "compare: do not re-run the subjects for the first diverging element");
   app->add_option("--seed", r.common.seed_text, "operand and request seed (default fixed)")
@@ -168,6 +201,8 @@ int run_fingerprint(fingerprint_request r) {
       throw usage_error("fingerprint: --compare takes two manifests and no subject or -o");
     return compare(r);
   }
+  if (!r.report_dir.empty())
+    throw usage_error("fingerprint: --report-dir goes with --compare A.json B.json");
   return take(r);
 }
 

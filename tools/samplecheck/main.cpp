@@ -174,6 +174,7 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
       common.quiet, "run", request.runs * static_cast<int>(request.subjects.size()));
   sb::run_options options = cli::to_run_options(common);
   if (progress) options.progress = progress->sink();
+  options.progress_plans = false;  // the line counts runs, not samples
   for (const auto& name : request.subjects) {
     const sb::subject* s = catalog.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
@@ -249,7 +250,10 @@ int main(int argc, char** argv) {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
     if (replay->parsed()) return run_replay(replay_file, replay_source, cli::convert(r_common));
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
-    if (fingerprint->parsed()) return cli::run_fingerprint(fingerprint_args);
+    if (fingerprint->parsed()) {
+      fingerprint_args.command_line = command_line;
+      return cli::run_fingerprint(fingerprint_args);
+    }
     if (bisect->parsed()) return cli::run_bisect(bisect_args);
     return run_calibrate(cli::convert(calib), cli::convert(c_common));
   } catch (const cli::usage_error& e) {

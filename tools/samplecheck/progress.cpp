@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -23,8 +24,13 @@ struct progress_printer::state {
   bool stop = false, drawing = false;
   std::string subject, check;
   int index = 0, total = 0, batteries_done = 0, checks_done = 0;
-  uint64_t samples = 0;
-  double check_seconds = 0;  // finished checks' time
+  uint64_t samples = 0;       // every finished check's, over all batteries
+  double check_seconds = 0;   // finished checks' time
+  // This battery: its checks' planned samples, what its finished checks drew and took,
+  // and the plans of the checks not yet finished (this one included).
+  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0;
+  double battery_seconds = 0;
+  bool all_planned = true;
   std::thread ticker;
 
   double elapsed() const {
@@ -51,9 +57,11 @@ std::string clock_text(double seconds) {
                    : fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-// "about 0:40 left": the mean time of the checks finished so far times the checks left
-// (this one included); with batteries, the mean battery time times the batteries left.
-std::string left_text(const progress_printer::state& s) {
+// "about 0:40 left". With batteries: the mean battery time times the batteries left.
+// Else from samples: the plans of the checks not yet finished at the rate (samples a
+// second) this battery's finished checks drew, less the time this check has run; from
+// the mean check time times the checks left while no finished check drew a sample.
+std::string left_text(const progress_printer::state& s, double in_check) {
   const double elapsed = s.elapsed();
   if (s.batteries > 0) {
     if (s.batteries_done == 0) return "";
@@ -61,9 +69,29 @@ std::string left_text(const progress_printer::state& s) {
     return fmt::format(", about {} left", clock_text(per * (s.batteries - s.batteries_done)));
   }
   if (s.checks_done == 0) return "";
+  if (s.battery_samples > 0 && s.battery_seconds > 0 && s.planned_total > 0) {
+    const double rate = static_cast<double>(s.battery_samples) / s.battery_seconds;
+    const double left = static_cast<double>(s.planned_left) / rate - in_check;
+    return fmt::format(", about {} left", clock_text(std::max(left, 0.0)));
+  }
   const double per = s.check_seconds / s.checks_done;
   const int left = s.total - s.index + (s.drawing ? 1 : 0);
   return fmt::format(", about {} left", clock_text(per * std::max(left, 0)));
+}
+
+// "1,234,567": a plan's digits grouped, so a terminal line reads at a glance.
+std::string grouped(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "of 1,234 planned" ("1,234+" when a check of the battery states no plan).
+std::string planned_text(uint64_t planned, bool all_planned) {
+  return fmt::format("{}{} planned", grouped(planned), all_planned ? "" : "+");
 }
 
 std::string battery_text(const progress_printer::state& s) {
@@ -75,9 +103,11 @@ std::string battery_text(const progress_printer::state& s) {
 // The redrawn line, cut to the terminal's width: a wrapped line could not be redrawn.
 std::string status_line(const progress_printer::state& s) {
   const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
-  std::string line = fmt::format(
-      "{}[{}/{}] {} {} ({}), {} samples so far, elapsed {}{}", battery_text(s), s.index, s.total,
-      s.subject, s.check, clock_text(in_check), s.samples, clock_text(s.elapsed()), left_text(s));
+  std::string line = fmt::format("{}[{}/{}] {} {} ({}), samples {} / {}, elapsed {}{}",
+                                 battery_text(s), s.index, s.total, s.subject, s.check,
+                                 clock_text(in_check), grouped(s.battery_samples),
+                                 planned_text(s.planned_total, s.all_planned),
+                                 clock_text(s.elapsed()), left_text(s, s.drawing ? in_check : 0));
   winsize size{};
   if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
       line.size() >= size.ws_col)
@@ -91,6 +121,12 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
   s.check = std::string(e.check);
   s.index = e.index;
   s.total = e.total;
+  if (e.index == 1 && !e.finished) {  // a battery starts
+    s.planned_total = s.planned_left = e.total_planned;
+    s.battery_samples = 0;
+    s.battery_seconds = 0;
+  }
+  s.all_planned = e.all_planned;
   if (!e.finished) {
     s.check_start = clock_type::now();
     s.drawing = true;
@@ -99,22 +135,27 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
   }
   s.samples += e.samples;
   s.check_seconds += e.seconds;
+  s.battery_samples += e.samples;
+  s.battery_seconds += e.seconds;
+  s.planned_left -= std::min(s.planned_left, e.planned);
   ++s.checks_done;
   s.drawing = false;
   const bool battery_ended = e.index == e.total;
   if (s.terminal) {
     put(battery_ended ? "\r\033[K" : status_line(s));
   } else if (s.batteries == 0) {
-    put(fmt::format("samplecheck: {}[{}/{}] {} {}: {:.2f} s, {} samples{}; elapsed {}{}\n",
-                    battery_text(s), e.index, e.total, s.subject, s.check, e.seconds, e.samples,
-                    e.failed ? " (failed)" : "", clock_text(s.elapsed()), left_text(s)));
+    put(fmt::format(
+        "samplecheck: {}[{}/{}] {} {}: {:.2f} s, {} samples of {}{}; elapsed {}{}\n",
+        battery_text(s), e.index, e.total, s.subject, s.check, e.seconds, e.samples,
+        e.plan_stated ? fmt::format("{} planned", e.planned) : std::string("no stated plan"),
+        e.failed ? " (failed)" : "", clock_text(s.elapsed()), left_text(s, 0)));
   }
   if (battery_ended) {
     ++s.batteries_done;
     if (!s.terminal && s.batteries > 0)
       put(fmt::format("samplecheck: {} {}/{} done, {} samples, elapsed {}{}\n", s.unit,
                       s.batteries_done, s.batteries, s.samples, clock_text(s.elapsed()),
-                      left_text(s)));
+                      left_text(s, 0)));
   }
 }
 

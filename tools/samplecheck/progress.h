@@ -1,6 +1,7 @@
 // Progress of a long run on stderr. On a terminal: one line redrawn twice a second (the
-// check, its place among the checks, samples so far, elapsed and an estimate of what is
-// left); otherwise one line as each check ends. It only reads the runner's events
+// check, its place among the checks, the battery's samples done / planned, elapsed and
+// the time left, estimated from the samples still planned); otherwise one line as each
+// check ends, its samples "of N planned". It only reads the runner's events
 // (battery::progress_sink), so no sample plan can depend on it.
 #pragma once
 

@@ -2,7 +2,7 @@
 """--report-dir end to end (ctest samplecheck_report_dir, label cpu): samplecheck writes
 report.json valid against docs/report-schema.json, a junit.xml that parses with one
 testcase per check, and report.html with its plots, for qualify (a sampler mutant and
-a matmul mutant), mutants and calibrate. Progress on stderr changes no sample plan.
+a matmul mutant), mutants, calibrate and fingerprint --compare. Progress on stderr changes no sample plan.
 
     report_test.py SAMPLECHECK SCHEMA WORK_DIR
 """
@@ -125,6 +125,48 @@ out, _ = run("calibrate", ["calibrate", "--subject", "cpu.multinomial", "--runs"
 report = validated(out)
 expect(len(report["calibration"][0]["checks"][0]["p_values"]) == 3, "calibration p-values")
 html_with_plots(out, 1)
+
+# fingerprint --compare: identical, differ (B01 splits K above M = 64: the first divergence
+# at M = 65, the count, one failed testcase) and incomparable (exit 2, an error testcase).
+def fingerprint(name, args):
+    p = subprocess.run([SAMPLECHECK, "fingerprint"] + args + ["-o", os.path.join(WORK, name)],
+                       capture_output=True, text=True, timeout=300)
+    expect(p.returncode == 0, f"fingerprint {name}: exit {p.returncode}\n{p.stderr}")
+    return os.path.join(WORK, name)
+
+
+plan = ["--shape", "4096x4096", "--m", "1,2,64,65", "--columns", "256"]
+a = fingerprint("a.json", ["--subject", "cpu.segmented"] + plan)
+b01 = fingerprint("b01.json", ["--subject", "cpu.segmented:B01"] + plan)
+other = fingerprint("other.json", ["--subject", "cpu.segmented", "--shape", "4096x4096", "--m",
+                                   "1,2", "--columns", "256"])
+outcomes = {}
+for name, b, want, verdict in (("same", a, 0, "identical"), ("differ", b01, 1, "differ"),
+                               ("incomparable", other, 2, "incomparable")):
+    out, _ = run(f"compare_{name}", ["fingerprint", "--compare", a, b], want)
+    report = validated(out)
+    cmp = report["comparison"]
+    expect(cmp["verdict"] == verdict and report["exit_status"] == want,
+           f"compare {name}: verdict {cmp['verdict']}, exit_status {report['exit_status']}")
+    cases = junit(out).findall("./testsuite/testcase")
+    expect(len(cases) == 1, f"compare {name}: {len(cases)} testcases, want 1")
+    outcomes[name] = [child.tag for child in cases[0]] if cases else None
+    if name == "differ":
+        first = cmp["first_divergence"]
+        expect(cmp["differing_count"] == 2 and first["size"] == 65 and first["detail"] and
+               "ULP" in first["detail"], f"compare differ: count {cmp['differing_count']}, "
+               f"first {first}")
+        expect(cases[0].find("failure").get("message").startswith("DIFFER: 2 of 8 entries"),
+               "compare differ: the failure names the count")
+        html_with_plots(out, 1)
+    if name == "incomparable":
+        expect("batch_sizes" in cmp["why_not"], f"compare incomparable: {cmp['why_not']}")
+expect(outcomes == {"same": [], "differ": ["failure"], "incomparable": ["error"]},
+       f"compare junit outcomes: {outcomes}")
+bad_cmp = json.loads(json.dumps(report))
+bad_cmp["comparison"].update(verdict="differ", first_divergence=None)
+expect(not jsonschema.Draft202012Validator(json.load(open(SCHEMA))).is_valid(bad_cmp),
+       "the schema accepts a difference without its first divergence")
 
 # A report the schema must refuse: the schema is not vacuous.
 bad = dict(report, version=2)

@@ -10,13 +10,9 @@
 # bisect must name c2, skip c3, report the smallest failing M (49) with its row and
 # column, and leave the repository on its branch with no bisect in progress.
 #   bisect_test.sh SAMPLECHECK KERNELS_DIR CC WORKDIR
-set -u
 sc=$1 kernels=$2 cc=$3 work=$4
-rm -rf "$work" && mkdir -p "$work/repo"
-cd "$work/repo" || exit 1
-passed=0 failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-bad() { echo "FAILED: $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/test_lib.sh" "$work"
+mkdir -p "$work/repo" && cd "$work/repo" || exit 1
 
 git init -q -b main . && git config user.email test@example.invalid && git config user.name test
 commit() { git add -A && git commit -qm "$1"; }
@@ -142,5 +138,4 @@ git checkout -q good && eval "$build" && $check >/dev/null 2>&1
 [ $? -eq 0 ] && ok "the check alone exits 0 at the good commit" || bad "the check did not exit 0 at good"
 git checkout -q main
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -3,13 +3,9 @@
 # against its correct host is found, first divergence where the defect acts; a
 # manifest of another plan is refused as incomparable (exit 2).
 #   fingerprint_test.sh SAMPLECHECK WORKDIR
-set -u
 sc=$1
 work=$2
-rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-bad() { echo "FAILED: $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/test_lib.sh" "$work"
 plan=(--shape 4096x4096 --m 1,2,63,64,65,66 --columns 1024)
 
 "$sc" fingerprint --subject cpu.segmented "${plan[@]}" -o "$work/a.json" >/dev/null &&
@@ -62,5 +58,4 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "incomparable: their plans differ in 'batch_sizes'" <<<"$out" &&
   ok "a manifest of another plan is refused as incomparable (exit 2)" || bad "other plan (exit $rc): $out"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

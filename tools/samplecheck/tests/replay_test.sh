@@ -2,13 +2,9 @@
 # Failed checks replay to the same numbers, and the same seed gives the same report
 # while another process loads the machine.
 #   replay_test.sh SAMPLECHECK WORKDIR
-set -u
 sc=$1
 work=$2
-rm -rf "$work" && mkdir -p "$work"
-passed=0 failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-bad() { echo "FAILED: $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/test_lib.sh" "$work"
 
 # A statistical kill (S07 drops the token that crosses p: goodness_of_fit) and an exact
 # matmul kill (B01 chooses the split from M: batch_invariance), each through --repro-dir.
@@ -51,5 +47,4 @@ else
   bad "reports differ under load: $(diff "$work/quiet.txt" "$work/loaded.txt" | head -n 4)"
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

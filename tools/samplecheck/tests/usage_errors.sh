@@ -107,6 +107,8 @@ refused "--compare takes two manifests" fingerprint --compare "$tmp/a.json" "$tm
 refused "not a fingerprint manifest: field 'format'" fingerprint --compare "$tmp/v7.json" "$tmp/v7.json"
 refused "--m: '5-3'" fingerprint --subject cpu.segmented --m 5-3 -o "$tmp/f.json"
 refused "--repeat: '0'" fingerprint --subject cpu.segmented --repeat 0 -o "$tmp/f.json"
+refused "--report-dir goes with --compare" fingerprint --subject cpu.segmented -o "$tmp/f.json" --report-dir "$tmp/r"
+refused "--report-dir /dev/null: not a directory" fingerprint --compare "$tmp/v7.json" "$tmp/v7.json" --report-dir /dev/null
 refused "--good" bisect --bad HEAD --build true --check true
 refused "is not a git work tree" bisect --good a --bad b --build true --check true --repo /proc
 git init -q "$tmp/repo" && git -C "$tmp/repo" -c user.email=t@t.invalid -c user.name=t commit -q --allow-empty -m one
