@@ -58,16 +58,30 @@ stream_position position_of(uint64_t seed, uint64_t j) {
   const uint64_t wide = (a << 32) | b;
   stream_position p{seed + pick.next(), 0, 0};
   switch (j % 3) {
-    case 0: p.subsequence = a % 1024; break;
-    case 1: p.subsequence = (uint64_t{1} << 32) + a % 4096; break;
-    default: p.subsequence = wide; break;
+    case 0:
+      p.subsequence = a % 1024;
+      break;
+    case 1:
+      p.subsequence = (uint64_t{1} << 32) + a % 4096;
+      break;
+    default:
+      p.subsequence = wide;
+      break;
   }
   const uint64_t c = pick.next();
   switch ((j / 3) % 4) {
-    case 0: p.offset = c % 64; break;
-    case 1: p.offset = (uint64_t{1} << 32) - 1 - c % 2; break;
-    case 2: p.offset = (uint64_t{1} << 32) + c % 4096; break;
-    default: p.offset = (wide ^ (c << 7)) >> 2; break;
+    case 0:
+      p.offset = c % 64;
+      break;
+    case 1:
+      p.offset = (uint64_t{1} << 32) - 1 - c % 2;
+      break;
+    case 2:
+      p.offset = (uint64_t{1} << 32) + c % 4096;
+      break;
+    default:
+      p.offset = (wide ^ (c << 7)) >> 2;
+      break;
   }
   return p;
 }
@@ -158,8 +172,7 @@ check_outcome run_stream_agreement(const check_context& ctx) {
   }
   // Under batch_slot the subject keys its stream on (seed sent, slot r, offset): run_call
   // sends slot_stream_seed(seed, subsequence), and the reference follows the same mapping.
-  const bool slot_keyed =
-      registry::contracts_of(*ctx.subj.sampler).rng_policy == SC_RNG_BATCH_SLOT;
+  const bool slot_keyed = registry::contracts_of(*ctx.subj.sampler).rng_policy == SC_RNG_BATCH_SLOT;
   const uint64_t per_row = draws_per_row(ctx);
   const uint64_t total = per_row * rows.size();
   constexpr uint64_t kOutputsPerCall = 1u << 14;
@@ -180,8 +193,8 @@ check_outcome run_stream_agreement(const check_context& ctx) {
           slot_keyed ? slot_stream_seed(call.seed[r], call.subsequence[r]) : call.seed[r];
       const uint64_t stream_subsequence =
           slot_keyed ? static_cast<uint64_t>(r) : call.subsequence[r];
-      const rule_draw d = inverse_cdf_u53(cdfs[row], stream_seed, stream_subsequence,
-                                          call.offset[r]);
+      const rule_draw d =
+          inverse_cdf_u53(cdfs[row], stream_seed, stream_subsequence, call.offset[r]);
       if (d.ambiguous) {
         ++tally.ambiguous;
         continue;
@@ -195,8 +208,8 @@ check_outcome run_stream_agreement(const check_context& ctx) {
           "row '{}', seed {}, subsequence {}, offset {}{}: u {:.17g}, reference token {}, "
           "subject token {}",
           rows[row].label, call.seed[r], call.subsequence[r], call.offset[r],
-          slot_keyed ? fmt::format(" (sent seed {}, slot {})", stream_seed, r) : std::string(),
-          d.u, d.token, call.tokens[r]);
+          slot_keyed ? fmt::format(" (sent seed {}, slot {})", stream_seed, r) : std::string(), d.u,
+          d.token, call.tokens[r]);
       out.repro = repro_base(seed);
       out.repro.update({{"row", rows[row].label},
                         {"seed", call.seed[r]},
@@ -207,10 +220,10 @@ check_outcome run_stream_agreement(const check_context& ctx) {
                         {"subject_token", call.tokens[r]}});
     }
   }
-  const std::string counts =
-      fmt::format("{} of {} draws judged ({} within the float32 rounding margin of a CDF "
-                  "boundary, skipped), {} disagreed",
-                  tally.judged, total, tally.ambiguous, tally.disagreed);
+  const std::string counts = fmt::format(
+      "{} of {} draws judged ({} within the float32 rounding margin of a CDF "
+      "boundary, skipped), {} disagreed",
+      tally.judged, total, tally.ambiguous, tally.disagreed);
   out.power = exact_power(tally.judged, "disagreement");
   if (failed) {
     out.exact_failure = true;
@@ -220,13 +233,14 @@ check_outcome run_stream_agreement(const check_context& ctx) {
     out.repro["disagreed"] = tally.disagreed;
     return out;
   }
-  out.detail = fmt::format("{} rows, rule inverse_cdf_u53{}: {}", rows.size(),
-                           slot_keyed ? " (batch_slot: stream (sent seed, slot r, offset))" : "",
-                           counts);
+  out.detail =
+      fmt::format("{} rows, rule inverse_cdf_u53{}: {}", rows.size(),
+                  slot_keyed ? " (batch_slot: stream (sent seed, slot r, offset))" : "", counts);
   out.repro = repro_base(seed);
-  out.repro.update({{"positions", "seed + pick, subsequence small / 2^32 + a / 64-bit, offset "
-                                  "small / 2^32 - 1 / 2^32 + c / up to 2^62 (pick: stream "
-                                  "(seed, 1, 4j))"},
+  out.repro.update({{"positions",
+                     "seed + pick, subsequence small / 2^32 + a / 64-bit, offset "
+                     "small / 2^32 - 1 / 2^32 + c / up to 2^62 (pick: stream "
+                     "(seed, 1, 4j))"},
                     {"judged", tally.judged},
                     {"ambiguous", tally.ambiguous}});
   return out;
