@@ -28,7 +28,7 @@ cases=(
   "bad_descriptor|2|field philox_outputs_per_call is 0, must be >= 1|--exec '$subject bad_descriptor'"
   "slot|0|per_request_seeds [f32] [n/a]: the subject declares rng_policy batch_slot|batch_reorder [f32] [n/a]|goodness_of_fit [f32]       pass|stream_position [f32]       pass|--exec '$subject slot' --checks per_request_seeds,batch_reorder,replay,goodness_of_fit,stream_position"
   "rule|0|stream_agreement [f32]      pass|stream_position [f32]       pass|--exec '$subject rule' --checks stream_agreement,stream_position,goodness_of_fit"
-  "rule_slot|0|stream_agreement [f32]      pass|(batch_slot: stream (sent seed, slot r, offset))|--exec '$subject rule_slot' --checks stream_agreement,replay"
+  "rule_slot|0|stream_agreement [f32]      pass|(batch_slot: stream (sent seed, slot r, offset))|--exec '$subject rule_slot' --checks stream_agreement,replay -v"
   "ok_no_rule|0|stream_agreement [f32] [n/a]: uniform_rule undeclared|--exec '$subject ok' --checks stream_agreement,replay"
   "sum_one|0|tail [f32]                  pass|support [f32]               pass|--exec '$subject sum_one' --checks tail,support"
   "no_renorm|1|tail [f32]                  FAIL|row 'subnormal unfiltered'|--exec '$subject no_renorm' --checks tail"
