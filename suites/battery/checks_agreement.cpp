@@ -44,19 +44,19 @@ std::vector<judged_row> agreement_rows(const check_context& ctx, uint64_t seed) 
 }
 
 // A planned stream: what the battery addresses (seed, subsequence, offset).
-struct stream_position {
+struct draw_position {
   uint64_t seed, subsequence, offset;
 };
 
-// Draw j's position, from the check's own stream (seed, 1, 2j) so that it depends only on
+// Draw j's position, from the check's own stream (seed, 1, 4j) so that it depends only on
 // the seed and j. Subsequences: small, just past 2^32, or any 64 bits; offsets: small
 // (every residue mod 4: mid-block starts), straddling 2^32 (outputs 2^32 - 1 and 2^32),
 // past 2^32, or up to 2^62 (the 64-bit position, away from the wrap of the counter).
-stream_position position_of(uint64_t seed, uint64_t j) {
+draw_position position_of(uint64_t seed, uint64_t j) {
   philox_stream pick(seed, 1, 4 * j);
   const uint64_t a = pick.next(), b = pick.next();
   const uint64_t wide = (a << 32) | b;
-  stream_position p{seed + pick.next(), 0, 0};
+  draw_position p{seed + pick.next(), 0, 0};
   switch (j % 3) {
     case 0:
       p.subsequence = a % 1024;
@@ -182,7 +182,7 @@ check_outcome run_stream_agreement(const check_context& ctx) {
     sample_call call = call_for_rows(ctx.subj, ptrs);
     const uint64_t end = std::min(total, first + kOutputsPerCall);
     for (uint64_t j = first; j < end; ++j) {
-      const stream_position p = position_of(seed, j);
+      const draw_position p = position_of(seed, j);
       add_output(call, static_cast<int32_t>(j % rows.size()), p.seed, p.subsequence, p.offset);
     }
     const std::string what = fmt::format("outputs {}..{}", first, end - 1);
