@@ -2,7 +2,8 @@
 //  - 100 fresh-seed runs of cpu.multinomial's statistical checks (V = 2,048, the quick
 //    budget's targets, run-wide alpha 0.05 so that false alarms are expected and
 //    countable): no excess of false alarms, the collision checks' (randomised)
-//    p-values uniform (Anderson-Darling), goodness_of_fit's not piled at 1;
+//    p-values uniform (Anderson-Darling, the median in its band; round_advancement and
+//    stream_position Sidak over their parts), goodness_of_fit's not piled at 1;
 //  - goodness_of_fit's looks: a gross mutant (S07, S15) fails at the first look with
 //    a small fraction of the planned draws and its record names the look; a correct
 //    subject spends its whole plan; the replay stops at the same look.
@@ -36,10 +37,11 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
   run_options o = in_process_quick();
   o.budget.vocab_size = 2048;
   o.alpha = 0.05;
-  o.checks = {"goodness_of_fit", "offset_advancement", "per_request_seeds", "parallel_samples"};
+  o.checks = {"goodness_of_fit",  "offset_advancement", "per_request_seeds",
+              "parallel_samples", "round_advancement",  "stream_position"};
   const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1);
   std::fputs(format_calibration(s->name(), c).c_str(), stdout);
-  REQUIRE(c.checks.size() == 4);
+  REQUIRE(c.checks.size() == 6);
   CHECK(c.failure_p_value >= 1e-3);
   CHECK(c.acceptable(1e-3));
   for (const auto& [name, u] : c.checks) {
