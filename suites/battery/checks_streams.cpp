@@ -73,9 +73,8 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
 }
 
 double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collision_result& c) {
-  philox_stream stream(seed, uint64_t{1} << 63, part);
-  const double u = static_cast<double>(stream.next()) * 0x1p-32;
-  return stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob, u);
+  return stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob,
+                                               stats::randomisation_uniform(seed, 0, part));
 }
 
 namespace {

@@ -27,9 +27,9 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
 // The randomised p-value P(X > C) + u P(X = C) of a check's collision test number
 // `part` (stats/combine.h): exactly uniform under the null, where the plain P(X >= C)
 // is 1 whenever no pair collides (most runs: a flat row expects less than one equal
-// pair). u is output `part` of the check's stream (seed, 2^63, 0), which no draw of a
-// check uses: fixed by the run seed, so a replay reproduces the p-value, and
-// independent of the tokens. A check with several parts combines them by Sidak.
+// pair). u is stats::randomisation_uniform(seed, 0, part): fixed by the run seed, so a
+// replay reproduces the p-value, and independent of the tokens. A check with several
+// parts combines them by Sidak.
 double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collision_result& c);
 
 }  // namespace samplecheck::battery

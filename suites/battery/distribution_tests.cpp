@@ -44,9 +44,15 @@ bool gof_testable(const judged_row& row) {
   return d.num_in >= 2 || d.num_boundary > 0;
 }
 
-uint64_t row_sub_tests(const judged_row& row) {
-  const auto& d = row.target.distribution();
-  return (d.num_in >= 2 ? stats::kRowSubTests : 0) + (d.num_boundary > 0 ? 1 : 0);
+namespace {
+uint64_t row_parts(const filtered_distribution& d) {
+  return std::max<uint64_t>(1, (d.num_in >= 2 ? 1 : 0) + (d.num_boundary > 0 ? 1 : 0));
+}
+}  // namespace
+
+double pearson_level(const judged_row& row, double alpha) {
+  return stats::sidak_level(stats::sidak_level(alpha, row_parts(row.target.distribution())),
+                            stats::kRowSubTests);
 }
 
 planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, double power,
@@ -55,7 +61,7 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
   const std::vector<double> q = in_probs_sorted(d);
   // The IN share of draws is at least 1 - (largest BOUNDARY target mass).
   const double in_share = std::max(1e-3, 1.0 - d.boundary_target_mass_max);
-  const double level = stats::sidak_level(alpha, std::max<uint64_t>(1, row_sub_tests(row)));
+  const double level = pearson_level(row, alpha);
   planned_draws plan;
   int64_t df = std::max<int64_t>(1, static_cast<int64_t>(q.size()) - 1);
   df = std::min<int64_t>(df, 50);
@@ -75,24 +81,24 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
 }
 
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
-                double power) {
+                double power, uint64_t seed, uint64_t stream, uint32_t replicates) {
   const auto& d = row.target.distribution();
   const in_conditional c = condition_on_in(d, counts);
-  // Planned for row_sub_tests(row); combined over the sub-tests that had something to
-  // test, never more, so the row's level is kept.
-  const uint64_t sub_tests = std::max<uint64_t>(1, row_sub_tests(row));
+  // Combined over the parts that had something to test, never more than planned
+  // (pearson_level), so the row's level is kept.
   uint64_t tests = 0;
   row_fit fit;
   double p_min = 1.0;
   std::string stats_text;
   if (d.num_in >= 2 && c.in_count > 0) {
-    const auto t = stats::row_tests(c.counts, c.probs);
+    const auto t = stats::row_tests(c.counts, c.probs, seed, stream, replicates);
     const auto& gof = t.omnibus;
-    p_min = std::min(p_min, t.p_min);
-    tests += t.tests;
+    // row_tests' p-value is already combined over its sub-tests (Sidak, or calibrated).
+    p_min = std::min(p_min, t.p_value);
+    tests += 1;
     fit.detectable_tvd =
         gof.df > 0
-            ? stats::detectable_tvd(gof.df, stats::sidak_level(alpha, sub_tests), c.in_count, power)
+            ? stats::detectable_tvd(gof.df, pearson_level(row, alpha), c.in_count, power)
             : 0.0;
     stats_text = fmt::format(
         "X2 {:.1f} df {} p {:.2e}; first {} tokens (mass {:.4g}) drew {:.4g}, {} cuts p {:.2e}; "

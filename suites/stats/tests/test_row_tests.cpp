@@ -102,7 +102,7 @@ TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]"
     vector<double> p, omnibus, cumulative, token;
     for (int r = 0; r < 300; ++r) {
       const auto c = sim.counts(20000);
-      const auto t = st::row_tests(c, q);
+      const auto t = st::row_tests(c, q, 11, static_cast<uint64_t>(r), 0);
       p.push_back(t.p_value);
       omnibus.push_back(t.omnibus.p_pearson);
       cumulative.push_back(t.p_cumulative);
@@ -131,7 +131,7 @@ TEST_CASE("row tests: each sub-test sees its class of defect") {
   const size_t b = 5;
   REQUIRE(q[b] > 0.01);
   multinomial_sim doubled(planted_double(q, b), 3);
-  const auto t = st::row_tests(doubled.counts(20000), q);
+  const auto t = st::row_tests(doubled.counts(20000), q, 12, 0, 0);
   CHECK(t.worst_token == static_cast<int64_t>(b));
   CHECK(t.p_token < 1e-20);
   CHECK(t.p_value < 1e-15);
@@ -141,10 +141,10 @@ TEST_CASE("row tests: each sub-test sees its class of defect") {
   for (size_t i = floor.size(); i-- > 0 && tail + floor[i] < 0.01;) tail += floor[i], floor[i] = 0;
   for (double& v : floor) v /= 1 - tail;
   multinomial_sim floored(floor, 5);
-  const auto f = st::row_tests(floored.counts(5000), q);
+  const auto f = st::row_tests(floored.counts(5000), q, 13, 0, 0);
   CHECK(f.p_cumulative < 1e-8);
   CHECK(f.worst_cut_seen > f.worst_cut_mass);  // the head holds more than its mass
   // A correct row at the same draws is not rejected.
   multinomial_sim null(q, 9);
-  CHECK(st::row_tests(null.counts(5000), q).p_value > 1e-4);
+  CHECK(st::row_tests(null.counts(5000), q, 14, 0, 0).p_value > 1e-4);
 }
