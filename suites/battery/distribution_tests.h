@@ -1,10 +1,10 @@
 // The statistics applied to one row's draws, shared by goodness_of_fit and ties: OUT
 // tokens (exact), stats::row_tests on the IN-conditional distribution (omnibus Pearson,
 // cumulative mass in q order, single tokens) and the BOUNDARY count against its range.
-// A row's p-value is Sidak over row_tests' p-value (itself combined over its
-// sub-tests, its body calibrated at the last look) and the BOUNDARY count, so it is
-// close to uniform under the null; its plan sizes the Pearson sub-test at its level
-// inside both combinations (pearson_level).
+// A row's p-value combines row_tests' p-value (itself Sidak over its sub-tests, its
+// body calibrated at the last look) and the BOUNDARY count by weighted Bonferroni
+// (19 : 1), so it is close to uniform under the null; its plan sizes the Pearson
+// sub-test at its level inside both combinations (pearson_level).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,8 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
 // Rows whose IN-conditional distribution has something to test (>= 2 IN tokens) or
 // whose BOUNDARY tokens carry a mass range.
 bool gof_testable(const judged_row& row);
-// The level of a row's Pearson sub-test when the row is judged at `alpha`: Sidak over
-// {row_tests, BOUNDARY count} (the latter where the row has BOUNDARY tokens), then over
+// The level of a row's Pearson sub-test when the row is judged at `alpha`: row_tests'
+// share (all of alpha, or 19/20 where the row has BOUNDARY tokens too), then Sidak over
 // row_tests' stats::kRowSubTests.
 double pearson_level(const judged_row& row, double alpha);
 
