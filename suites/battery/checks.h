@@ -61,6 +61,8 @@ uint64_t planned_matmul_short_odd_k(const check_context& ctx);
 uint64_t planned_degenerate_rows(const check_context& ctx);
 uint64_t planned_parameter_routing(const check_context& ctx);
 uint64_t planned_spelling_agreement(const check_context& ctx);
+uint64_t planned_round_advancement(const check_context& ctx);
+uint64_t planned_stream_position(const check_context& ctx);
 check_outcome run_stream_position(const check_context& ctx);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);
