@@ -215,8 +215,8 @@ check_outcome run_stream_position(const check_context& ctx) {
       (!slot_keyed && !run_valid(ctx, far_subsequence, "subsequences j + 2^(32 + j % 32)", out)))
     return out;
   pair_verdict v;
-  fold_collisions(ctx, seed, near, far_offset, d, alpha_half,
-                  "offset c_j vs c_j + 2^(32 + j % 31)", v);
+  fold_collisions(ctx, seed, near, far_offset, d, alpha_half, "offset c_j vs c_j + 2^(32 + j % 31)",
+                  v);
   if (!slot_keyed)
     fold_collisions(ctx, seed, near, far_subsequence, d, alpha_half,
                     "subsequence j vs j + 2^(32 + j % 32)", v);
@@ -224,8 +224,9 @@ check_outcome run_stream_position(const check_context& ctx) {
   out.power = fmt::format("collision rate +{:.1e}", v.power);
   out.detail = v.detail;
   if (slot_keyed)
-    out.detail += "; subsequences far apart not judged: the subject declares rng_policy "
-                  "batch_slot (its subsequence is the output row)";
+    out.detail +=
+        "; subsequences far apart not judged: the subject declares rng_policy "
+        "batch_slot (its subsequence is the output row)";
   out.repro = repro_base(seed);
   out.repro.update({{"row", row.label},
                     {"seed", seed},

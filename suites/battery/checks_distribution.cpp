@@ -522,8 +522,9 @@ check_outcome run_tail(const check_context& ctx) {
   }
   out.p_value = stats::sidak_combine(worst_p, tested);
   if (!sends_unnormalised_rows(ctx.subj))
-    out.detail += "; the subnormal row (FTZ, S13) not sent: the subject declares "
-                  "probs_normalisation assume_sum_one, and the row sums to ~6e-37";
+    out.detail +=
+        "; the subnormal row (FTZ, S13) not sent: the subject declares "
+        "probs_normalisation assume_sum_one, and the row sums to ~6e-37";
   // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
   out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss", capped ? " (draw cap)" : "");
   out.repro = repro_base(seed);

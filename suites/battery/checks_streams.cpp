@@ -32,8 +32,8 @@ struct collision_plan {
 collision_plan plan_collisions(const check_context& ctx, uint64_t seed, uint64_t max_pairs) {
   collision_plan plan{flat_row(ctx, seed)};
   if (plan.row.target.ok())
-    plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()),
-                                     max_pairs, ctx.alpha_share);
+    plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()), max_pairs,
+                                     ctx.alpha_share);
   return plan;
 }
 constexpr uint64_t kOffsetPairs = 1u << 16, kSeedPairs = 1u << 15, kParallelPairs = 1u << 16;
@@ -228,9 +228,8 @@ namespace {
 // Each request holds a V-float row, twice (in order and permuted): at most 2^26
 // floats a batch keeps the harness's own cost bounded at large V.
 int64_t reorder_requests(const check_context& ctx) {
-  return std::max<int64_t>(
-      4,
-      std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
+  return std::max<int64_t>(4, std::min<int64_t>({ctx.budget.batch_rows, 64,
+                                                 (int64_t{1} << 26) / ctx.budget.vocab_size}));
 }
 }  // namespace
 

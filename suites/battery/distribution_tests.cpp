@@ -105,9 +105,8 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     // row_tests' p-value is already combined over its sub-tests (Sidak, or calibrated).
     p_in = t.p_value;
     fit.detectable_tvd =
-        gof.df > 0
-            ? stats::detectable_tvd(gof.df, pearson_level(row, alpha), c.in_count, power)
-            : 0.0;
+        gof.df > 0 ? stats::detectable_tvd(gof.df, pearson_level(row, alpha), c.in_count, power)
+                   : 0.0;
     stats_text = fmt::format(
         "X2 {:.1f} df {} p {:.2e}; first {} tokens (mass {:.4g}) drew {:.4g}, {} cuts p {:.2e}; "
         "token {} drew {} (q {:.3g}) p {:.2e}",
@@ -125,8 +124,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
                               d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
   }
   if (p_in >= 0 && p_b >= 0)
-    fit.p_value =
-        std::min({1.0, p_in / (1.0 - kBoundaryWeight), p_b / kBoundaryWeight});
+    fit.p_value = std::min({1.0, p_in / (1.0 - kBoundaryWeight), p_b / kBoundaryWeight});
   else
     fit.p_value = p_in >= 0 ? p_in : p_b >= 0 ? p_b : 1.0;
   fit.detail = fmt::format("row '{}': {}", row.label, stats_text);

@@ -1,14 +1,14 @@
 #include "suites/stats/row_tests.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
+#include "reference/philox.h"
 #include "suites/stats/binomial_intervals.h"
 #include "suites/stats/combine.h"
-#include "reference/philox.h"
 #include "suites/stats/input_checks.h"
 
 namespace samplecheck::stats {
@@ -34,9 +34,8 @@ std::vector<uint64_t> null_counts(std::span<const double> cumulative, uint64_t n
 // The Monte Carlo rule of row_tests.h on an observed result. The statistic is taken
 // in q-descending token order, for the observed counts and the replicates alike (so
 // they stay exchangeable), where the sorts inside row_tests find their input sorted.
-void calibrate_body(row_test_result& r, std::span<const uint64_t> counts,
-                    std::span<const double> q, uint64_t seed, uint64_t stream,
-                    uint32_t replicates) {
+void calibrate_body(row_test_result& r, std::span<const uint64_t> counts, std::span<const double> q,
+                    uint64_t seed, uint64_t stream, uint32_t replicates) {
   if (stream >= kReplicateStride)
     throw std::invalid_argument("row_tests: randomisation stream " + std::to_string(stream) +
                                 " is not below 2^40");

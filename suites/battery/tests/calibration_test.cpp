@@ -38,8 +38,13 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
   run_options o = in_process_quick();
   o.budget.vocab_size = 2048;
   o.alpha = 0.05;
-  o.checks = {"goodness_of_fit",   "offset_advancement", "per_request_seeds", "parallel_samples",
-              "round_advancement", "stream_position",    "ties"};
+  o.checks = {"goodness_of_fit",
+              "offset_advancement",
+              "per_request_seeds",
+              "parallel_samples",
+              "round_advancement",
+              "stream_position",
+              "ties"};
   const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1);
   std::fputs(format_calibration(s->name(), c).c_str(), stdout);
   REQUIRE(c.checks.size() == 7);

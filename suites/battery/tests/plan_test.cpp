@@ -14,7 +14,6 @@ using namespace samplecheck::battery;
 
 namespace {
 
-
 struct seen_check {
   uint64_t planned = 0, samples = 0;
   bool stated = false;

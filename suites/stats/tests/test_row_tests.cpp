@@ -130,9 +130,8 @@ TEST_CASE("row tests: the Monte Carlo body is uniform on the peaked row", "[cali
     CHECK(t.p_value == (t.p_mc > c ? t.p_mc : std::min(t.p_sidak, c)));
   }
   const auto calibrated = st::uniformity(p), plain = st::uniformity(sidak);
-  std::printf(
-      "peaked V %zu, 5,000 draws: median %.3f (AD p %.3g), Sidak alone %.3f (AD p %.3g)\n", V,
-      calibrated.median, calibrated.ad_p, plain.median, plain.ad_p);
+  std::printf("peaked V %zu, 5,000 draws: median %.3f (AD p %.3g), Sidak alone %.3f (AD p %.3g)\n",
+              V, calibrated.median, calibrated.ad_p, plain.median, plain.ad_p);
   CHECK(calibrated.ad_p > 1e-3);
   CHECK(calibrated.median >= calibrated.median_low);
   CHECK(calibrated.median <= calibrated.median_high);
