@@ -34,7 +34,7 @@ const std::vector<check_definition>& all_checks() {
        "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters "
        "refused",
        {},
-       run_degenerate_rows, {}},
+       run_degenerate_rows, planned_degenerate_rows},
       {"replay",
        S,
        check_kind::exact,
@@ -71,7 +71,7 @@ const std::vector<check_definition>& all_checks() {
        {},
        run_parallel_samples, planned_parallel_samples},
       {"parameter_routing", S, check_kind::exact, 0, "per-row parameters follow the row-index map",
-       routing_not_applicable, run_parameter_routing, {}},
+       routing_not_applicable, run_parameter_routing, planned_parameter_routing},
       {"tail",
        S,
        check_kind::statistical,
@@ -81,7 +81,7 @@ const std::vector<check_definition>& all_checks() {
        run_tail, planned_tail},
       {"spelling_agreement", S, check_kind::exact, 0,
        "two spellings of one rule pick the same token on the same numbers", spelling_not_applicable,
-       run_spelling_agreement, {}},
+       run_spelling_agreement, planned_spelling_agreement},
       // The same names as the matmul checks below: one meaning (bitwise the same whatever
       // the batch; the same call twice), one spelling in --checks for both kinds.
       {"batch_invariance",
@@ -105,14 +105,14 @@ const std::vector<check_definition>& all_checks() {
        "calls one declared advance apart on rows that force many rejection rounds share no "
        "uniforms (collision test)",
        {},
-       run_round_advancement, {}},
+       run_round_advancement, planned_round_advancement},
       {"stream_position",
        S,
        check_kind::statistical,
        1,
        "offsets and subsequences 2^32..2^63 apart give independent draws (collision test)",
        {},
-       run_stream_position, {}},
+       run_stream_position, planned_stream_position},
       {"stream_agreement", S, check_kind::exact, 0,
        "where the subject declares its uniform_rule, its tokens on unfiltered rows are the rule "
        "evaluated on the reference Philox stream (offsets and subsequences past 2^32)",

@@ -58,6 +58,11 @@ uint64_t planned_matmul_run_to_run(const check_context& ctx);
 uint64_t planned_matmul_launch_configs(const check_context& ctx);
 uint64_t planned_matmul_one_launch(const check_context& ctx);  // accuracy, all_ones
 uint64_t planned_matmul_short_odd_k(const check_context& ctx);
+uint64_t planned_degenerate_rows(const check_context& ctx);
+uint64_t planned_parameter_routing(const check_context& ctx);
+uint64_t planned_spelling_agreement(const check_context& ctx);
+uint64_t planned_round_advancement(const check_context& ctx);
+uint64_t planned_stream_position(const check_context& ctx);
 check_outcome run_stream_position(const check_context& ctx);
 // stream_agreement (checks_agreement.cpp): tokens against the declared uniform_rule on the
 // reference stream.

@@ -319,18 +319,17 @@ check_outcome run_matmul_short_odd_k(const check_context& ctx) {
   const testbed_plan plan = plan_short_odd_k(ctx);
   const auto& sizes = plan.sizes;
   const auto& shapes = plan.shapes;
-  auto out = over_testbeds(ctx, "short_odd_k", shapes, plan.biases, largest(sizes),
-                           [&](matmul_testbed& bed) {
-                             // Each part's comparisons count (the plan's sum of the three).
-                             check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
-                             int64_t trials = r.trials;
-                             if (r.passed) trials += (r = bed.accuracy(sizes.front())).trials;
-                             if (r.passed && configs(ctx) > 0)
-                               trials +=
-                                   (r = bed.launch_config_independence({sizes.front()})).trials;
-                             r.trials = trials;
-                             return r;
-                           });
+  auto out = over_testbeds(
+      ctx, "short_odd_k", shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
+        // Each part's comparisons count (the plan's sum of the three).
+        check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
+        int64_t trials = r.trials;
+        if (r.passed) trials += (r = bed.accuracy(sizes.front())).trials;
+        if (r.passed && configs(ctx) > 0)
+          trials += (r = bed.launch_config_independence({sizes.front()})).trials;
+        r.trials = trials;
+        return r;
+      });
   out.power =
       fmt::format("exact (bitwise, {} shapes x {} sizes) + accuracy", shapes.size(), sizes.size());
   return out;

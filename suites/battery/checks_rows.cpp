@@ -47,7 +47,53 @@ std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint6
   return cases;
 }
 
+// Invalid parameters a subject must refuse with a message (those of its declared filters).
+struct bad_param {
+  uint32_t filter;
+  std::string field;
+  fixtures::filter_setting setting;
+};
+
+std::vector<bad_param> bad_params(const subject& s) {
+  std::vector<bad_param> all{
+      {SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
+      {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
+      {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
+      {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
+      {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
+      {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
+  if (s.is_logits())
+    all.push_back({SC_FILTER_TEMPERATURE, "temperature = -1", {.temperature = -1.0f}});
+  std::erase_if(all, [&](const bad_param& b) { return !s.declares(b.filter); });
+  return all;
+}
+
+// Outputs per input row of parameter_routing: a misrouted row draws an OUT token at
+// the support rate, so ln(100) / rate outputs see one with probability 0.99.
+constexpr int64_t kRoutingInputRows = 8;
+uint64_t routing_outputs_per_row(const check_context& ctx) {
+  return static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+}
+
+// 1,024 rows as seed 000 measured, on two shapes; T = 1 so both spellings target p.
+constexpr int kSpellingOutputs = 1024;
+
 }  // namespace
+
+uint64_t planned_degenerate_rows(const check_context& ctx) {
+  const size_t cases =
+      degenerate_cases(ctx.subj, ctx.budget.vocab_size, check_seed(ctx.seed, "degenerate_rows"))
+          .size();
+  // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
+  // bad parameter.
+  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size();
+}
+
+uint64_t planned_parameter_routing(const check_context& ctx) {
+  return routing_outputs_per_row(ctx) * kRoutingInputRows;
+}
+
+uint64_t planned_spelling_agreement(const check_context&) { return 2 * kSpellingOutputs; }
 
 check_outcome run_degenerate_rows(const check_context& ctx) {
   check_outcome out;
@@ -131,23 +177,8 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     }
   }
   // Invalid parameters must be refused with a message, never sampled and never a crash.
-  struct bad_param {
-    uint32_t filter;
-    std::string field;
-    fixtures::filter_setting setting;
-  };
-  std::vector<bad_param> params{
-      {SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
-      {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
-      {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
-      {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
-      {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
-      {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
-  if (ctx.subj.is_logits())
-    params.push_back({SC_FILTER_TEMPERATURE, "temperature = -1", {.temperature = -1.0f}});
   int refused = 0;
-  for (const auto& bp : params) {
-    if (!ctx.subj.declares(bp.filter)) continue;
+  for (const auto& bp : bad_params(ctx.subj)) {
     judged_row r = good.front();
     r.setting = bp.setting;
     sample_call call = call_for_rows(ctx.subj, {&good.front(), &r});
@@ -207,7 +238,7 @@ std::string routing_not_applicable(const subject& s, const subject_lookup&) {
 check_outcome run_parameter_routing(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "parameter_routing");
-  constexpr int64_t kInputRows = 8;
+  constexpr int64_t kInputRows = kRoutingInputRows;
   const auto settings = fixtures::mixed_row_parameters(
       ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
       kInputRows);
@@ -219,7 +250,7 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   // Outputs map to input rows in a shuffled order, so output r's own index points at
   // a different input row (with a different setting) most of the time.
-  const auto per_row = static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  const uint64_t per_row = routing_outputs_per_row(ctx);
   std::vector<int32_t> map;
   for (uint64_t j = 0; j < per_row; ++j)
     for (int32_t i = 0; i < kInputRows; ++i) map.push_back(i);
@@ -291,8 +322,7 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "spelling_agreement");
   const subject* partner = ctx.lookup(spelling_partner_name(ctx.subj));
-  // 1,024 rows as seed 000 measured, on two shapes; T = 1 so both spellings target p.
-  constexpr int kOutputs = 1024;
+  constexpr int kOutputs = kSpellingOutputs;
   std::vector<sample_call> calls;
   for (const subject* s : {&ctx.subj, partner}) {
     std::vector<judged_row> rows;

@@ -32,8 +32,8 @@ struct collision_plan {
 collision_plan plan_collisions(const check_context& ctx, uint64_t seed, uint64_t max_pairs) {
   collision_plan plan{flat_row(ctx, seed)};
   if (plan.row.target.ok())
-    plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()),
-                                     max_pairs, ctx.alpha_share);
+    plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()), max_pairs,
+                                     ctx.alpha_share);
   return plan;
 }
 constexpr uint64_t kOffsetPairs = 1u << 16, kSeedPairs = 1u << 15, kParallelPairs = 1u << 16;
@@ -83,18 +83,17 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
   return true;
 }
 
+double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collision_result& c) {
+  return stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob,
+                                               stats::randomisation_uniform(seed, 0, part));
+}
+
 namespace {
 
-// The randomised p-value P(X > C) + u P(X = C) (stats/combine.h): exactly uniform
-// under the null, where the plain P(X >= C) is 1 whenever no pair collides (most runs:
-// the flat row's expected collisions are below 1). u is the first output of the
-// check's stream (seed, 2^63, 0), which no draw of the check uses, so a replay
-// reproduces the p-value.
+// A check of one collision test: its randomised p-value (part 0).
 void collision_outcome(const check_context& ctx, uint64_t seed, const stats::collision_result& c,
                        std::string_view what, check_outcome& out) {
-  philox_stream stream(seed, uint64_t{1} << 63, 0);
-  const double u = static_cast<double>(stream.next()) * 0x1p-32;
-  out.p_value = stats::binomial_randomized_upper_tail(c.collisions, c.pairs, c.collision_prob, u);
+  out.p_value = randomized_collision_p(seed, 0, c);
   out.power = fmt::format("collision rate +{:.1e}",
                           stats::detectable_mass_shift(c.pairs, c.collision_prob,
                                                        2 * ctx.alpha_share, ctx.budget.power));
@@ -229,9 +228,8 @@ namespace {
 // Each request holds a V-float row, twice (in order and permuted): at most 2^26
 // floats a batch keeps the harness's own cost bounded at large V.
 int64_t reorder_requests(const check_context& ctx) {
-  return std::max<int64_t>(
-      4,
-      std::min<int64_t>({ctx.budget.batch_rows, 64, (int64_t{1} << 26) / ctx.budget.vocab_size}));
+  return std::max<int64_t>(4, std::min<int64_t>({ctx.budget.batch_rows, 64,
+                                                 (int64_t{1} << 26) / ctx.budget.vocab_size}));
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
 // What the checks built on collision tests share (checks_streams.cpp defines them):
-// the pairs a collision test needs, the collision probability of a row, and a call
-// whose every output must come back valid.
+// the pairs a collision test needs, the collision probability of a row, a call whose
+// every output must come back valid, and the randomised p-value of a collision count.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "suites/battery/check.h"
 #include "suites/battery/sampling.h"
+#include "suites/stats/collision_test.h"
 
 namespace samplecheck::battery {
 
@@ -22,5 +23,13 @@ double collision_prob(const filtered_distribution& d);
 // Runs a call; any error or invalid output of a valid row is an exact failure (false).
 bool run_valid(const check_context& ctx, sample_call& call, std::string_view what,
                check_outcome& out);
+
+// The randomised p-value P(X > C) + u P(X = C) of a check's collision test number
+// `part` (stats/combine.h): exactly uniform under the null, where the plain P(X >= C)
+// is 1 whenever no pair collides (most runs: a flat row expects less than one equal
+// pair). u is stats::randomisation_uniform(seed, 0, part): fixed by the run seed, so a
+// replay reproduces the p-value, and independent of the tokens. A check with several
+// parts combines them by Sidak.
+double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collision_result& c);
 
 }  // namespace samplecheck::battery

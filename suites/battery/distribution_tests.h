@@ -1,8 +1,10 @@
 // The statistics applied to one row's draws, shared by goodness_of_fit and ties: OUT
 // tokens (exact), stats::row_tests on the IN-conditional distribution (omnibus Pearson,
 // cumulative mass in q order, single tokens) and the BOUNDARY count against its range.
-// A row's p-value is Sidak over its sub-tests (row_sub_tests), so it is close to
-// uniform under the null; its plan sizes the Pearson sub-test at the Sidak level.
+// A row's p-value combines row_tests' p-value (itself Sidak over its sub-tests, its
+// body calibrated at the last look) and the BOUNDARY count by weighted Bonferroni
+// (19 : 1), so it is close to uniform under the null; its plan sizes the Pearson
+// sub-test at its level inside both combinations (pearson_level).
 #pragma once
 
 #include <cstdint>
@@ -26,16 +28,20 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
 // Rows whose IN-conditional distribution has something to test (>= 2 IN tokens) or
 // whose BOUNDARY tokens carry a mass range.
 bool gof_testable(const judged_row& row);
-// The sub-tests of a row: stats::kRowSubTests with >= 2 IN tokens, + 1 with BOUNDARY tokens.
-uint64_t row_sub_tests(const judged_row& row);
+// The level of a row's Pearson sub-test when the row is judged at `alpha`: row_tests'
+// share (all of alpha, or 19/20 where the row has BOUNDARY tokens too), then Sidak over
+// row_tests' stats::kRowSubTests.
+double pearson_level(const judged_row& row, double alpha);
 
 struct row_fit {
   double p_value = 1.0;       // Sidak over the row's sub-tests
   double detectable_tvd = 0;  // power at the IN draws seen
   std::string detail;         // statistics, deviating tokens when p is small
 };
-// `alpha` is the row's share (it decides how many deviating tokens are named).
+// `alpha` is the row's share (it decides how many deviating tokens are named); the
+// randomised p-values of stats::row_tests use (seed, stream), distinct per row, and
+// `replicates` calibrate its body (row_tests.h; 0: none).
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
-                double power);
+                double power, uint64_t seed, uint64_t stream, uint32_t replicates);
 
 }  // namespace samplecheck::battery

@@ -33,8 +33,8 @@ struct progress_event {
   uint64_t total_planned = 0;  // the planned samples of every check this battery runs
   bool all_planned = true;     // every check of the battery states its plan
   uint64_t samples = 0;        // finished: the check's samples
-  double seconds = 0;               // finished: the check's time
-  bool failed = false;              // finished: crashed, timed out or an exact violation
+  double seconds = 0;          // finished: the check's time
+  bool failed = false;         // finished: crashed, timed out or an exact violation
 };
 using progress_sink = std::function<void(const progress_event&)>;
 

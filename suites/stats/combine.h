@@ -17,7 +17,11 @@
 // p = 1 in 67% of null runs). p = P(X > x) + u P(X = x), with u uniform on [0, 1),
 // is exactly uniform; u comes from the check's own Philox stream, so a replay
 // reproduces it. It rejects whenever the plain p-value does, so its power is at least
-// that of the plain test.
+// that of the plain test. Two-sided: with F = P(X < x) + u P(X = x), exactly uniform,
+// p = 2 min(F, 1 - F) is exactly uniform too, where the doubled exact tail
+// 2 min(P(X <= x), P(X >= x)) counts the atom twice (a token expecting 20 draws has
+// P(X = x) up to 0.09): it is below x with probability < x, and Sidak's minimum over
+// a family of them piles towards 1.
 #pragma once
 
 #include <cstdint>
@@ -35,5 +39,14 @@ double sidak_min(std::span<const double> p);
 
 // P(X > k) + u P(X = k), X ~ Binomial(n, p); u in [0, 1).
 double binomial_randomized_upper_tail(uint64_t k, uint64_t n, double p, double u);
+// 2 min(F, 1 - F), F = P(X < k) + u P(X = k); u in [0, 1). Rejects whenever the
+// doubled exact tail does (it is never larger).
+double binomial_randomized_two_sided_p(uint64_t k, uint64_t n, double p, double u);
+
+// The u of randomised p-value `index` of randomisation stream `stream` under `seed`
+// (a check's seed): output `index` of Philox (seed, 2^63 + stream, 0) / 2^32. No draw
+// of a check uses subsequences from 2^63 on, so u is independent of the tokens, fixed
+// by the run seed (never by time), and a replay reproduces the p-value.
+double randomisation_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 
 }  // namespace samplecheck::stats

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
+#include "reference/philox.h"
 #include "suites/stats/binomial_intervals.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/input_checks.h"
@@ -12,6 +14,58 @@
 namespace samplecheck::stats {
 namespace {
 constexpr size_t kTokensExact = 64;
+constexpr uint64_t kReplicateStride = uint64_t{1} << 40;
+
+// n draws from q (cumulative sums `cumulative`, last 1) by inversion, 53-bit uniforms
+// from the replicate's randomisation stream (offsets from 2^40: clear of its u's).
+std::vector<uint64_t> null_counts(std::span<const double> cumulative, uint64_t n, uint64_t seed,
+                                  uint64_t stream) {
+  philox_stream s(seed, (uint64_t{1} << 63) + stream, kReplicateStride);
+  std::vector<uint64_t> c(cumulative.size(), 0);
+  for (uint64_t j = 0; j < n; ++j) {
+    const uint64_t hi = s.next(), lo = s.next();
+    const double u = static_cast<double>((hi << 21) ^ (lo >> 11)) * 0x1p-53;
+    const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+    ++c[std::min<size_t>(static_cast<size_t>(it - cumulative.begin()), c.size() - 1)];
+  }
+  return c;
+}
+
+// The Monte Carlo rule of row_tests.h on an observed result. The statistic is taken
+// in q-descending token order, for the observed counts and the replicates alike (so
+// they stay exchangeable), where the sorts inside row_tests find their input sorted.
+void calibrate_body(row_test_result& r, std::span<const uint64_t> counts, std::span<const double> q,
+                    uint64_t seed, uint64_t stream, uint32_t replicates) {
+  if (stream >= kReplicateStride)
+    throw std::invalid_argument("row_tests: randomisation stream " + std::to_string(stream) +
+                                " is not below 2^40");
+  std::vector<size_t> order(q.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return q[a] > q[b]; });
+  std::vector<double> sorted_q(q.size()), cumulative(q.size());
+  std::vector<uint64_t> sorted_counts(q.size());
+  double sum = 0;
+  for (size_t k = 0; k < q.size(); ++k) {
+    sorted_q[k] = q[order[k]];
+    sorted_counts[k] = counts[order[k]];
+    cumulative[k] = sum += sorted_q[k];
+  }
+  for (double& c : cumulative) c /= sum;
+  const double observed = row_tests(sorted_counts, sorted_q, seed, stream, 0).p_min;
+  uint64_t below = 0, equal = 0;
+  for (uint32_t b = 0; b < replicates; ++b) {
+    const uint64_t sim_stream = stream + (b + 1) * kReplicateStride;
+    const auto sim = null_counts(cumulative, r.omnibus.n, seed, sim_stream);
+    const double t = row_tests(sim, sorted_q, seed, sim_stream, 0).p_min;
+    below += t < observed ? 1 : 0;
+    equal += t == observed ? 1 : 0;
+  }
+  const double u = randomisation_uniform(seed, stream, uint64_t{1} << 34);
+  const double slots = static_cast<double>(replicates) + 1.0;
+  r.p_mc = std::min(1.0, (static_cast<double>(below) + u * static_cast<double>(equal + 1)) / slots);
+  const double c = 1.0 / slots;
+  r.p_value = r.p_mc > c ? r.p_mc : std::min(r.p_sidak, c);
+}
 }  // namespace
 
 std::vector<size_t> row_cut_points(std::span<const double> prefix, double n) {
@@ -33,14 +87,15 @@ std::vector<size_t> row_cut_points(std::span<const double> prefix, double n) {
   return cuts;
 }
 
-row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs) {
+row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs,
+                          uint64_t seed, uint64_t stream, uint32_t replicates) {
   row_test_result r;
   r.omnibus = goodness_of_fit(counts, probs);
   const std::vector<double> q = detail::checked_probabilities("row_tests", counts, probs);
   const uint64_t n = r.omnibus.n;
   const double nd = static_cast<double>(n);
   if (r.omnibus.observed_zero_probability > 0) {
-    r.p_cumulative = r.p_token = r.p_value = 0.0;
+    r.p_cumulative = r.p_token = r.p_min = r.p_sidak = r.p_value = 0.0;
     return r;
   }
 
@@ -60,7 +115,8 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
   r.cuts = static_cast<int64_t>(cuts.size());
   double p_cut = 1.0;
   for (const size_t c : cuts) {
-    const double p = binomial_two_sided_p(seen[c], n, prefix[c]);
+    const double p = binomial_randomized_two_sided_p(seen[c], n, prefix[c],
+                                                     randomisation_uniform(seed, stream, c));
     if (p < p_cut) {
       p_cut = p;
       r.worst_cut_tokens = static_cast<int64_t>(c);
@@ -86,7 +142,9 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
   double p_tok = 1.0;
   for (size_t k = 0; k < top; ++k) {
     const size_t i = deviance[k].second;
-    const double p = binomial_two_sided_p(counts[i], n, std::min(q[i] / prefix.back(), 1.0));
+    const double p = binomial_randomized_two_sided_p(
+        counts[i], n, std::min(q[i] / prefix.back(), 1.0),
+        randomisation_uniform(seed, stream, (uint64_t{1} << 32) + i));
     if (p < p_tok) {
       p_tok = p;
       r.worst_token = static_cast<int64_t>(i);
@@ -108,7 +166,8 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
     ++r.tests;
   }
   r.p_min = p_min;
-  r.p_value = sidak_combine(p_min, r.tests);
+  r.p_value = r.p_sidak = sidak_combine(p_min, r.tests);
+  if (replicates > 0) calibrate_body(r, counts, q, seed, stream, replicates);
   return r;
 }
 

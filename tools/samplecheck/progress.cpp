@@ -24,8 +24,8 @@ struct progress_printer::state {
   bool stop = false, drawing = false;
   std::string subject, check;
   int index = 0, total = 0, batteries_done = 0, checks_done = 0;
-  uint64_t samples = 0;       // every finished check's, over all batteries
-  double check_seconds = 0;   // finished checks' time
+  uint64_t samples = 0;      // every finished check's, over all batteries
+  double check_seconds = 0;  // finished checks' time
   // This battery: its checks' planned samples, what its finished checks drew and took,
   // and the plans of the checks not yet finished (this one included).
   uint64_t planned_total = 0, planned_left = 0, battery_samples = 0;
@@ -103,11 +103,11 @@ std::string battery_text(const progress_printer::state& s) {
 // The redrawn line, cut to the terminal's width: a wrapped line could not be redrawn.
 std::string status_line(const progress_printer::state& s) {
   const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
-  std::string line = fmt::format("{}[{}/{}] {} {} ({}), samples {} / {}, elapsed {}{}",
-                                 battery_text(s), s.index, s.total, s.subject, s.check,
-                                 clock_text(in_check), grouped(s.battery_samples),
-                                 planned_text(s.planned_total, s.all_planned),
-                                 clock_text(s.elapsed()), left_text(s, s.drawing ? in_check : 0));
+  std::string line =
+      fmt::format("{}[{}/{}] {} {} ({}), samples {} / {}, elapsed {}{}", battery_text(s), s.index,
+                  s.total, s.subject, s.check, clock_text(in_check), grouped(s.battery_samples),
+                  planned_text(s.planned_total, s.all_planned), clock_text(s.elapsed()),
+                  left_text(s, s.drawing ? in_check : 0));
   winsize size{};
   if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
       line.size() >= size.ws_col)

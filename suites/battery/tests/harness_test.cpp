@@ -298,7 +298,7 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   CHECK(fine.draws >= 4 * coarse.draws);
   // And the plan meets its target: the TVD detectable at the planned draws is <= 0.1.
   // (at the level of the row's Pearson sub-test: Sidak over its sub-tests).
-  const double level = samplecheck::stats::sidak_level(1e-7, row_sub_tests(row));
+  const double level = pearson_level(row, 1e-7);
   CHECK(samplecheck::stats::detectable_tvd(coarse.df, level, coarse.draws, 0.99) <= 0.1 + 1e-9);
   const auto capped = plan_gof_draws(row, 1e-7, 0.001, 0.99, 5000);
   CHECK(capped.capped);

@@ -1,12 +1,14 @@
-// The row tests (omnibus, cumulative, token; Sidak over them), the Sidak combination,
-// the randomised binomial p-value and the uniformity tests: known values, null
-// calibration (p-values close to uniform, not piled at 1) and power on planted rows.
+// The row tests (omnibus, cumulative, token; Sidak over them; the Monte Carlo body),
+// the Sidak combination, the randomised binomial p-values and the uniformity tests:
+// known values, null calibration (p-values close to uniform, not piled at 1) and power
+// on planted rows.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "suites/stats/binomial_intervals.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/row_tests.h"
 #include "suites/stats/tests/multinomial_sim.h"
@@ -78,6 +80,79 @@ TEST_CASE("uniformity: limit distributions against published critical values") {
   CHECK(piled.median > piled.median_high);
 }
 
+TEST_CASE("randomised two-sided binomial p-value: never above the doubled exact tail") {
+  // X ~ Binomial(30, 0.5), x = 20: the doubled tail counts P(X = 20) in both tails.
+  const double doubled = st::binomial_two_sided_p(20, 30, 0.5);
+  for (const double u : {0.0, 0.3, 0.999}) {
+    CAPTURE(u);
+    CHECK(st::binomial_randomized_two_sided_p(20, 30, 0.5, u) <= doubled);
+  }
+  // Above the mean the upper tail is the smaller: 2 (P(X > 20) + (1 - u) P(X = 20)), so
+  // u = 0 is the doubled tail and u -> 1 is below it by 2 P(X = 20).
+  const double atom = st::binomial_upper_tail(20, 30, 0.5) - st::binomial_upper_tail(21, 30, 0.5);
+  CHECK(st::binomial_randomized_two_sided_p(20, 30, 0.5, 0.0) == Approx(doubled).epsilon(1e-12));
+  CHECK(st::binomial_randomized_two_sided_p(20, 30, 0.5, 0.75) ==
+        Approx(doubled - 1.5 * atom).epsilon(1e-12));
+  // Exactly uniform: at a mean of 20 (atoms up to 0.09) the share below 0.1 is 0.1.
+  std::mt19937_64 rng(17);
+  std::binomial_distribution<uint64_t> x(2000, 0.01);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  vector<double> p;
+  for (int i = 0; i < 4000; ++i)
+    p.push_back(st::binomial_randomized_two_sided_p(x(rng), 2000, 0.01, u(rng)));
+  const auto band = st::testing::binomial_band(4000, 0.1);
+  const auto below =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
+  CHECK(below >= band.low);
+  CHECK(below <= band.high);
+  CHECK(st::uniformity(p).ad_p > 1e-3);
+  CHECK_THROWS_AS(st::binomial_randomized_two_sided_p(1, 10, 0.1, 1.0), std::invalid_argument);
+}
+
+TEST_CASE("row tests: the Monte Carlo body is uniform on the peaked row", "[calibration]") {
+  // The fixtures' peaked shape (8 halving head tokens), where Sidak over cuts and tokens
+  // that count nearly the same draws leaned high (row median 0.62-0.64 without it).
+  constexpr size_t V = 2049;
+  const vector<double> tail = st::testing::zipf(V - 8, 1.1);
+  vector<double> q(V);
+  for (size_t i = 0; i < V; ++i)
+    q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+  constexpr uint32_t B = 19;
+  multinomial_sim sim(q, 4049);
+  vector<double> p, sidak;
+  for (int r = 0; r < 200; ++r) {
+    const auto t = st::row_tests(sim.counts(5000), q, 21, static_cast<uint64_t>(r), B);
+    p.push_back(t.p_value);
+    sidak.push_back(t.p_sidak);
+    // The rule: the rank above 1 / (B + 1), the Sidak bound (capped there) below.
+    const double c = 1.0 / (B + 1);
+    REQUIRE(t.p_mc >= 0);
+    CHECK(t.p_value == (t.p_mc > c ? t.p_mc : std::min(t.p_sidak, c)));
+  }
+  const auto calibrated = st::uniformity(p), plain = st::uniformity(sidak);
+  std::printf("peaked V %zu, 5,000 draws: median %.3f (AD p %.3g), Sidak alone %.3f (AD p %.3g)\n",
+              V, calibrated.median, calibrated.ad_p, plain.median, plain.ad_p);
+  CHECK(calibrated.ad_p > 1e-3);
+  CHECK(calibrated.median >= calibrated.median_low);
+  CHECK(calibrated.median <= calibrated.median_high);
+  const auto small =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; }));
+  CHECK(small <= st::testing::binomial_band(200, 0.05).high);
+  // Power is the Sidak bound's: a doubled token is still rejected far below the level.
+  const vector<double> q2 = [&] {
+    vector<double> d = q;
+    d[3] *= 2;
+    double s = 0;
+    for (double v : d) s += v;
+    for (double& v : d) v /= s;
+    return d;
+  }();
+  multinomial_sim planted(q2, 5);
+  const auto t = st::row_tests(planted.counts(20000), q, 22, 0, B);
+  CHECK(t.p_value == t.p_sidak);
+  CHECK(t.p_value < 1e-12);
+}
+
 namespace {
 vector<double> planted_double(vector<double> q, size_t token) {
   q[token] *= 2;
@@ -102,7 +177,7 @@ TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]"
     vector<double> p, omnibus, cumulative, token;
     for (int r = 0; r < 300; ++r) {
       const auto c = sim.counts(20000);
-      const auto t = st::row_tests(c, q);
+      const auto t = st::row_tests(c, q, 11, static_cast<uint64_t>(r), 0);
       p.push_back(t.p_value);
       omnibus.push_back(t.omnibus.p_pearson);
       cumulative.push_back(t.p_cumulative);
@@ -131,7 +206,7 @@ TEST_CASE("row tests: each sub-test sees its class of defect") {
   const size_t b = 5;
   REQUIRE(q[b] > 0.01);
   multinomial_sim doubled(planted_double(q, b), 3);
-  const auto t = st::row_tests(doubled.counts(20000), q);
+  const auto t = st::row_tests(doubled.counts(20000), q, 12, 0, 0);
   CHECK(t.worst_token == static_cast<int64_t>(b));
   CHECK(t.p_token < 1e-20);
   CHECK(t.p_value < 1e-15);
@@ -141,10 +216,10 @@ TEST_CASE("row tests: each sub-test sees its class of defect") {
   for (size_t i = floor.size(); i-- > 0 && tail + floor[i] < 0.01;) tail += floor[i], floor[i] = 0;
   for (double& v : floor) v /= 1 - tail;
   multinomial_sim floored(floor, 5);
-  const auto f = st::row_tests(floored.counts(5000), q);
+  const auto f = st::row_tests(floored.counts(5000), q, 13, 0, 0);
   CHECK(f.p_cumulative < 1e-8);
   CHECK(f.worst_cut_seen > f.worst_cut_mass);  // the head holds more than its mass
   // A correct row at the same draws is not rejected.
   multinomial_sim null(q, 9);
-  CHECK(st::row_tests(null.counts(5000), q).p_value > 1e-4);
+  CHECK(st::row_tests(null.counts(5000), q, 14, 0, 0).p_value > 1e-4);
 }

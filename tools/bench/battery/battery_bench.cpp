@@ -27,14 +27,15 @@ int main(int argc, char** argv) {
   catalog.add_in_tree();
   if (names.empty())
     for (const auto& s : catalog.all())
-      if (s.name().rfind("cpu.", 0) == 0 && s.name().find(':') == std::string::npos)
+      if (s.kind() == sb::subject_kind::sampler && s.name().rfind("cpu.", 0) == 0 &&
+          s.name().find(':') == std::string::npos)
         names.push_back(s.name());
   std::printf("%-28s %8s %-12s %10s %12s\n", "subject", "V", "setting", "draws", "samples/s");
   int status = 0;
   for (const auto& name : names) {
     const sb::subject* s = catalog.find(name);
-    if (s == nullptr) {
-      std::fprintf(stderr, "battery_bench: no subject %s\n", name.c_str());
+    if (s == nullptr || s->kind() != sb::subject_kind::sampler) {
+      std::fprintf(stderr, "battery_bench: no sampler %s\n", name.c_str());
       return 2;
     }
     const auto grid = samplecheck::fixtures::parameter_grid(s->sampler->filters);

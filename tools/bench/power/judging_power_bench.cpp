@@ -416,7 +416,7 @@ row measure(const alternative& a, int reps, uint64_t seed) {
     if (support) {
       for (size_t i = 0; i < kV; ++i) killed |= a.q[i] == 0 && c[i] > 0;
     } else {
-      const double p = st::row_tests(c, a.q).p_value;
+      const double p = st::row_tests(c, a.q, seed, static_cast<uint64_t>(k), 0).p_value;
       r.battery_p.push_back(p);
       killed = p <= alpha;
     }
