@@ -54,7 +54,7 @@ SC_FIELD(sc_sample_batch, stream, 128, 8);
 SC_FIELD(sc_sample_batch, flags, 136, 8);
 
 /* Minor 0 and 1 ended at sample: 80 bytes, the stride of a minor-0 / minor-1 array. */
-SC_SIZE(sc_sampler, 96);
+SC_SIZE(sc_sampler, 104);
 SC_FIELD(sc_sampler, abi_version, 0, 8);
 SC_FIELD(sc_sampler, name, 8, 8);
 SC_FIELD(sc_sampler, description, 16, 8);
@@ -72,6 +72,8 @@ SC_FIELD(sc_sampler, rng_policy, 80, 4);         /* minor 2 */
 SC_FIELD(sc_sampler, parameter_indexing, 84, 4); /* minor 2 */
 SC_FIELD(sc_sampler, degenerate_rows, 88, 4);    /* minor 2 */
 SC_FIELD(sc_sampler, probs_normalisation, 92, 4); /* minor 3 */
+SC_FIELD(sc_sampler, uniform_rule, 96, 4);        /* minor 3 */
+SC_FIELD(sc_sampler, reserved2, 100, 4);          /* minor 3 */
 
 SC_SIZE(sc_matmul_problem, 88);
 SC_FIELD(sc_matmul_problem, abi_version, 0, 8);

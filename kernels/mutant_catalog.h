@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 33> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 34> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -66,6 +66,8 @@ inline constexpr std::array<mutant_entry, 33> mutant_catalog{{
     {"X06", "no-renormalisation", "tail",
      "u in [0, 1) against the raw running sum: a row summing to S < 1 gives 1 - S to its last "
      "positive token"},
+    {"X07", "skipped-outputs", "stream_agreement",
+     "declares inverse_cdf_u53 but forms u from stream outputs 2 and 3 instead of 0 and 1"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance",

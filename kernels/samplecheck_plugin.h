@@ -37,7 +37,8 @@
  *   1.2  sc_sampler: rng_policy, parameter_indexing, degenerate_rows, reserved1: the
  *        declared contracts (0 = today's contract, what a 1.0 / 1.1 sampler gets).
  *   1.3  sc_sampler: probs_normalisation, in the place of 1.2's reserved1 (which had
- *        to be 0: the same contract as SC_PROBS_RENORMALISE).
+ *        to be 0: the same contract as SC_PROBS_RENORMALISE); uniform_rule and
+ *        reserved2 appended (sc_sampler grows from 96 to 104 bytes).
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -121,6 +122,16 @@ typedef int32_t sc_status;
 /* What a probs row may sum to (minor 3). */
 #define SC_PROBS_RENORMALISE 1   /* anything positive: sampled in proportion to the values */
 #define SC_PROBS_ASSUME_SUM_ONE 2 /* 1: only float32 rows that sum to 1 are sent (FlashInfer) */
+/* How an unfiltered row's token follows from the stream (minor 3). A declared rule lets the
+ * battery (check stream_agreement) evaluate the same rule on the reference Philox stream and
+ * compare tokens exactly: a subject that reads other outputs than it should, or computes its
+ * stream position wrongly, disagrees there although its tokens are a perfect sample. */
+#define SC_RULE_UNDECLARED 0 /* the subject does not say (stream_agreement is n/a) */
+/* u = uniform_double(out0, out1): out0 and out1 the first two 32-bit outputs of
+ * curand_init(seed, subsequence, offset), u = (((out0 << 21) ^ (out1 >> 11)) mod 2^53) * 2^-53
+ * in [0, 1) (reference/uniform.h). The token is the first index whose running sum of the row
+ * exceeds u * (the row's sum). Only rows with every filter off are judged by it. */
+#define SC_RULE_INVERSE_CDF_U53 1
 
 /*
  * One batched sampling call.
@@ -195,6 +206,9 @@ typedef struct {
   /* Minor 3 (reserved, 0, in minor 2): SC_PROBS_*, 0 = SC_PROBS_RENORMALISE.
    * SC_PROBS_ASSUME_SUM_ONE needs input_kind SC_INPUT_PROBS and input_dtypes f32 only. */
   int32_t probs_normalisation;
+  /* Minor 3: SC_RULE_*, 0 = SC_RULE_UNDECLARED. reserved2 must be 0. */
+  int32_t uniform_rule;
+  int32_t reserved2;
 } sc_sampler;
 
 /* ---------------------------------------------------------------------------

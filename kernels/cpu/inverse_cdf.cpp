@@ -39,6 +39,13 @@ class multinomial final : public row_sampler {
     return sum > 0.0;
   }
   draw_result draw(philox_stream& stream) override {
+    // X07: two outputs skipped before u is formed (a kernel that reads its uniforms from the
+    // wrong lanes of its Philox block). u is still a perfect uniform, so only a comparison
+    // with the declared rule on the reference stream (stream_agreement) can see it.
+    if (planted_ == defect::X07) {
+      stream.next();
+      stream.next();
+    }
     // X06: u in [0, 1) as if the row summed to 1; the mass a short row lacks falls past
     // the last entry, to its last positive token (FlashInfer's probs kernels, which
     // declare probs_normalisation assume_sum_one).

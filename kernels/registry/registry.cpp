@@ -109,7 +109,8 @@ bool known_memory_space(int32_t space) {
 
 // The fields a descriptor of `minor` has, in bytes, as far as this host knows them.
 size_t sampler_bytes(uint32_t minor) {
-  return minor >= 2 ? sizeof(sc_sampler) : kSamplerSizeMinor1;
+  if (minor >= 3) return sizeof(sc_sampler);
+  return minor == 2 ? kSamplerSizeMinor2 : kSamplerSizeMinor1;
 }
 size_t matmul_bytes(uint32_t minor) { return minor >= 1 ? sizeof(sc_matmul) : kMatmulSizeMinor0; }
 
@@ -144,13 +145,24 @@ std::string check_contracts(const std::string& name, const sc_sampler& s) {
   } fields[] = {{s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
                 {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
                 {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
-                {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"}};
+                {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"},
+                // Appended in minor 3: a minor-2 struct has no such word, so it reads 0 there.
+                {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53,
+                 "uniform_rule"}};
   for (const auto& f : fields)
     if (f.value < 0 || f.value > f.last)
       return fmt::format("sampler {}: field {} has unknown value {}", name, f.field, f.value);
   if (s.abi_version.minor < 3 && s.probs_normalisation != 0)
     return fmt::format("sampler {}: field reserved1 is {}, must be 0 in minor {}", name,
                        s.probs_normalisation, s.abi_version.minor);
+  if (s.abi_version.minor >= 3 && s.reserved2 != 0)
+    return fmt::format("sampler {}: field reserved2 is {}, must be 0", name, s.reserved2);
+  if (s.abi_version.minor >= 3 && s.uniform_rule == SC_RULE_INVERSE_CDF_U53 &&
+      s.input_kind != SC_INPUT_PROBS)
+    return fmt::format(
+        "sampler {}: field uniform_rule is inverse_cdf_u53, which needs input_kind probs (the "
+        "rule inverts the running sum of the row as given)",
+        name);
   if (s.probs_normalisation == SC_PROBS_ASSUME_SUM_ONE &&
       (s.input_kind != SC_INPUT_PROBS || s.input_dtypes != SC_DTYPE_BIT(SC_DTYPE_F32)))
     return fmt::format(

@@ -33,6 +33,8 @@ bool cuda_device_present();
 inline constexpr size_t kSamplerSizeMinor0 = offsetof(sc_sampler, rng_policy);
 // sc_sampler did not change in minor 1.
 inline constexpr size_t kSamplerSizeMinor1 = kSamplerSizeMinor0;
+// Minor 2 ended at probs_normalisation (then reserved1); minor 3 appended uniform_rule.
+inline constexpr size_t kSamplerSizeMinor2 = offsetof(sc_sampler, uniform_rule);
 inline constexpr size_t kMatmulSizeMinor0 = offsetof(sc_matmul, num_batch_thresholds);
 
 // A dlopen()ed plugin library. The handle stays open for the object's lifetime;
@@ -89,6 +91,7 @@ struct sampler_contracts {
   int32_t parameter_indexing = SC_PARAMS_BY_INPUT_ROW;
   int32_t degenerate_rows = SC_DEGENERATE_VALID_FLAG;
   int32_t probs_normalisation = SC_PROBS_RENORMALISE;
+  int32_t uniform_rule = SC_RULE_UNDECLARED;  // 0 is a value here: "the subject does not say"
 };
 inline sampler_contracts contracts_of(const sc_sampler& s) {
   sampler_contracts c;
@@ -96,8 +99,9 @@ inline sampler_contracts contracts_of(const sc_sampler& s) {
   if (s.rng_policy != 0) c.rng_policy = s.rng_policy;
   if (s.parameter_indexing != 0) c.parameter_indexing = s.parameter_indexing;
   if (s.degenerate_rows != 0) c.degenerate_rows = s.degenerate_rows;
-  if (s.abi_version.minor >= 3 && s.probs_normalisation != 0)
-    c.probs_normalisation = s.probs_normalisation;
+  if (s.abi_version.minor < 3) return c;
+  if (s.probs_normalisation != 0) c.probs_normalisation = s.probs_normalisation;
+  c.uniform_rule = s.uniform_rule;
   return c;
 }
 

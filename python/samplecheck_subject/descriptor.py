@@ -17,6 +17,7 @@ RNG_POLICIES = ("per_request", "batch_slot", "subject_generator")
 PARAMETER_INDEXINGS = ("input_row", "output_row")
 DEGENERATE_ROWS = ("valid_flag", "error", "undefined")
 PROBS_NORMALISATIONS = ("renormalise", "assume_sum_one")
+UNIFORM_RULES = ("undeclared", "inverse_cdf_u53")
 
 
 class DescriptorError(ValueError):
@@ -39,7 +40,10 @@ class SamplerDescriptor:
     or "output_row"; degenerate_rows "valid_flag", "error" or "undefined"; probs_normalisation
     "renormalise" (a probs row is sampled in proportion to its values, whatever they sum to)
     or "assume_sum_one" (rows must sum to 1: only float32 rows that do are sent, so it takes
-    input_kind "probs" and input_dtypes ("f32",)).
+    input_kind "probs" and input_dtypes ("f32",)); uniform_rule "undeclared" or
+    "inverse_cdf_u53" (u from the first two outputs of the stream as a 53-bit double, the token
+    the first whose running sum exceeds u * the row's sum: check stream_agreement compares
+    tokens with it on the reference Philox stream; needs input_kind "probs").
     """
 
     name: str
@@ -55,6 +59,7 @@ class SamplerDescriptor:
     parameter_indexing: str = "input_row"
     degenerate_rows: str = "valid_flag"
     probs_normalisation: str = "renormalise"
+    uniform_rule: str = "undeclared"
     kind: str = field(default="sampler", init=False)
 
     def validate(self):
@@ -89,6 +94,10 @@ class SamplerDescriptor:
                 self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)):
             raise DescriptorError(f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
                                   "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)")
+        _one_of(n, "uniform_rule", self.uniform_rule, UNIFORM_RULES)
+        if self.uniform_rule == "inverse_cdf_u53" and self.input_kind != "probs":
+            raise DescriptorError(f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
+                                  "inverts the running sum of the row as given)")
         return self
 
     def to_json(self):
@@ -106,6 +115,7 @@ class SamplerDescriptor:
             "parameter_indexing": self.parameter_indexing,
             "degenerate_rows": self.degenerate_rows,
             "probs_normalisation": self.probs_normalisation,
+            "uniform_rule": self.uniform_rule,
         }
         if self.filter_order is not None:
             out["filter_order"] = self.filter_order

@@ -156,6 +156,13 @@ def test_descriptor_rules_name_the_field():
                           probs_normalisation="assume_sum_one").validate()
     with pytest.raises(DescriptorError, match="x: probs_normalisation = 'exact'"):
         SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], probs_normalisation="exact").validate()
+    with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf' is not one of undeclared, inverse_cdf_u53"):
+        SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf").validate()
+    with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs'"):
+        SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53").validate()
+    ruled = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53")
+    assert ruled.to_json()["uniform_rule"] == "inverse_cdf_u53"
+    assert SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"]).to_json()["uniform_rule"] == "undeclared"
 
 
 def test_adapters_describe_themselves_without_torch():

@@ -113,6 +113,10 @@ const std::vector<check_definition>& all_checks() {
        "offsets and subsequences 2^32..2^63 apart give independent draws (collision test)",
        {},
        run_stream_position, planned_stream_position},
+      {"stream_agreement", S, check_kind::exact, 0,
+       "where the subject declares its uniform_rule, its tokens on unfiltered rows are the rule "
+       "evaluated on the reference Philox stream (offsets and subsequences past 2^32)",
+       agreement_not_applicable, run_stream_agreement, planned_stream_agreement},
       {"batch_invariance",
        M,
        check_kind::exact,

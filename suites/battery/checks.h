@@ -64,6 +64,11 @@ uint64_t planned_spelling_agreement(const check_context& ctx);
 uint64_t planned_round_advancement(const check_context& ctx);
 uint64_t planned_stream_position(const check_context& ctx);
 check_outcome run_stream_position(const check_context& ctx);
+// stream_agreement (checks_agreement.cpp): tokens against the declared uniform_rule on the
+// reference stream.
+check_outcome run_stream_agreement(const check_context& ctx);
+uint64_t planned_stream_agreement(const check_context& ctx);
+std::string agreement_not_applicable(const subject& s, const subject_lookup& lookup);
 
 check_outcome run_matmul_batch_invariance(const check_context& ctx);
 check_outcome run_matmul_run_to_run(const check_context& ctx);

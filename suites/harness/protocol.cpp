@@ -166,6 +166,8 @@ constexpr spelling kDegenerate[] = {{SC_DEGENERATE_VALID_FLAG, "valid_flag"},
                                     {SC_DEGENERATE_UNDEFINED, "undefined"}};
 constexpr spelling kNormalisation[] = {{SC_PROBS_RENORMALISE, "renormalise"},
                                        {SC_PROBS_ASSUME_SUM_ONE, "assume_sum_one"}};
+constexpr spelling kUniformRule[] = {{SC_RULE_UNDECLARED, "undeclared"},
+                                     {SC_RULE_INVERSE_CDF_U53, "inverse_cdf_u53"}};
 constexpr spelling kFilters[] = {{SC_FILTER_TOP_K, "top_k"},
                                  {SC_FILTER_TOP_P, "top_p"},
                                  {SC_FILTER_MIN_P, "min_p"},
@@ -287,6 +289,7 @@ void read_sampler(const entry_reader& r, descriptor& d) {
   s.parameter_indexing = r.word("parameter_indexing", kParams, false);
   s.degenerate_rows = r.word("degenerate_rows", kDegenerate, false);
   s.probs_normalisation = r.word("probs_normalisation", kNormalisation, false);
+  s.uniform_rule = r.word("uniform_rule", kUniformRule, false);
   s.context = &d;
   s.sample = called_in_the_parent;
   if (std::string why = registry::validate_sampler(s); !why.empty())
@@ -347,6 +350,7 @@ nlohmann::json to_json(const sc_sampler& s, const std::string& unavailable) {
   j["parameter_indexing"] = word_of(kParams, c.parameter_indexing);
   j["degenerate_rows"] = word_of(kDegenerate, c.degenerate_rows);
   j["probs_normalisation"] = word_of(kNormalisation, c.probs_normalisation);
+  j["uniform_rule"] = word_of(kUniformRule, c.uniform_rule);
   return j;
 }
 

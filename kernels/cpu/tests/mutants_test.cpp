@@ -335,3 +335,16 @@ TEST_CASE("S19 and X05: tied logits at large magnitudes go to the lower id") {
     REQUIRE(ma > 1.3 * mb);
   }
 }
+
+TEST_CASE("X07: u is formed from stream outputs 2 and 3, so it is the host's draw 2 outputs on") {
+  // The mutant's token at offset o is the host's at offset o + 2 on every stream (the same
+  // perfect uniform, read from the wrong outputs); at the same offset they rarely agree.
+  call at = draws_of(kFlat64, 256), later = draws_of(kFlat64, 256);
+  for (auto& o : at.offset) o = 5;
+  for (auto& o : later.offset) o = 7;
+  pair_run now(at, "cpu.multinomial", "X07"), ahead(later, "cpu.multinomial", "X07");
+  REQUIRE(now.mutant.tokens == ahead.host.tokens);
+  REQUIRE(equal_rows(now.host.tokens, now.mutant.tokens) < 20);  // 1/64 each: about 4 expected
+  CHECK(sampler_named("cpu.multinomial:X07").uniform_rule == SC_RULE_INVERSE_CDF_U53);
+  CHECK(sampler_named("cpu.multinomial").uniform_rule == SC_RULE_INVERSE_CDF_U53);
+}

@@ -406,7 +406,7 @@ TEST_CASE("the declared contracts of ABI 1.2 follow the versioning rule") {
         "sampler test.contracts: field rng_policy has unknown value 9");
   s.rng_policy = 0;
   CHECK(registry::kSamplerSizeMinor1 == 80);
-  CHECK(sizeof(sc_sampler) == 96);
+  CHECK(sizeof(sc_sampler) == 104);
 }
 
 // ABI 1.3: probs_normalisation takes minor 2's reserved word, which had to be 0 there; a
@@ -433,4 +433,35 @@ TEST_CASE("probs_normalisation of ABI 1.3 follows the versioning rule") {
   minor2.probs_normalisation = 0;
   CHECK(registry::validate_sampler(minor2).empty());
   CHECK(registry::contracts_of(minor2).probs_normalisation == SC_PROBS_RENORMALISE);
+}
+
+// ABI 1.3 also appended uniform_rule and reserved2 (96 -> 104 bytes): a minor-2 array has the
+// 96-byte stride, and whatever lies past it in a minor-2 struct is never read.
+TEST_CASE("uniform_rule of ABI 1.3 follows the versioning rule") {
+  CHECK(registry::kSamplerSizeMinor2 == 96);
+  sc_sampler s = valid_sampler();
+  CHECK(registry::contracts_of(s).uniform_rule == SC_RULE_UNDECLARED);
+  s.uniform_rule = SC_RULE_INVERSE_CDF_U53;
+  REQUIRE(registry::validate_sampler(s).empty());
+  CHECK(registry::contracts_of(s).uniform_rule == SC_RULE_INVERSE_CDF_U53);
+  s.input_kind = SC_INPUT_LOGITS;
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field uniform_rule is inverse_cdf_u53, which needs input_kind "
+        "probs (the rule inverts the running sum of the row as given)");
+  s.input_kind = SC_INPUT_PROBS;
+  s.uniform_rule = 2;
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field uniform_rule has unknown value 2");
+  s.uniform_rule = -1;
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field uniform_rule has unknown value -1");
+  s.uniform_rule = 0;
+  s.reserved2 = 5;
+  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field reserved2 is 5, must be 0");
+  sc_sampler minor2 = valid_sampler();
+  minor2.abi_version.minor = 2;
+  minor2.uniform_rule = 77;  // beyond a minor-2 struct: not a field of it
+  minor2.reserved2 = 9;
+  CHECK(registry::validate_sampler(minor2).empty());
+  CHECK(registry::contracts_of(minor2).uniform_rule == SC_RULE_UNDECLARED);
 }

@@ -68,3 +68,32 @@ TEST_CASE("every correct CPU sampler passes the quick battery on every declared 
     }
   }
 }
+
+// stream_agreement (issue 17 (c)): the one CPU subject that declares its uniform_rule
+// (cpu.multinomial, inverse_cdf_u53) agrees with the rule on the reference stream in every
+// dtype; every other correct CPU subject declares none and gets n/a with that reason.
+TEST_CASE("stream_agreement: cpu.multinomial agrees and the other CPU samplers are n/a",
+          "[battery][cpu]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  run_options options;
+  options.budget = quick_budget();
+  options.checks = {"stream_agreement"};
+  for (const char* name : kCorrectCpuSamplers) {
+    const subject* s = catalog.find(name);
+    REQUIRE(s != nullptr);
+    const battery_report report = run_battery(*s, options, catalog.lookup());
+    CAPTURE(name, format_report(report, false));
+    REQUIRE(!report.checks.empty());
+    for (const auto& c : report.checks) {
+      CAPTURE(c.dtype, c.detail);
+      if (std::string(name) == "cpu.multinomial") {
+        CHECK(c.result == verdict::pass);
+        CHECK(c.detail.find("0 disagreed") != std::string::npos);
+      } else {
+        CHECK(c.result == verdict::not_applicable);
+        CHECK(c.detail.find("uniform_rule undeclared") != std::string::npos);
+      }
+    }
+  }
+}

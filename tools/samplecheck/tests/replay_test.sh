@@ -14,8 +14,12 @@ source "$(dirname "$0")/test_lib.sh" "$work"
 "$sc" qualify --subject cpu.segmented:B01 --checks batch_invariance --repro-dir "$work/b01" \
   >"$work/b01.txt" 2>&1
 [ $? -eq 1 ] && ok "B01 fails batch_invariance (exit 1)" || bad "B01 did not exit 1: $(tail -n 3 "$work/b01.txt")"
+# An exact sampler kill: X07 forms u from the wrong outputs (stream_agreement), in every dtype.
+"$sc" qualify --subject cpu.multinomial:X07 --checks stream_agreement \
+  --repro-dir "$work/x07" >"$work/x07.txt" 2>&1
+[ $? -eq 1 ] && ok "X07 fails stream_agreement (exit 1)" || bad "X07 did not exit 1: $(tail -n 3 "$work/x07.txt")"
 
-for record in "$work"/s07/*.json "$work"/b01/*.json; do
+for record in "$work"/s07/*.json "$work"/b01/*.json "$work"/x07/*.json; do
   [ -f "$record" ] || { bad "no reproduction file in $(dirname "$record")"; continue; }
   "$sc" replay "$record" >"$record.replay" 2>&1
   status=$?

@@ -15,9 +15,12 @@
 //   protocol_subject never_samples  status 0, outputs never written (a forged pass)
 //   protocol_subject wrong_version  says hello in protocol 2
 //   protocol_subject bad_descriptor philox_outputs_per_call 0
+//   protocol_subject rule           ok, but on cuRAND's Philox stream as it declares:
+//                                   uniform_rule inverse_cdf_u53 (u from outputs 0 and 1)
+//   protocol_subject rule_slot      rule, keyed by the output row: rng_policy batch_slot
 //
-// Its stream is not cuRAND's: u = mix(seed, subsequence, offset), one draw per call,
-// which is all the battery's stream checks ask of a per-request subject.
+// Its stream is not cuRAND's but in the rule modes: u = mix(seed, subsequence, offset), one
+// draw per call, which is all the battery's stream checks ask of a per-request subject.
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,6 +35,33 @@
 namespace {
 
 using json = nlohmann::json;
+
+// Philox4x32-10 (Salmon et al., SC'11) as curand_init(seed, subsequence, offset) sets it up
+// (docs/subject-protocol.md section 6, uniform_rule): key = seed, counter = {offset / 4 (64
+// bits), subsequence (64 bits)}, the first output word offset % 4 of that block.
+uint32_t philox_output(uint64_t seed, uint64_t subsequence, uint64_t index) {
+  const uint64_t block = index / 4;
+  uint32_t c[4] = {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                   static_cast<uint32_t>(subsequence), static_cast<uint32_t>(subsequence >> 32)};
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t{0xD2511F53u} * c[0], p1 = uint64_t{0xCD9E8D57u} * c[2];
+    const uint32_t n[4] = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1),
+                           static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(p0)};
+    for (int i = 0; i < 4; ++i) c[i] = n[i];
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c[index % 4];
+}
+
+// inverse_cdf_u53's u: ((out0 << 21) ^ (out1 >> 11)) mod 2^53, times 2^-53.
+double rule_uniform(uint64_t seed, uint64_t subsequence, uint64_t offset) {
+  const uint64_t out0 = philox_output(seed, subsequence, offset);
+  const uint64_t out1 = philox_output(seed, subsequence, offset + 1);
+  return static_cast<double>(((out0 << 21) ^ (out1 >> 11)) & ((uint64_t{1} << 53) - 1)) *
+         0x1.0p-53;
+}
 
 int control = -1, shm_fd = -1;
 uint8_t* shm = nullptr;
@@ -132,10 +162,13 @@ json sample(const json& q, const std::string& mode) {
       valid[r] = 0, token[r] = -1;
       continue;
     }
-    const uint64_t subsequence = mode == "slot" ? static_cast<uint64_t>(r) : sub ? sub[r] : 0;
+    const bool slot = mode == "slot" || mode == "rule_slot";
+    const uint64_t subsequence = slot ? static_cast<uint64_t>(r) : sub ? sub[r] : 0;
     const uint64_t h = mix(seed[r] ^ mix(subsequence ^ mix(offset[r])));
     const bool raw = mode == "sum_one" || mode == "no_renorm";
-    const double target = static_cast<double>(h >> 11) * 0x1.0p-53 * (raw ? 1.0 : sum);
+    const double u = mode.rfind("rule", 0) == 0 ? rule_uniform(seed[r], subsequence, offset[r])
+                                                : static_cast<double>(h >> 11) * 0x1.0p-53;
+    const double target = u * (raw ? 1.0 : sum);
     double cum = 0;
     int64_t pick = -1;
     for (int64_t t = 0; t < V && pick < 0; ++t)
@@ -191,7 +224,9 @@ json descriptor(const std::string& mode) {
          {"input_dtypes", {"f32"}},
          {"filters", json::array()},
          {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
-  if (mode == "slot") d["rng_policy"] = "batch_slot";
+  if (mode == "slot" || mode == "rule_slot") d["rng_policy"] = "batch_slot";
+  if (mode == "rule" || mode == "rule_slot") d["uniform_rule"] = "inverse_cdf_u53";
+  if (mode == "rule" || mode == "rule_slot") d["philox_outputs_per_call"] = 2;
   if (mode == "output_params") d["parameter_indexing"] = "output_row";
   if (mode == "sum_one") d["probs_normalisation"] = "assume_sum_one";
   return d;
