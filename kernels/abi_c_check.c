@@ -68,9 +68,9 @@ SC_FIELD(sc_sampler, philox_outputs_per_call, 48, 8);
 SC_FIELD(sc_sampler, flags, 56, 8);
 SC_FIELD(sc_sampler, context, 64, 8);
 SC_FIELD(sc_sampler, sample, 72, 8);
-SC_FIELD(sc_sampler, rng_policy, 80, 4);         /* minor 2 */
-SC_FIELD(sc_sampler, parameter_indexing, 84, 4); /* minor 2 */
-SC_FIELD(sc_sampler, degenerate_rows, 88, 4);    /* minor 2 */
+SC_FIELD(sc_sampler, rng_policy, 80, 4);          /* minor 2 */
+SC_FIELD(sc_sampler, parameter_indexing, 84, 4);  /* minor 2 */
+SC_FIELD(sc_sampler, degenerate_rows, 88, 4);     /* minor 2 */
 SC_FIELD(sc_sampler, probs_normalisation, 92, 4); /* minor 3 */
 SC_FIELD(sc_sampler, uniform_rule, 96, 4);        /* minor 3 */
 SC_FIELD(sc_sampler, reserved2, 100, 4);          /* minor 3 */

@@ -120,7 +120,7 @@ typedef int32_t sc_status;
 #define SC_DEGENERATE_ERROR 2      /* the call fails with a non-zero status */
 #define SC_DEGENERATE_UNDEFINED 3  /* nothing is promised; the battery does not judge them */
 /* What a probs row may sum to (minor 3). */
-#define SC_PROBS_RENORMALISE 1   /* anything positive: sampled in proportion to the values */
+#define SC_PROBS_RENORMALISE 1    /* anything positive: sampled in proportion to the values */
 #define SC_PROBS_ASSUME_SUM_ONE 2 /* 1: only float32 rows that sum to 1 are sent (FlashInfer) */
 /* How an unfiltered row's token follows from the stream (minor 3). A declared rule lets the
  * battery (check stream_agreement) evaluate the same rule on the reference Philox stream and

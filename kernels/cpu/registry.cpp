@@ -28,7 +28,8 @@ struct subject_entry {
 const subject_entry kSubjects[] = {
     {{"cpu.multinomial", SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX, 2, 0},
      "inverse CDF over the probabilities, u from 53 bits (torch.multinomial, SGLang v0.5.19)",
-     cpu::make_multinomial, SC_RULE_INVERSE_CDF_U53},
+     cpu::make_multinomial,
+     SC_RULE_INVERSE_CDF_U53},
     {{"cpu.gumbel_probs", SC_INPUT_PROBS, 0, SC_ORDER_TOP_K_FIRST, SC_TIE_LOWEST_INDEX,
       kGumbelOutputs, cpu::kGumbelMaxVocab},
      "argmax p / max(Exp(1), FLT_MIN), Exp(1) = -log1p(-v) from stream output offset+i (SGLang "
@@ -71,7 +72,7 @@ const struct {
     {"cpu.dual_pivot", "S17", defect::S17},    {"cpu.sort_filter", "S18", defect::S18},
     {"cpu.gumbel_logits", "S19", defect::S19}, {"cpu.dual_pivot", "X03", defect::X03},
     {"cpu.dual_pivot", "X04", defect::X04},    {"cpu.gumbel_logits", "X05", defect::X05},
-    {"cpu.multinomial", "X06", defect::X06},    {"cpu.multinomial", "X07", defect::X07},
+    {"cpu.multinomial", "X06", defect::X06},   {"cpu.multinomial", "X07", defect::X07},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection

@@ -142,13 +142,13 @@ std::string check_contracts(const std::string& name, const sc_sampler& s) {
   const struct {
     int32_t value, last;
     const char* field;
-  } fields[] = {{s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
-                {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
-                {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
-                {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"},
-                // Appended in minor 3: a minor-2 struct has no such word, so it reads 0 there.
-                {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53,
-                 "uniform_rule"}};
+  } fields[] = {
+      {s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
+      {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
+      {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
+      {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"},
+      // Appended in minor 3: a minor-2 struct has no such word, so it reads 0 there.
+      {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53, "uniform_rule"}};
   for (const auto& f : fields)
     if (f.value < 0 || f.value > f.last)
       return fmt::format("sampler {}: field {} has unknown value {}", name, f.field, f.value);

@@ -303,7 +303,7 @@ TEST_CASE("X06: a row short of 1 gives what it lacks to its last positive token"
   pair_run run(draws_of(row, 4000), "cpu.multinomial", "X06");
   const auto host = histogram(run.host), mutant = histogram(run.mutant);
   REQUIRE((host[2] == 0 && mutant[2] == 0));
-  REQUIRE(std::abs(host[0] - 1600) < 200);  // binomial sd 31
+  REQUIRE(std::abs(host[0] - 1600) < 200);   // binomial sd 31
   REQUIRE(std::abs(mutant[0] - 800) < 200);  // sd 25
 }
 

@@ -59,8 +59,7 @@ uint32_t philox_output(uint64_t seed, uint64_t subsequence, uint64_t index) {
 double rule_uniform(uint64_t seed, uint64_t subsequence, uint64_t offset) {
   const uint64_t out0 = philox_output(seed, subsequence, offset);
   const uint64_t out1 = philox_output(seed, subsequence, offset + 1);
-  return static_cast<double>(((out0 << 21) ^ (out1 >> 11)) & ((uint64_t{1} << 53) - 1)) *
-         0x1.0p-53;
+  return static_cast<double>(((out0 << 21) ^ (out1 >> 11)) & ((uint64_t{1} << 53) - 1)) * 0x1.0p-53;
 }
 
 int control = -1, shm_fd = -1;
