@@ -48,11 +48,11 @@ def sglang_v0520_gumbel(probs, params, g):
     return sampled_index.view(-1)
 
 
-def sglang_filtered(probs, params, g):
-    """SGLang's filtered path: sort descending, cumulative sum of the sorted row, then zero
-    ranks >= top_k, tokens whose preceding mass exceeds top_p (on the unfiltered cumulative
-    sum: both filters judge the original row, the joint order) and tokens below min_p times
-    the largest; multinomial over what is left, mapped back through the sort."""
+def sglang_filter(probs, params):
+    """SGLang's filtered path, the filtering: sort descending, cumulative sum of the sorted
+    row, then zero ranks >= top_k, tokens whose preceding mass exceeds top_p (on the
+    unfiltered cumulative sum: both filters judge the original row, the joint order) and
+    tokens below min_p times the largest. Returns the filtered sorted rows and the sort."""
     import torch
 
     probs = probs.float()
@@ -63,15 +63,25 @@ def sglang_filtered(probs, params, g):
     probs_sort[rank >= params["top_k"].view(-1, 1)] = 0.0
     probs_sort[(probs_sum - probs_sort) > params["top_p"].view(-1, 1)] = 0.0
     probs_sort[probs_sort < (probs_sort[:, 0] * params["min_p"]).view(-1, 1)] = 0.0
-    sampled = torch.multinomial(probs_sort, num_samples=1, generator=g)
-    return torch.gather(probs_idx, dim=1, index=sampled).view(-1)
+    return probs_sort, probs_idx
 
 
-def vllm_filtered(logits, params, g):
-    """vLLM's path: logits in float32 divided by temperature (0: greedy argmax), top-k as a
-    threshold at the k-th largest logit (ties with it stay), then top-p on the softmax of what
-    top-k left (sorted ascending: a token goes when the mass at and below it is <= 1 - p; the
-    largest always stays), then Gumbel-max through an Exp(1) draw: argmax(probs / q)."""
+def sglang_draw(filtered, rows, g):
+    """SGLang's filtered path, the draw for output rows `rows` of the filtered rows:
+    multinomial over what is left, mapped back through the sort."""
+    import torch
+
+    probs_sort, probs_idx = filtered
+    sampled = torch.multinomial(probs_sort.index_select(0, rows), num_samples=1, generator=g)
+    return probs_idx[rows, sampled.view(-1)]
+
+
+def vllm_filter(logits, params):
+    """vLLM's path, the filtering: logits in float32 divided by temperature (0: greedy
+    argmax), top-k as a threshold at the k-th largest logit (ties with it stay), then top-p
+    on the softmax of what top-k left (sorted ascending: a token goes when the mass at and
+    below it is <= 1 - p; the largest always stays). Returns the softmax of the filtered
+    logits, their argmax and the greedy rows."""
     import torch
 
     logits = logits.to(torch.float32)
@@ -89,17 +99,46 @@ def vllm_filtered(logits, params, g):
         drop[:, -1] = False
         logits_sort.masked_fill_(drop, -float("inf"))
     logits = logits_sort.scatter(dim=-1, index=logits_idx, src=logits_sort)
-    probs = logits.softmax(dim=-1)
-    q = torch.empty_like(probs).exponential_(1.0, generator=g)
-    sampled = probs.div_(q).argmax(dim=-1)
-    return torch.where(greedy, logits.argmax(dim=-1), sampled)
+    return logits.softmax(dim=-1), logits.argmax(dim=-1), greedy
 
 
-def _served(rule, refuses_degenerate):
-    """The callable for a rule that takes one row per output (as SGLang's and vLLM's batches
-    are laid out): output rows in chunks of at most 2^29 elements (a request's draws do not
-    depend on the chunk: the rule treats rows independently), parameters per output row, one
-    generator for the call."""
+def vllm_draw(filtered, rows, g):
+    """vLLM's path, the draw for output rows `rows`: Gumbel-max through an Exp(1) draw,
+    argmax(probs / q); a greedy row takes the argmax."""
+    import torch
+
+    probs, argmax, greedy = filtered
+    p = probs.index_select(0, rows)
+    q = torch.empty_like(p).exponential_(1.0, generator=g)
+    sampled = p.div_(q).argmax(dim=-1)
+    return torch.where(greedy.index_select(0, rows), argmax.index_select(0, rows), sampled)
+
+
+def _chunk_rows(vocab_size):
+    """Rows per chunk: at most 2^29 elements of a row-sized temporary at a time."""
+    return max(1, (1 << 29) // vocab_size)
+
+
+def _filter_rows(filter_rule, rows, params, flags):
+    """filter_rule over `rows` in chunks; the chunks' results concatenated per field (the rule
+    treats rows independently, so a row's result does not depend on its chunk)."""
+    import torch
+
+    step = _chunk_rows(rows.shape[1])
+    parts = []
+    for start in range(0, rows.shape[0], step):
+        part = {name: values[start:start + step] for name, values in params.items()}
+        parts.append(filter_rule(rows[start:start + step], {**part, **flags}))
+    return tuple(torch.cat(field) for field in zip(*parts))
+
+
+def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
+    """The callable for a filtered rule. The filtering is a deterministic function of an input
+    row and its parameters, so it runs once per input row, and each output row draws from
+    its input row's filtered row; its tokens are those of the rule applied to one row per
+    output (as SGLang's and vLLM's batches are laid out; per_output_row=True does exactly
+    that, and python/tests/test_torch_adapters.py compares the two token for token). Output
+    rows in chunks of at most 2^29 elements; one generator for the call."""
 
     def fn(b):
         import torch
@@ -107,21 +146,46 @@ def _served(rule, refuses_degenerate):
         if refuses_degenerate:
             _refuse_degenerate(b.input.float())
         params = {
-            "top_k": common.by_output_row(common.top_k_tensor(b), b).to(torch.int64),
-            "top_p": common.by_output_row(common.float_tensor(b, "top_p", 1.0), b),
-            "min_p": common.by_output_row(common.float_tensor(b, "min_p", 0.0), b),
-            "temperature": common.by_output_row(common.float_tensor(b, "temperature", 1.0), b),
+            "top_k": common.top_k_tensor(b).to(torch.int64),
+            "top_p": common.float_tensor(b, "top_p", 1.0),
+            "min_p": common.float_tensor(b, "min_p", 0.0),
+            "temperature": common.float_tensor(b, "temperature", 1.0),
         }
         flags = {"top_k_on": b.top_k is not None, "top_p_on": b.top_p is not None}
+        rows, source = b.input, (torch.arange(b.num_output_rows, device="cuda")
+                                 if b.row_index is None else b.row_index.long())
+        if per_output_row:
+            rows = rows.index_select(0, source)
+            params = {name: values.index_select(0, source) for name, values in params.items()}
+            source = torch.arange(b.num_output_rows, device="cuda")
+        filtered = _filter_rows(filter_rule, rows, params, flags)
         g = common.generator_for(b)
-        chunk = max(1, (1 << 29) // b.vocab_size)
+        step = _chunk_rows(b.vocab_size)
+        tokens = [draw_rule(filtered, source[start:start + step], g)
+                  for start in range(0, b.num_output_rows, step)]
+        return torch.cat(tokens), None
+
+    fn.__name__ = filter_rule.__name__
+    return fn
+
+
+def _one_row_per_output(rule, refuses_degenerate):
+    """The callable for a rule that takes one row per output and no filter (SGLang's
+    unfiltered rules, spelled as seed 000 prints them); one generator for the call."""
+
+    def fn(b):
+        import torch
+
+        if refuses_degenerate:
+            _refuse_degenerate(b.input.float())
+        step = _chunk_rows(b.vocab_size)
+        g = common.generator_for(b)
         tokens = []
-        for start in range(0, b.num_output_rows, chunk):
-            end = min(b.num_output_rows, start + chunk)
+        for start in range(0, b.num_output_rows, step):
+            end = min(b.num_output_rows, start + step)
             rows = (b.input[start:end] if b.row_index is None
                     else b.input.index_select(0, b.row_index[start:end].long()))
-            part = {name: values[start:end] for name, values in params.items()}
-            tokens.append(rule(rows, {**part, **flags}, g))
+            tokens.append(rule(rows, None, g))
         return torch.cat(tokens), None
 
     fn.__name__ = rule.__name__
@@ -135,20 +199,20 @@ def _descriptor(name, **kw):
 
 
 DESCRIPTORS = {
-    "torch.sglang_v0519_multinomial": (_served(sglang_v0519_multinomial, True), _descriptor(
+    "torch.sglang_v0519_multinomial": (_one_row_per_output(sglang_v0519_multinomial, True), _descriptor(
         "torch.sglang_v0519_multinomial", input_kind="probs", input_dtypes=("f32",), filters=(),
         degenerate_rows="error",
         description="SGLang v0.5.19: torch.multinomial(probs, num_samples=1)")),
-    "torch.sglang_v0520_gumbel": (_served(sglang_v0520_gumbel, False), _descriptor(
+    "torch.sglang_v0520_gumbel": (_one_row_per_output(sglang_v0520_gumbel, False), _descriptor(
         "torch.sglang_v0520_gumbel", input_kind="probs", input_dtypes=("f32",), filters=(),
         degenerate_rows="undefined",
         description="SGLang v0.5.20: (probs.float() / Exp(1).clamp_min(tiny)).argmax()")),
-    "torch.sglang_filtered": (_served(sglang_filtered, True), _descriptor(
+    "torch.sglang_filtered": (_served(sglang_filter, sglang_draw, True), _descriptor(
         "torch.sglang_filtered", input_kind="probs", input_dtypes=("f32",),
         filters=("top_k", "top_p", "min_p"), filter_order="joint", tie_policy="lowest_index",
         degenerate_rows="error",
         description="SGLang's sort-based top-k / top-p / min-p, then torch.multinomial")),
-    "torch.vllm_filtered": (_served(vllm_filtered, False), _descriptor(
+    "torch.vllm_filtered": (_served(vllm_filter, vllm_draw, False), _descriptor(
         "torch.vllm_filtered", input_kind="logits", input_dtypes=("f32", "bf16", "f16"),
         filters=("top_k", "top_p", "temperature"), filter_order="top_k_first", tie_policy="keep_ties",
         degenerate_rows="undefined",
