@@ -41,14 +41,8 @@ std::vector<filter_setting> round_forcing_settings(const subject& s) {
   if (s.declares(SC_FILTER_TOP_K)) out.push_back({.top_k = 256});
   if (s.declares(SC_FILTER_TOP_P)) out.push_back({.top_p = 0.01f});
   if (s.declares(SC_FILTER_MIN_P)) out.push_back({.min_p = 0.99f});
-  if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE)) {
-    const size_t untempered = out.size();
-    for (size_t i = 0; i < untempered; ++i) {
-      filter_setting hot = out[i];
-      hot.temperature = 0.5f;
-      out.push_back(hot);
-    }
-  }
+  if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE))
+    fixtures::append_tempered(out, 0, out.size(), {0.5f});
   return out;
 }
 

@@ -252,13 +252,19 @@ const char* launch_name(void* context, int32_t index) {
   return d->launch_config_names[static_cast<size_t>(index)].c_str();
 }
 
-void read_sampler(const entry_reader& r, descriptor& d) {
-  sc_sampler& s = d.sampler;
+// The fields sc_sampler and sc_matmul share, read alike (common_json writes them alike).
+template <typename Subject>
+void read_common(const entry_reader& r, const descriptor& d, Subject& s) {
   s.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
   s.name = d.name.c_str();
   s.description = d.description.c_str();
   s.memory_space = r.word("memory_space", kMemory, false);
   if (s.memory_space == 0) s.memory_space = SC_MEMORY_HOST;
+}
+
+void read_sampler(const entry_reader& r, descriptor& d) {
+  sc_sampler& s = d.sampler;
+  read_common(r, d, s);
   s.input_kind = r.word("input_kind", kInput, true);
   const nlohmann::json& dtypes = r.array("input_dtypes", true);
   for (const auto& w : dtypes) {
@@ -298,11 +304,7 @@ void read_sampler(const entry_reader& r, descriptor& d) {
 
 void read_matmul(const entry_reader& r, descriptor& d) {
   sc_matmul& m = d.matmul;
-  m.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  m.name = d.name.c_str();
-  m.description = d.description.c_str();
-  m.memory_space = r.word("memory_space", kMemory, false);
-  if (m.memory_space == 0) m.memory_space = SC_MEMORY_HOST;
+  read_common(r, d, m);
   for (const auto& w : r.array("launch_configs", false)) {
     if (!w.is_string()) r.refuse("launch_configs", "holds a non-string: " + w.dump());
     d.launch_config_names.push_back(w.get<std::string>());
