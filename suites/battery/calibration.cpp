@@ -2,28 +2,179 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
 
 #include "suites/stats/binomial_intervals.h"
 
 namespace samplecheck::battery {
 
+namespace {
+
+// What calibrate keeps of one run's battery_report.
+struct run_record {
+  bool passed = true;
+  uint64_t samples = 0;
+  double seconds = 0;
+  struct entry {
+    std::string name;  // check[dtype]
+    double p_value = 1;
+    bool failed = false;
+    double alpha_share = 0;
+  };
+  std::vector<entry> checks;
+};
+
+run_record record_of(const battery_report& r) {
+  run_record out{r.passed(), r.samples, r.seconds, {}};
+  for (const auto& c : r.checks)
+    if (c.p_value >= 0)
+      out.checks.push_back({c.dtype.empty() ? c.check : c.check + "[" + c.dtype + "]", c.p_value,
+                            c.failed(), std::max(c.alpha_share, 0.0)});
+  return out;
+}
+
+nlohmann::json to_json(const run_record& r) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : r.checks) checks.push_back({c.name, c.p_value, c.failed, c.alpha_share});
+  return {{"passed", r.passed}, {"samples", r.samples}, {"seconds", r.seconds}, {"checks", checks}};
+}
+
+run_record from_json(const nlohmann::json& j) {
+  run_record r{j.at("passed"), j.at("samples"), j.at("seconds"), {}};
+  for (const auto& c : j.at("checks")) r.checks.push_back({c.at(0), c.at(1), c.at(2), c.at(3)});
+  return r;
+}
+
+void tell_progress(const run_options& o, const std::string& subject, const run_record& r) {
+  if (!o.progress) return;
+  progress_event e{.subject = subject, .check = "", .index = 1, .total = 1};
+  e.plan_stated = e.all_planned = false;
+  o.progress(e);
+  e.finished = true;
+  e.samples = r.samples;
+  e.seconds = r.seconds;
+  e.failed = !r.passed;
+  o.progress(e);
+}
+
+void write_all(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) std::_Exit(3);
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Worker w: runs w, w + jobs, ..., one JSON line each ([run, record]) into fd.
+[[noreturn]] void work(const subject& s, run_options options, const subject_lookup& lookup,
+                       int runs, uint64_t first_seed, int jobs, int w, int fd) {
+  options.progress = nullptr;
+  for (int i = w; i < runs; i += jobs) {
+    options.seed = first_seed + static_cast<uint64_t>(i);
+    write_all(fd, nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))})
+                          .dump() +
+                      "\n");
+  }
+  std::_Exit(0);
+}
+
+std::vector<run_record> run_in_workers(const subject& s, const run_options& options,
+                                       const subject_lookup& lookup, int runs,
+                                       uint64_t first_seed, int jobs) {
+  std::vector<pollfd> fds;
+  std::vector<pid_t> pids;
+  for (int w = 0; w < jobs; ++w) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      work(s, options, lookup, runs, first_seed, jobs, w, p[1]);
+    }
+    ::close(p[1]);
+    fds.push_back({p[0], POLLIN, 0});
+    pids.push_back(pid);
+  }
+  std::vector<std::optional<run_record>> got(static_cast<size_t>(runs));
+  std::vector<std::string> pending(fds.size());
+  for (size_t open = fds.size(); open > 0;) {
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+      throw std::runtime_error("calibrate: poll failed");
+    for (size_t w = 0; w < fds.size(); ++w) {
+      if (fds[w].fd < 0 || fds[w].revents == 0) continue;
+      char buf[1 << 16];
+      const ssize_t n = ::read(fds[w].fd, buf, sizeof buf);
+      if (n > 0) {
+        pending[w].append(buf, static_cast<size_t>(n));
+        for (size_t eol; (eol = pending[w].find('\n')) != std::string::npos;) {
+          const auto line = nlohmann::json::parse(pending[w].substr(0, eol));
+          pending[w].erase(0, eol + 1);
+          const int run = line.at(0);
+          got.at(static_cast<size_t>(run)) = from_json(line.at(1));
+          tell_progress(options, s.name(), *got[static_cast<size_t>(run)]);
+        }
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[w].fd);
+        fds[w].fd = -1;
+        --open;
+      }
+    }
+  }
+  for (size_t w = 0; w < pids.size(); ++w) {
+    int status = 0;
+    ::waitpid(pids[w], &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error(fmt::format("calibrate: worker {} of {} died ({})", w + 1, jobs,
+                                           WIFSIGNALED(status)
+                                               ? fmt::format("signal {}", WTERMSIG(status))
+                                               : fmt::format("exit {}", WEXITSTATUS(status))));
+  }
+  std::vector<run_record> out;
+  for (int i = 0; i < runs; ++i) {
+    if (!got[static_cast<size_t>(i)])
+      throw std::runtime_error(fmt::format("calibrate: run {} never reported", i + 1));
+    out.push_back(std::move(*got[static_cast<size_t>(i)]));
+  }
+  return out;
+}
+
+}  // namespace
+
 calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup,
-                              int runs, uint64_t first_seed) {
+                              int runs, uint64_t first_seed, int jobs) {
+  std::vector<run_record> records;
+  if (jobs > 1) {
+    records = run_in_workers(s, options, lookup, runs, first_seed, std::min(jobs, runs));
+  } else {
+    for (int i = 0; i < runs; ++i) {
+      options.seed = first_seed + static_cast<uint64_t>(i);
+      records.push_back(record_of(run_battery(s, options, lookup)));
+    }
+  }
   calibration_summary out;
   out.runs = runs;
   out.alpha = options.alpha;
-  for (int i = 0; i < runs; ++i) {
-    options.seed = first_seed + static_cast<uint64_t>(i);
-    const battery_report r = run_battery(s, options, lookup);
-    out.failed_runs += r.passed() ? 0 : 1;
+  for (const run_record& r : records) {
+    out.failed_runs += r.passed ? 0 : 1;
     for (const auto& c : r.checks) {
-      if (c.p_value < 0) continue;
-      auto& u = out.checks[c.dtype.empty() ? c.check : c.check + "[" + c.dtype + "]"];
+      auto& u = out.checks[c.name];
       u.p_values.push_back(c.p_value);
-      u.false_alarms += c.failed() ? 1 : 0;
-      u.expected_false_alarms += std::max(c.alpha_share, 0.0);
+      u.false_alarms += c.failed ? 1 : 0;
+      u.expected_false_alarms += c.alpha_share;
     }
   }
   out.failure_p_value = stats::binomial_upper_tail(static_cast<uint64_t>(out.failed_runs),

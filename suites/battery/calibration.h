@@ -42,9 +42,12 @@ struct calibration_summary {
   bool acceptable(double fail_below) const;
 };
 
-// runs x run_battery(s, options with seed = first_seed + i).
+// runs x run_battery(s, options with seed = first_seed + i). jobs > 1: the runs are
+// shared among that many forked worker processes (run i in worker i % jobs), and the
+// summary is the same as with one (each run depends only on its seed; the parent takes
+// the runs in order). options.progress hears of each run as it ends, in the parent.
 calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup,
-                              int runs, uint64_t first_seed);
+                              int runs, uint64_t first_seed, int jobs = 1);
 std::string format_calibration(const std::string& subject, const calibration_summary& summary);
 
 }  // namespace samplecheck::battery

@@ -228,12 +228,16 @@ void add_calibrate_options(CLI::App* app, calibrate_request& r) {
                   "exit 1 if a false-alarm count or one-sided KS p falls below this (or a median "
                   "p-value is above 0.75)")
       ->type_name("FLOAT");
+  app->add_option("--jobs", r.jobs_text,
+                  "worker processes sharing the runs (default 1); the result does not depend on it")
+      ->type_name("INT");
 }
 
 calibrate_request convert(calibrate_request r) {
   if (r.runs_text) r.runs = static_cast<int>(parse_count("--runs", *r.runs_text, 1, INT_MAX));
   if (r.first_seed_text) r.first_seed = parse_seed("--first-seed", *r.first_seed_text);
   if (r.fail_below_text) r.fail_below = parse_probability("--fail-below", *r.fail_below_text, 0, 1);
+  if (r.jobs_text) r.jobs = static_cast<int>(parse_count("--jobs", *r.jobs_text, 1, 1024));
   return r;
 }
 

@@ -74,7 +74,8 @@ struct calibrate_request {
   int runs = 1000;
   uint64_t first_seed = 1;
   double fail_below = 1e-3;
-  std::optional<std::string> runs_text, first_seed_text, fail_below_text;
+  int jobs = 1;
+  std::optional<std::string> runs_text, first_seed_text, fail_below_text, jobs_text;
 };
 void add_calibrate_options(CLI::App* app, calibrate_request& r);
 calibrate_request convert(calibrate_request r);

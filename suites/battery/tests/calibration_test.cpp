@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "suites/battery/catalog.h"
 #include "suites/battery/replay.h"
@@ -45,7 +46,7 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
               "round_advancement",
               "stream_position",
               "ties"};
-  const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1);
+  const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1, 2);
   std::fputs(format_calibration(s->name(), c).c_str(), stdout);
   REQUIRE(c.checks.size() == 7);
   CHECK(c.failure_p_value >= 1e-3);
@@ -63,6 +64,32 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
     CHECK(u.uniformity.median >= u.uniformity.median_low);
     CHECK(u.uniformity.median <= u.uniformity.median_high);
   }
+}
+
+TEST_CASE("calibrate's worker processes give the runs of one process, in order",
+          "[battery][calibration]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  const subject* s = catalog.find("cpu.multinomial");
+  REQUIRE(s != nullptr);
+  run_options o = in_process_quick();
+  o.budget.vocab_size = 2048;
+  o.alpha = 0.05;
+  o.checks = {"goodness_of_fit", "per_request_seeds"};
+  const calibration_summary one = calibrate(*s, o, catalog.lookup(), 7, 40, 1);
+  const calibration_summary three = calibrate(*s, o, catalog.lookup(), 7, 40, 3);
+  REQUIRE(one.checks.size() == 2);
+  CHECK(three.failed_runs == one.failed_runs);
+  for (const auto& [name, u] : one.checks) {
+    CAPTURE(name);
+    REQUIRE(three.checks.count(name) == 1);
+    CHECK(three.checks.at(name).p_values == u.p_values);  // bit for bit, run by run
+    CHECK(three.checks.at(name).false_alarms == u.false_alarms);
+  }
+  // More workers than runs: one run each.
+  CHECK(calibrate(*s, o, catalog.lookup(), 2, 40, 8).checks.at("goodness_of_fit[f32]").p_values ==
+        std::vector<double>(one.checks.at("goodness_of_fit[f32]").p_values.begin(),
+                            one.checks.at("goodness_of_fit[f32]").p_values.begin() + 2));
 }
 
 TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays there",

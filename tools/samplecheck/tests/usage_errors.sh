@@ -78,6 +78,7 @@ refused "--seed: '010'" mutants --subjects-prefix cpu. --seed 010
 refused "--runs: '0'" calibrate --runs 0
 refused "--first-seed: '-1'" calibrate --first-seed -1
 refused "--fail-below: 'nan'" calibrate --fail-below nan
+refused "--jobs: '0'" calibrate --jobs 0
 refused "unknown command 'bogus'" bogus
 # What the battery cannot judge or write is refused before it starts.
 refused "--vocab-size: '16' is below 1024" "${q[@]}" --vocab-size 16
