@@ -184,18 +184,13 @@ check_outcome run_support(const check_context& ctx) {
 // (Bonferroni over the looks, so its false-alarm probability stays <= its level
 // whatever the looks' dependence). The last look's p / (1 - kEarlyShare) would pile
 // 1% of null runs at exactly 1; above 1/2 it is mapped linearly onto [1/2, 1] instead
-// (last_look_p), so the bound holds at every level up to 1/2 and the p-values stay
+// (stats::weighted_share_p), so the bound holds at every level up to 1/2 and the p-values stay
 // uniform. A look whose p_j / w_j is at or below the planning
 // share (the smallest level Holm can compare the check with) ends the check: Holm
 // rejects it whatever the others do, and the remaining draws are not spent. A correct
 // subject loses 1% of its level and nothing else; a gross defect fails at the first
 // look (kFirstLook draws a row).
 namespace {
-double last_look_p(double p, double weight) {
-  const double knee = weight / 2.0;  // p at which p / weight reaches 1/2
-  return p <= knee ? p / weight : 0.5 + 0.5 * (p - knee) / (1.0 - knee);
-}
-
 constexpr double kEarlyShare = 0.01;
 }  // namespace
 
@@ -275,6 +270,7 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     double p_min = 1.0;
     std::string look_detail;
     size_t look_row = 0;
+    std::vector<row_fit> fits;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!gof_testable(rows[i])) continue;
       // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
@@ -289,10 +285,14 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
         look_detail = fit.detail;
         look_row = i;
       }
+      fits.push_back(fit);
     }
-    const double p_rows = stats::sidak_combine(p_min, tested);
+    // The last look's rows by one Monte Carlo over them all (exactly uniform above
+    // 1 / (B + 1)); an earlier look's p / w matters only far below that, so Sidak.
+    const double p_rows = look + 1 == looks ? combine_last_look(fits, seed, 0)
+                                            : stats::sidak_combine(p_min, tested);
     const double p_look =
-        look + 1 < looks ? std::min(1.0, p_rows / weight) : last_look_p(p_rows, weight);
+        look + 1 < looks ? std::min(1.0, p_rows / weight) : stats::weighted_share_p(p_rows, weight);
     if (p_look <= p_check) {
       p_check = p_look;
       worst_detail = look_detail;

@@ -104,6 +104,8 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     const auto& gof = t.omnibus;
     // row_tests' p-value is already combined over its sub-tests (Sidak, or calibrated).
     p_in = t.p_value;
+    fit.in_observed = t.mc_observed;
+    fit.in_replicates = t.mc_replicates;
     fit.detectable_tvd =
         gof.df > 0 ? stats::detectable_tvd(gof.df, pearson_level(row, alpha), c.in_count, power)
                    : 0.0;
@@ -118,7 +120,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
     // the mass in [min, max] that fits it best.
     const double observed = static_cast<double>(c.boundary_count) / static_cast<double>(c.n);
     const double m = std::clamp(observed, d.boundary_target_mass_min, d.boundary_target_mass_max);
-    p_b = stats::binomial_two_sided_p(c.boundary_count, c.n, m);
+    p_b = fit.p_boundary = stats::binomial_two_sided_p(c.boundary_count, c.n, m);
     stats_text += fmt::format("{}boundary {}/{} vs mass [{:.3g}, {:.3g}] p {:.2e}",
                               stats_text.empty() ? "" : "; ", c.boundary_count, c.n,
                               d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
@@ -137,6 +139,42 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
           t.token, t.over ? "over" : "under", t.count, t.expected_p, t.lower, t.upper);
   }
   return fit;
+}
+
+double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64_t stream) {
+  double in_min = 1.0, boundary_min = 1.0;
+  uint64_t in_rows = 0, boundary_rows = 0;
+  size_t replicates = 0;
+  for (const row_fit& f : fits) {
+    if (!f.in_replicates.empty()) {
+      in_min = std::min(in_min, f.in_observed);
+      replicates = f.in_replicates.size();
+      ++in_rows;
+    }
+    if (f.p_boundary >= 0) boundary_min = std::min(boundary_min, f.p_boundary), ++boundary_rows;
+  }
+  double p_in = -1.0;
+  if (in_rows > 0) {
+    uint64_t below = 0, equal = 0;
+    for (size_t b = 0; b < replicates; ++b) {
+      double m = 1.0;
+      for (const row_fit& f : fits)
+        if (!f.in_replicates.empty()) m = std::min(m, f.in_replicates.at(b));
+      below += m < in_min ? 1 : 0;
+      equal += m == in_min ? 1 : 0;
+    }
+    const double u = stats::randomisation_uniform(seed, stream, uint64_t{1} << 35);
+    const double slots = static_cast<double>(replicates) + 1.0;
+    const double p_mc = std::min(1.0, (static_cast<double>(below) +
+                                       u * static_cast<double>(equal + 1)) / slots);
+    p_in = p_mc > 1.0 / slots ? p_mc
+                              : std::min(stats::sidak_combine(in_min, in_rows), 1.0 / slots);
+  }
+  const double p_b = boundary_rows > 0 ? stats::sidak_combine(boundary_min, boundary_rows) : -1.0;
+  if (p_in >= 0 && p_b >= 0)
+    return std::min(stats::weighted_share_p(p_in, 1.0 - kBoundaryWeight),
+                    std::min(1.0, p_b / kBoundaryWeight));
+  return p_in >= 0 ? p_in : p_b >= 0 ? p_b : 1.0;
 }
 
 }  // namespace samplecheck::battery

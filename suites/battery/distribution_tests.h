@@ -37,11 +37,28 @@ struct row_fit {
   double p_value = 1.0;       // Sidak over the row's sub-tests
   double detectable_tvd = 0;  // power at the IN draws seen
   std::string detail;         // statistics, deviating tokens when p is small
+  // The parts, for combine_last_look: row_tests' Monte Carlo statistics of the IN part
+  // (empty without replicates or IN part) and the BOUNDARY count's p-value (< 0: none).
+  double in_observed = 1;
+  std::vector<double> in_replicates;
+  double p_boundary = -1;
 };
 // `alpha` is the row's share (it decides how many deviating tokens are named); the
 // randomised p-values of stats::row_tests use (seed, stream), distinct per row, and
 // `replicates` calibrate its body (row_tests.h; 0: none).
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
                 double power, uint64_t seed, uint64_t stream, uint32_t replicates);
+
+// The p-value of rows fitted with the same number of replicates B, all at once. The IN
+// parts by Monte Carlo over the rows together: replicate b of every row is one null draw
+// of the rows (independent, on disjoint subsequences), so the minimum over rows of the
+// row's bounded p-value on the counts and on each replicate gives B + 1 exchangeable
+// statistics, whose randomised rank (u from (seed, stream)) is exactly uniform; below
+// 1 / (B + 1) the Sidak bound over the rows decides (row_tests.h's rule, one level up).
+// Row by row, that rule left each row's p-value short of uniform below 1 / (B + 1),
+// which a Sidak over many rows reads: cpu.sort_filter's check medians were 0.58-0.60.
+// The BOUNDARY counts (a composite null, no replicate) join by weighted Bonferroni
+// (1 / 20 of the level, as in a row).
+double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64_t stream);
 
 }  // namespace samplecheck::battery

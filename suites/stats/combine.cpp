@@ -27,6 +27,12 @@ double sidak_level(double alpha, uint64_t k) {
   return -std::expm1(std::log1p(-alpha) / static_cast<double>(k));
 }
 
+double weighted_share_p(double p, double w) {
+  detail::check_level("weighted_share_p", "w", w);
+  const double knee = w / 2.0;
+  return p <= knee ? p / w : 0.5 + 0.5 * (p - knee) / (1.0 - knee);
+}
+
 double sidak_min(std::span<const double> p) {
   if (p.empty()) return 1.0;
   return sidak_combine(*std::min_element(p.begin(), p.end()), p.size());

@@ -34,6 +34,11 @@ double sidak_combine(double p_min, uint64_t k);
 // The per-test level x with 1 - (1 - x)^k = alpha: k tests each at x reject with
 // probability alpha together.
 double sidak_level(double alpha, uint64_t k);
+// A part's p-value p at its share w of a level (weighted Bonferroni), without piling at
+// 1: p / w up to p = w / 2 (so P(result <= x) <= w x for every x <= 1/2, the levels
+// that matter), then mapped linearly onto [1/2, 1]; uniform p gives a result whose
+// median is 1/2 rather than min(1, p / w)'s w / 2 of its mass at exactly 1.
+double weighted_share_p(double p, double w);
 // min over p of Sidak; 1 for an empty span.
 double sidak_min(std::span<const double> p);
 

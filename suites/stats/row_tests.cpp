@@ -51,12 +51,17 @@ void calibrate_body(row_test_result& r, std::span<const uint64_t> counts, std::s
     cumulative[k] = sum += sorted_q[k];
   }
   for (double& c : cumulative) c /= sum;
-  const double observed = row_tests(sorted_counts, sorted_q, seed, stream, 0).p_min;
+  const row_test_result on_counts = row_tests(sorted_counts, sorted_q, seed, stream, 0);
+  const double observed = on_counts.p_min;
+  r.mc_observed = on_counts.p_sidak;
+  r.mc_replicates.clear();
   uint64_t below = 0, equal = 0;
   for (uint32_t b = 0; b < replicates; ++b) {
     const uint64_t sim_stream = stream + (b + 1) * kReplicateStride;
     const auto sim = null_counts(cumulative, r.omnibus.n, seed, sim_stream);
-    const double t = row_tests(sim, sorted_q, seed, sim_stream, 0).p_min;
+    const row_test_result on_sim = row_tests(sim, sorted_q, seed, sim_stream, 0);
+    const double t = on_sim.p_min;
+    r.mc_replicates.push_back(on_sim.p_sidak);
     below += t < observed ? 1 : 0;
     equal += t == observed ? 1 : 0;
   }

@@ -85,6 +85,11 @@ struct row_test_result {
   double p_sidak = 1;     // sidak_combine(p_min, tests)
   double p_mc = -1;       // the Monte Carlo rank p-value (-1: replicates = 0)
   double p_value = 1;     // p_sidak, or with replicates the calibrated rule above
+  // With replicates: p_sidak of T on the counts and on each null replicate (in q order),
+  // for a Monte Carlo over several rows at once (their b-th replicates together are one
+  // null draw of independent rows: battery::combine_last_look).
+  double mc_observed = 1;
+  std::vector<double> mc_replicates;
 };
 
 // counts and probs as in goodness_of_fit (probs renormalised; q = 0 tokens in no test).

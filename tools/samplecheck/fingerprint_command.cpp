@@ -31,17 +31,21 @@ nlohmann::json read_manifest(const std::string& path) {
   return j;
 }
 
-std::string plugin_path(const nlohmann::json& m) {
-  return m.at("plugin").is_object() ? m.at("plugin").at("path").get<std::string>() : "";
+// The subject a manifest names: in-tree, a plugin's (by path) or an --exec process's.
+subject_request recorded_subject(const nlohmann::json& m) {
+  subject_request r;
+  r.subject = m.at("subject").get<std::string>();
+  if (const auto& p = m.at("plugin"); p.is_object())
+    (p.contains("exec") ? r.exec : r.plugin) = p.value(p.contains("exec") ? "exec" : "path", "");
+  return r;
 }
 
 // Entry `i` re-run on this machine for the subject a manifest names; false (and why)
-// when it cannot be (a plugin not here, a device absent, a call that fails).
+// when it cannot be (a plugin or command not here, a device absent, a call that fails).
 bool rerun(const nlohmann::json& m, size_t i, sb::entry_output& out, std::string& why) {
   try {
     sb::subject_catalog catalog;
-    const auto subjects =
-        resolve_subjects(catalog, {m.at("subject").get<std::string>(), plugin_path(m), "", false});
+    const auto subjects = resolve_subjects(catalog, recorded_subject(m));
     if (!sb::memory_space_available(*subjects.front(), &why)) return false;
     out = sb::run_entry(*subjects.front(), m.at("plan"), i);
     return true;
@@ -124,8 +128,9 @@ int take(const fingerprint_request& r) {
   sb::subject_catalog catalog;
   const auto subjects = resolve_subjects(catalog, r.subject);
   if (subjects.size() != 1)
-    throw usage_error(fmt::format(
-        "fingerprint: the plugin has {} subjects; name one with --subject", subjects.size()));
+    throw usage_error(fmt::format("fingerprint: {} has {} subjects; name one with --subject",
+                                  r.subject.exec.empty() ? "the plugin" : "the --exec process",
+                                  subjects.size()));
   const sb::subject& s = *subjects.front();
   if (std::string why; !sb::memory_space_available(s, &why)) {
     std::printf("fingerprint: %s: device absent: %s\n", s.name().c_str(), why.c_str());
@@ -171,9 +176,8 @@ int take(const fingerprint_request& r) {
 
 void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
   app->add_option("--subject", r.subject.subject,
-                  "subject name; with --plugin, one of the plugin's");
-  app->add_option("--plugin", r.subject.plugin,
-                  "a vendor plugin (.so) exporting samplecheck_plugin");
+                  "subject name; with --plugin or --exec, one of its own");
+  add_process_options(app, r.subject);
   app->add_option("-o,--output", r.output, "write the manifest here")->type_name("FILE.json");
   app->add_option("--compare", r.compare, "compare two manifests: exit 0 identical, 1 differ")
       ->expected(2)
@@ -197,7 +201,8 @@ void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
 
 int run_fingerprint(fingerprint_request r) {
   if (!r.compare.empty()) {
-    if (!r.output.empty() || !r.subject.subject.empty() || !r.subject.plugin.empty())
+    if (!r.output.empty() || !r.subject.subject.empty() || !r.subject.plugin.empty() ||
+        !r.subject.exec.empty())
       throw usage_error("fingerprint: --compare takes two manifests and no subject or -o");
     return compare(r);
   }

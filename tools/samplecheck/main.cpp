@@ -11,7 +11,7 @@
 //   samplecheck replay FILE.json [--exec "CMD" | --plugin lib.so]  (default: the record's)
 //   samplecheck mutants [--budget quick|standard] [--named-only] [--subjects-prefix cpu.]
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
-//   samplecheck fingerprint --subject NAME | --plugin lib.so [--subject NAME] -o FILE.json
+//   samplecheck fingerprint --subject NAME | --plugin lib.so | --exec CMD [--subject N] -o F.json
 //   samplecheck fingerprint --compare A.json B.json
 //   samplecheck bisect --good REV --bad REV --build "CMD" --check "samplecheck ..." [--repo DIR]
 //

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Fingerprints: the same subject twice is identical; a planted batch-variant mutant
 # against its correct host is found, first divergence where the defect acts; a
-# manifest of another plan is refused as incomparable (exit 2).
-#   fingerprint_test.sh SAMPLECHECK WORKDIR
+# manifest of another plan is refused as incomparable (exit 2); a subject process
+# (--exec) hashes as the same kernel in-tree does, and --compare re-runs it.
+#   fingerprint_test.sh SAMPLECHECK WORKDIR SUBJECT_HOST
 sc=$1
 work=$2
+host=$3
 source "$(dirname "$0")/test_lib.sh" "$work"
 plan=(--shape 4096x4096 --m 1,2,63,64,65,66 --columns 1024)
 
@@ -50,6 +52,23 @@ out=$("$sc" fingerprint --subject cpu.segmented --shape 32x1001 --m 1,2,3 --repe
 out=$("$sc" fingerprint --subject cpu.dual_pivot_topk_first:S16 --vocab-size 16384 --repeat 2 -o "$work/s16.json")
 [ $? -eq 1 ] && grep -q "repeat 2 differs from the first in [0-9]* of 102 entries; first: dtype" <<<"$out" &&
   ok "S16 --repeat 2: the repeat differs ($out)" || bad "S16 --repeat 2: $out"
+
+# The same kernel through --exec (the subject host speaking the protocol): identical
+# hashes; against X02 through --exec, the divergence is re-run through the command.
+"$sc" fingerprint --exec "$host --in-tree cpu.dual_pivot" --vocab-size 16384 -o "$work/dp_exec.json" \
+  >/dev/null || bad "fingerprint --exec failed"
+out=$("$sc" fingerprint --compare "$work/dp.json" "$work/dp_exec.json")
+[ $? -eq 0 ] && grep -q '^identical: ' <<<"$out" && ok "cpu.dual_pivot in-tree and --exec: identical" ||
+  bad "cpu.dual_pivot in-tree vs --exec: $out"
+"$sc" fingerprint --exec "$host --in-tree cpu.dual_pivot:X02" --vocab-size 16384 -o "$work/x02_exec.json" \
+  >/dev/null
+out=$("$sc" fingerprint --compare "$work/dp_exec.json" "$work/x02_exec.json")
+[ $? -eq 1 ] && grep -q '^  slot [0-9]* (request [0-9]*): token [0-9]* vs token [0-9]*' <<<"$out" &&
+  ok "X02 --exec vs cpu.dual_pivot --exec: the divergence re-run through the commands" ||
+  bad "X02 --exec vs --exec: $out"
+out=$("$sc" fingerprint --exec "$host --in-tree cpu.dual_pivot" --subject cpu.dual_pivot \
+  --compare "$work/dp.json" "$work/dp_exec.json" 2>&1)
+[ $? -eq 2 ] && ok "--compare with --exec: usage error (exit 2)" || bad "--compare with --exec: $out"
 
 # Another plan: incomparable, exit 2, the differing field named.
 "$sc" fingerprint --subject cpu.segmented --shape 4096x4096 --m 1,2 -o "$work/other.json" >/dev/null
