@@ -11,12 +11,15 @@
 #include "suites/battery/calibration.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "suites/battery/catalog.h"
+#include "suites/battery/distribution_tests.h"
 #include "suites/battery/replay.h"
+#include "suites/stats/combine.h"
 
 using namespace samplecheck::battery;
 
@@ -90,6 +93,43 @@ TEST_CASE("calibrate's worker processes give the runs of one process, in order",
   CHECK(calibrate(*s, o, catalog.lookup(), 2, 40, 8).checks.at("goodness_of_fit[f32]").p_values ==
         std::vector<double>(one.checks.at("goodness_of_fit[f32]").p_values.begin(),
                             one.checks.at("goodness_of_fit[f32]").p_values.begin() + 2));
+}
+
+TEST_CASE("combine_last_look: uniform over exchangeable rows, the Sidak bound for a deviant one",
+          "[battery][calibration]") {
+  // Null checks of 24 rows whose IN statistic and 19 replicates are exchangeable, each a
+  // conservative bound as a row's Sidak over dependent sub-tests is (sqrt of a uniform:
+  // P(S <= x) = x^2): the check's p-value is uniform all the same, where the rule row by
+  // row (each row capped at 1/20, then Sidak over the rows) leans to 1: median 0.71 here
+  // in a simulation of it, cpu.sort_filter's check medians 0.58-0.60.
+  std::vector<double> p;
+  const auto bound = [](uint64_t k, uint64_t row, uint64_t b) {
+    return std::sqrt(samplecheck::stats::randomisation_uniform(k, 100 + row, b));
+  };
+  for (uint64_t k = 0; k < 2000; ++k) {
+    std::vector<row_fit> fits(24);
+    for (size_t i = 0; i < fits.size(); ++i) {
+      fits[i].in_observed = bound(k, i, 0);
+      for (uint64_t b = 1; b <= 19; ++b) fits[i].in_replicates.push_back(bound(k, i, b));
+    }
+    p.push_back(combine_last_look(fits, k, 0));
+  }
+  const auto u = samplecheck::stats::uniformity(p);
+  CAPTURE(u.median, u.ad_p, u.ks_p);
+  CHECK(u.ad_p >= 1e-3);
+  CHECK(u.median >= u.median_low);
+  CHECK(u.median <= u.median_high);
+  // One row far out: below 1/20 the Sidak bound over the rows decides.
+  std::vector<row_fit> fits(12);
+  for (auto& f : fits) f.in_observed = 0.5, f.in_replicates.assign(19, 0.25);
+  fits[3].in_observed = 1e-12;
+  CHECK(combine_last_look(fits, 1, 0) == Approx(samplecheck::stats::sidak_combine(1e-12, 12)));
+  // A BOUNDARY count far out takes 1/20 of the level; one inside its range costs nothing.
+  fits[3].in_observed = 0.5;
+  fits[5].p_boundary = 1e-9;
+  CHECK(combine_last_look(fits, 1, 0) == Approx(1e-9 / 0.05));
+  fits[5].p_boundary = 1.0;
+  CHECK(combine_last_look(fits, 1, 0) > 0.5);
 }
 
 TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays there",
