@@ -1,8 +1,6 @@
 #include "suites/battery/calibration.h"
 
 #include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
@@ -83,16 +82,16 @@ void write_all(int fd, const std::string& text) {
   options.progress = nullptr;
   for (int i = w; i < runs; i += jobs) {
     options.seed = first_seed + static_cast<uint64_t>(i);
-    write_all(fd, nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))})
-                          .dump() +
-                      "\n");
+    write_all(
+        fd, nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))}).dump() +
+                "\n");
   }
   std::_Exit(0);
 }
 
 std::vector<run_record> run_in_workers(const subject& s, const run_options& options,
-                                       const subject_lookup& lookup, int runs,
-                                       uint64_t first_seed, int jobs) {
+                                       const subject_lookup& lookup, int runs, uint64_t first_seed,
+                                       int jobs) {
   std::vector<pollfd> fds;
   std::vector<pid_t> pids;
   for (int w = 0; w < jobs; ++w) {

@@ -289,8 +289,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     }
     // The last look's rows by one Monte Carlo over them all (exactly uniform above
     // 1 / (B + 1)); an earlier look's p / w matters only far below that, so Sidak.
-    const double p_rows = look + 1 == looks ? combine_last_look(fits, seed, 0)
-                                            : stats::sidak_combine(p_min, tested);
+    const double p_rows =
+        look + 1 == looks ? combine_last_look(fits, seed, 0) : stats::sidak_combine(p_min, tested);
     const double p_look =
         look + 1 < looks ? std::min(1.0, p_rows / weight) : stats::weighted_share_p(p_rows, weight);
     if (p_look <= p_check) {

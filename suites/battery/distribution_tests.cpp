@@ -165,10 +165,9 @@ double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64
     }
     const double u = stats::randomisation_uniform(seed, stream, uint64_t{1} << 35);
     const double slots = static_cast<double>(replicates) + 1.0;
-    const double p_mc = std::min(1.0, (static_cast<double>(below) +
-                                       u * static_cast<double>(equal + 1)) / slots);
-    p_in = p_mc > 1.0 / slots ? p_mc
-                              : std::min(stats::sidak_combine(in_min, in_rows), 1.0 / slots);
+    const double p_mc =
+        std::min(1.0, (static_cast<double>(below) + u * static_cast<double>(equal + 1)) / slots);
+    p_in = p_mc > 1.0 / slots ? p_mc : std::min(stats::sidak_combine(in_min, in_rows), 1.0 / slots);
   }
   const double p_b = boundary_rows > 0 ? stats::sidak_combine(boundary_min, boundary_rows) : -1.0;
   if (p_in >= 0 && p_b >= 0)

@@ -180,9 +180,8 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary =
-        sb::calibrate(*s, options, catalog.lookup(), request.runs, request.first_seed,
-                      request.jobs);
+    const auto summary = sb::calibrate(*s, options, catalog.lookup(), request.runs,
+                                       request.first_seed, request.jobs);
     std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.acceptable(request.fail_below);
     summaries.emplace_back(name, summary);
