@@ -31,26 +31,30 @@ run_options in_process_quick() {
   o.dtype = "f32";
   return o;
 }
+
+// cpu.multinomial at V = 2,048 and run-wide alpha 0.05, where false alarms are expected
+// and countable.
+struct calibration_bed {
+  subject_catalog catalog;
+  const subject* s = nullptr;
+  run_options o = in_process_quick();
+  explicit calibration_bed(std::vector<std::string> checks) {
+    catalog.add_in_tree();
+    s = catalog.find("cpu.multinomial");
+    o.budget.vocab_size = 2048;
+    o.alpha = 0.05;
+    o.checks = std::move(checks);
+  }
+};
 }  // namespace
 
 TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
           "[battery][calibration]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
-  const subject* s = catalog.find("cpu.multinomial");
-  REQUIRE(s != nullptr);
-  run_options o = in_process_quick();
-  o.budget.vocab_size = 2048;
-  o.alpha = 0.05;
-  o.checks = {"goodness_of_fit",
-              "offset_advancement",
-              "per_request_seeds",
-              "parallel_samples",
-              "round_advancement",
-              "stream_position",
-              "ties"};
-  const calibration_summary c = calibrate(*s, o, catalog.lookup(), 100, 1, 2);
-  std::fputs(format_calibration(s->name(), c).c_str(), stdout);
+  calibration_bed bed({"goodness_of_fit", "offset_advancement", "per_request_seeds",
+                       "parallel_samples", "round_advancement", "stream_position", "ties"});
+  REQUIRE(bed.s != nullptr);
+  const calibration_summary c = calibrate(*bed.s, bed.o, bed.catalog.lookup(), 100, 1, 2);
+  std::fputs(format_calibration(bed.s->name(), c).c_str(), stdout);
   REQUIRE(c.checks.size() == 7);
   CHECK(c.failure_p_value >= 1e-3);
   CHECK(c.acceptable(1e-3));
@@ -71,16 +75,13 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
 
 TEST_CASE("calibrate's worker processes give the runs of one process, in order",
           "[battery][calibration]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
-  const subject* s = catalog.find("cpu.multinomial");
-  REQUIRE(s != nullptr);
-  run_options o = in_process_quick();
-  o.budget.vocab_size = 2048;
-  o.alpha = 0.05;
-  o.checks = {"goodness_of_fit", "per_request_seeds"};
-  const calibration_summary one = calibrate(*s, o, catalog.lookup(), 7, 40, 1);
-  const calibration_summary three = calibrate(*s, o, catalog.lookup(), 7, 40, 3);
+  calibration_bed bed({"goodness_of_fit", "per_request_seeds"});
+  REQUIRE(bed.s != nullptr);
+  const auto run = [&](int runs, int jobs) {
+    return calibrate(*bed.s, bed.o, bed.catalog.lookup(), runs, 40, jobs);
+  };
+  const calibration_summary one = run(7, 1);
+  const calibration_summary three = run(7, 3);
   REQUIRE(one.checks.size() == 2);
   CHECK(three.failed_runs == one.failed_runs);
   for (const auto& [name, u] : one.checks) {
@@ -90,7 +91,7 @@ TEST_CASE("calibrate's worker processes give the runs of one process, in order",
     CHECK(three.checks.at(name).false_alarms == u.false_alarms);
   }
   // More workers than runs: one run each.
-  CHECK(calibrate(*s, o, catalog.lookup(), 2, 40, 8).checks.at("goodness_of_fit[f32]").p_values ==
+  CHECK(run(2, 8).checks.at("goodness_of_fit[f32]").p_values ==
         std::vector<double>(one.checks.at("goodness_of_fit[f32]").p_values.begin(),
                             one.checks.at("goodness_of_fit[f32]").p_values.begin() + 2));
 }
