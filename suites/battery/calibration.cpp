@@ -76,24 +76,33 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-// Worker w: runs w, w + jobs, ..., one JSON line each ([run, record]) into fd.
+// Worker w: runs w, w + jobs, ..., one JSON line each ([run, record]) into fd. An
+// exception ends the worker (status 4, its text on stderr), never returns into the parent's
+// code.
 [[noreturn]] void work(const subject& s, run_options options, const subject_lookup& lookup,
                        int runs, uint64_t first_seed, int jobs, int w, int fd) {
-  options.progress = nullptr;
-  for (int i = w; i < runs; i += jobs) {
-    options.seed = first_seed + static_cast<uint64_t>(i);
-    write_all(
-        fd, nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))}).dump() +
-                "\n");
+  try {
+    options.progress = nullptr;
+    for (int i = w; i < runs; i += jobs) {
+      options.seed = first_seed + static_cast<uint64_t>(i);
+      const auto record = to_json(record_of(run_battery(s, options, lookup)));
+      write_all(fd, nlohmann::json::array({i, record}).dump() + "\n");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "calibrate: worker %d: %s\n", w + 1, e.what());
+    std::_Exit(4);
   }
   std::_Exit(0);
 }
 
-std::vector<run_record> run_in_workers(const subject& s, const run_options& options,
-                                       const subject_lookup& lookup, int runs, uint64_t first_seed,
-                                       int jobs) {
-  std::vector<pollfd> fds;
+struct workers {
+  std::vector<pollfd> fds;  // the read end of each worker's pipe (-1 once it closed)
   std::vector<pid_t> pids;
+};
+
+workers start_workers(const subject& s, const run_options& options, const subject_lookup& lookup,
+                      int runs, uint64_t first_seed, int jobs) {
+  workers out;
   for (int w = 0; w < jobs; ++w) {
     int p[2];
     if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
@@ -105,43 +114,61 @@ std::vector<run_record> run_in_workers(const subject& s, const run_options& opti
       work(s, options, lookup, runs, first_seed, jobs, w, p[1]);
     }
     ::close(p[1]);
-    fds.push_back({p[0], POLLIN, 0});
-    pids.push_back(pid);
+    out.fds.push_back({p[0], POLLIN, 0});
+    out.pids.push_back(pid);
   }
-  std::vector<std::optional<run_record>> got(static_cast<size_t>(runs));
-  std::vector<std::string> pending(fds.size());
-  for (size_t open = fds.size(); open > 0;) {
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+  return out;
+}
+
+// The workers' lines as they come, each run's record into got[run] (and progress told).
+void collect(workers& ws, const run_options& options, const std::string& subject,
+             std::vector<std::optional<run_record>>& got) {
+  std::vector<std::string> pending(ws.fds.size());
+  for (size_t open = ws.fds.size(); open > 0;) {
+    if (::poll(ws.fds.data(), ws.fds.size(), -1) < 0 && errno != EINTR)
       throw std::runtime_error("calibrate: poll failed");
-    for (size_t w = 0; w < fds.size(); ++w) {
-      if (fds[w].fd < 0 || fds[w].revents == 0) continue;
+    for (size_t w = 0; w < ws.fds.size(); ++w) {
+      if (ws.fds[w].fd < 0 || ws.fds[w].revents == 0) continue;
       char buf[1 << 16];
-      const ssize_t n = ::read(fds[w].fd, buf, sizeof buf);
-      if (n > 0) {
-        pending[w].append(buf, static_cast<size_t>(n));
-        for (size_t eol; (eol = pending[w].find('\n')) != std::string::npos;) {
-          const auto line = nlohmann::json::parse(pending[w].substr(0, eol));
-          pending[w].erase(0, eol + 1);
-          const int run = line.at(0);
-          got.at(static_cast<size_t>(run)) = from_json(line.at(1));
-          tell_progress(options, s.name(), *got[static_cast<size_t>(run)]);
-        }
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[w].fd);
-        fds[w].fd = -1;
+      const ssize_t n = ::read(ws.fds[w].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(ws.fds[w].fd);
+        ws.fds[w].fd = -1;
         --open;
+        continue;
+      }
+      pending[w].append(buf, static_cast<size_t>(n));
+      for (size_t eol; (eol = pending[w].find('\n')) != std::string::npos;) {
+        const auto line = nlohmann::json::parse(pending[w].substr(0, eol));
+        pending[w].erase(0, eol + 1);
+        auto& slot = got.at(line.at(0).get<size_t>());
+        slot = from_json(line.at(1));
+        tell_progress(options, subject, *slot);
       }
     }
   }
-  for (size_t w = 0; w < pids.size(); ++w) {
+}
+
+void reap(const workers& ws) {
+  for (size_t w = 0; w < ws.pids.size(); ++w) {
     int status = 0;
-    ::waitpid(pids[w], &status, 0);
+    ::waitpid(ws.pids[w], &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error(fmt::format("calibrate: worker {} of {} died ({})", w + 1, jobs,
-                                           WIFSIGNALED(status)
-                                               ? fmt::format("signal {}", WTERMSIG(status))
-                                               : fmt::format("exit {}", WEXITSTATUS(status))));
+      throw std::runtime_error(
+          fmt::format("calibrate: worker {} of {} died ({})", w + 1, ws.pids.size(),
+                      WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                                          : fmt::format("exit {}", WEXITSTATUS(status))));
   }
+}
+
+std::vector<run_record> run_in_workers(const subject& s, const run_options& options,
+                                       const subject_lookup& lookup, int runs, uint64_t first_seed,
+                                       int jobs) {
+  workers ws = start_workers(s, options, lookup, runs, first_seed, jobs);
+  std::vector<std::optional<run_record>> got(static_cast<size_t>(runs));
+  collect(ws, options, s.name(), got);
+  reap(ws);
   std::vector<run_record> out;
   for (int i = 0; i < runs; ++i) {
     if (!got[static_cast<size_t>(i)])
