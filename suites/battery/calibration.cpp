@@ -1,19 +1,14 @@
 #include "suites/battery/calibration.h"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
+#include "suites/battery/forked_children.h"
 #include "suites/stats/binomial_intervals.h"
 
 namespace samplecheck::battery {
@@ -55,120 +50,38 @@ run_record from_json(const nlohmann::json& j) {
   return r;
 }
 
-void tell_progress(const run_options& o, const std::string& subject, const run_record& r) {
-  if (!o.progress) return;
+void tell_progress(const progress_sink& sink, const std::string& subject, const run_record& r) {
+  if (!sink) return;
   progress_event e{.subject = subject, .check = "", .index = 1, .total = 1};
   e.plan_stated = e.all_planned = false;
-  o.progress(e);
+  sink(e);
   e.finished = true;
   e.samples = r.samples;
   e.seconds = r.seconds;
   e.failed = !r.passed;
-  o.progress(e);
+  sink(e);
 }
 
-void write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) std::_Exit(3);
-    done += static_cast<size_t>(n);
-  }
-}
-
-// Worker w: runs w, w + jobs, ..., one JSON line each ([run, record]) into fd. An
-// exception ends the worker (status 4, its text on stderr), never returns into the parent's
-// code.
-[[noreturn]] void work(const subject& s, run_options options, const subject_lookup& lookup,
-                       int runs, uint64_t first_seed, int jobs, int w, int fd) {
-  try {
-    options.progress = nullptr;
-    for (int i = w; i < runs; i += jobs) {
-      options.seed = first_seed + static_cast<uint64_t>(i);
-      const auto record = to_json(record_of(run_battery(s, options, lookup)));
-      write_all(fd, nlohmann::json::array({i, record}).dump() + "\n");
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "calibrate: worker %d: %s\n", w + 1, e.what());
-    std::_Exit(4);
-  }
-  std::_Exit(0);
-}
-
-struct workers {
-  std::vector<pollfd> fds;  // the read end of each worker's pipe (-1 once it closed)
-  std::vector<pid_t> pids;
-};
-
-workers start_workers(const subject& s, const run_options& options, const subject_lookup& lookup,
-                      int runs, uint64_t first_seed, int jobs) {
-  workers out;
-  for (int w = 0; w < jobs; ++w) {
-    int p[2];
-    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-    if (pid == 0) {
-      ::close(p[0]);
-      work(s, options, lookup, runs, first_seed, jobs, w, p[1]);
-    }
-    ::close(p[1]);
-    out.fds.push_back({p[0], POLLIN, 0});
-    out.pids.push_back(pid);
-  }
-  return out;
-}
-
-// The workers' lines as they come, each run's record into got[run] (and progress told).
-void collect(workers& ws, const run_options& options, const std::string& subject,
-             std::vector<std::optional<run_record>>& got) {
-  std::vector<std::string> pending(ws.fds.size());
-  for (size_t open = ws.fds.size(); open > 0;) {
-    if (::poll(ws.fds.data(), ws.fds.size(), -1) < 0 && errno != EINTR)
-      throw std::runtime_error("calibrate: poll failed");
-    for (size_t w = 0; w < ws.fds.size(); ++w) {
-      if (ws.fds[w].fd < 0 || ws.fds[w].revents == 0) continue;
-      char buf[1 << 16];
-      const ssize_t n = ::read(ws.fds[w].fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(ws.fds[w].fd);
-        ws.fds[w].fd = -1;
-        --open;
-        continue;
-      }
-      pending[w].append(buf, static_cast<size_t>(n));
-      for (size_t eol; (eol = pending[w].find('\n')) != std::string::npos;) {
-        const auto line = nlohmann::json::parse(pending[w].substr(0, eol));
-        pending[w].erase(0, eol + 1);
-        auto& slot = got.at(line.at(0).get<size_t>());
-        slot = from_json(line.at(1));
-        tell_progress(options, subject, *slot);
-      }
-    }
-  }
-}
-
-void reap(const workers& ws) {
-  for (size_t w = 0; w < ws.pids.size(); ++w) {
-    int status = 0;
-    ::waitpid(ws.pids[w], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error(
-          fmt::format("calibrate: worker {} of {} died ({})", w + 1, ws.pids.size(),
-                      WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
-                                          : fmt::format("exit {}", WEXITSTATUS(status))));
-  }
-}
-
-std::vector<run_record> run_in_workers(const subject& s, const run_options& options,
+// Child w of `jobs`: runs w, w + jobs, ..., each sent as [run, record].
+std::vector<run_record> run_in_workers(const subject& s, run_options options,
                                        const subject_lookup& lookup, int runs, uint64_t first_seed,
                                        int jobs) {
-  workers ws = start_workers(s, options, lookup, runs, first_seed, jobs);
   std::vector<std::optional<run_record>> got(static_cast<size_t>(runs));
-  collect(ws, options, s.name(), got);
-  reap(ws);
+  const auto progress = options.progress;
+  options.progress = nullptr;
+  run_forked_children(
+      jobs,
+      [&](int w, const json_sender& send) {
+        for (int i = w; i < runs; i += jobs) {
+          options.seed = first_seed + static_cast<uint64_t>(i);
+          send(nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))}));
+        }
+      },
+      [&](int, nlohmann::json line) {
+        auto& slot = got.at(line.at(0).get<size_t>());
+        slot = from_json(line.at(1));
+        tell_progress(progress, s.name(), *slot);
+      });
   std::vector<run_record> out;
   for (int i = 0; i < runs; ++i) {
     if (!got[static_cast<size_t>(i)])

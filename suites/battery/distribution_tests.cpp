@@ -56,6 +56,16 @@ constexpr double kBoundaryWeight = 0.05;
 bool has_in_and_boundary(const filtered_distribution& d) {
   return d.num_in >= 2 && d.num_boundary > 0;
 }
+
+// The IN part at 1 - kBoundaryWeight of the level and the BOUNDARY count at
+// kBoundaryWeight (weighted Bonferroni: valid whatever their dependence); a part alone
+// (the other < 0) has the whole level. A row's parts and a check's alike.
+double in_and_boundary_p(double p_in, double p_b) {
+  if (p_in >= 0 && p_b >= 0)
+    return std::min(stats::weighted_share_p(p_in, 1.0 - kBoundaryWeight),
+                    std::min(1.0, p_b / kBoundaryWeight));
+  return p_in >= 0 ? p_in : p_b >= 0 ? p_b : 1.0;
+}
 }  // namespace
 
 double pearson_level(const judged_row& row, double alpha) {
@@ -93,9 +103,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
                 double power, uint64_t seed, uint64_t stream, uint32_t replicates) {
   const auto& d = row.target.distribution();
   const in_conditional c = condition_on_in(d, counts);
-  // The IN part (row_tests) at 1 - kBoundaryWeight of the row's level and the BOUNDARY
-  // count at kBoundaryWeight (weighted Bonferroni: valid whatever their dependence);
-  // a part alone has the whole level.
+  // The IN part (row_tests) and the BOUNDARY count, combined by in_and_boundary_p.
   row_fit fit;
   double p_in = -1.0, p_b = -1.0;
   std::string stats_text;
@@ -125,10 +133,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
                               stats_text.empty() ? "" : "; ", c.boundary_count, c.n,
                               d.boundary_target_mass_min, d.boundary_target_mass_max, p_b);
   }
-  if (p_in >= 0 && p_b >= 0)
-    fit.p_value = std::min({1.0, p_in / (1.0 - kBoundaryWeight), p_b / kBoundaryWeight});
-  else
-    fit.p_value = p_in >= 0 ? p_in : p_b >= 0 ? p_b : 1.0;
+  fit.p_value = in_and_boundary_p(p_in, p_b);
   fit.detail = fmt::format("row '{}': {}", row.label, stats_text);
   if (fit.p_value <= alpha && c.in_count > 0) {
     const auto bad = stats::deviating_tokens(c.counts, c.probs, alpha, 4);
@@ -169,11 +174,8 @@ double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64
         std::min(1.0, (static_cast<double>(below) + u * static_cast<double>(equal + 1)) / slots);
     p_in = p_mc > 1.0 / slots ? p_mc : std::min(stats::sidak_combine(in_min, in_rows), 1.0 / slots);
   }
-  const double p_b = boundary_rows > 0 ? stats::sidak_combine(boundary_min, boundary_rows) : -1.0;
-  if (p_in >= 0 && p_b >= 0)
-    return std::min(stats::weighted_share_p(p_in, 1.0 - kBoundaryWeight),
-                    std::min(1.0, p_b / kBoundaryWeight));
-  return p_in >= 0 ? p_in : p_b >= 0 ? p_b : 1.0;
+  return in_and_boundary_p(
+      p_in, boundary_rows > 0 ? stats::sidak_combine(boundary_min, boundary_rows) : -1.0);
 }
 
 }  // namespace samplecheck::battery

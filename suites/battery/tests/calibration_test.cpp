@@ -10,6 +10,7 @@
 //    subject spends its whole plan; the replay stops at the same look.
 #include "suites/battery/calibration.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "suites/battery/catalog.h"
 #include "suites/battery/distribution_tests.h"
+#include "suites/battery/forked_children.h"
 #include "suites/battery/replay.h"
 #include "suites/stats/combine.h"
 
@@ -94,6 +96,29 @@ TEST_CASE("calibrate's worker processes give the runs of one process, in order",
   CHECK(run(2, 8).checks.at("goodness_of_fit[f32]").p_values ==
         std::vector<double>(one.checks.at("goodness_of_fit[f32]").p_values.begin(),
                             one.checks.at("goodness_of_fit[f32]").p_values.begin() + 2));
+}
+
+TEST_CASE("forked children: every value reaches the parent in order; a child's failure is named",
+          "[battery][calibration]") {
+  std::vector<std::vector<int>> got(3);
+  run_forked_children(
+      3,
+      [](int w, const json_sender& send) {
+        for (int i = 0; i < 100; ++i) send({w, i});
+      },
+      [&](int w, nlohmann::json v) {
+        CHECK(v.at(0).get<int>() == w);
+        got.at(static_cast<size_t>(w)).push_back(v.at(1).get<int>());
+      });
+  for (const auto& values : got) {
+    REQUIRE(values.size() == 100);
+    CHECK(std::is_sorted(values.begin(), values.end()));
+  }
+  const auto fails = [](int w, const json_sender&) {
+    if (w == 1) throw std::runtime_error("planted");
+  };
+  CHECK_THROWS_WITH(run_forked_children(2, fails, [](int, nlohmann::json) {}),
+                    Catch::Contains("child 2 of 2 died (exit 4)"));
 }
 
 TEST_CASE("combine_last_look: uniform over exchangeable rows, the Sidak bound for a deviant one",

@@ -18,6 +18,18 @@ namespace st = samplecheck::stats;
 using st::testing::multinomial_sim;
 using std::vector;
 
+namespace {
+// 4,000 null p-values: the count below 0.1 inside its binomial band.
+void check_null_p_values(const vector<double>& p) {
+  REQUIRE(p.size() == 4000);
+  const auto band = st::testing::binomial_band(4000, 0.1);
+  const auto below =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
+  CHECK(below >= band.low);
+  CHECK(below <= band.high);
+}
+}  // namespace
+
 TEST_CASE("sidak: combination and level") {
   CHECK(st::sidak_combine(0.0, 5) == 0.0);
   CHECK(st::sidak_combine(1.0, 5) == 1.0);
@@ -47,11 +59,7 @@ TEST_CASE("randomised binomial p-value: bounds and exact uniformity") {
   vector<double> p;
   for (int i = 0; i < 4000; ++i)
     p.push_back(st::binomial_randomized_upper_tail(x(rng), 4000, 1e-4, u(rng)));
-  const auto band = st::testing::binomial_band(4000, 0.1);
-  const auto below =
-      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
-  CHECK(below >= band.low);
-  CHECK(below <= band.high);
+  check_null_p_values(p);
   CHECK(st::uniformity(p).ks_p > 1e-3);
 }
 
@@ -100,11 +108,7 @@ TEST_CASE("randomised two-sided binomial p-value: never above the doubled exact 
   vector<double> p;
   for (int i = 0; i < 4000; ++i)
     p.push_back(st::binomial_randomized_two_sided_p(x(rng), 2000, 0.01, u(rng)));
-  const auto band = st::testing::binomial_band(4000, 0.1);
-  const auto below =
-      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double v) { return v < 0.1; }));
-  CHECK(below >= band.low);
-  CHECK(below <= band.high);
+  check_null_p_values(p);
   CHECK(st::uniformity(p).ad_p > 1e-3);
   CHECK_THROWS_AS(st::binomial_randomized_two_sided_p(1, 10, 0.1, 1.0), std::invalid_argument);
 }
