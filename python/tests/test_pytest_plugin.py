@@ -5,18 +5,27 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
 
 from conftest import HERE, PACKAGE_ROOT
 
 CASES = os.path.join(HERE, "plugin_cases", "test_plugin_cases.py")
 
 
+def plugin_entry_point_seen():
+    return any(ep.value == "samplecheck_subject.pytest_plugin"
+               for ep in entry_points(group="pytest11"))
+
+
 def test_fixture_passes_the_correct_and_fails_the_defective(samplecheck_bin, tmp_path):
     report = tmp_path / "report.xml"
     env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin,
                PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
-    # -p loads the plugin as its pytest11 entry point does once the package is installed.
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "samplecheck_subject.pytest_plugin", "-q",
+    # -p loads the plugin as its pytest11 entry point does once the package is installed;
+    # where the entry point is already seen (installed, or the metadata `pip install ./python`
+    # leaves in the checkout), pytest loads it itself and a -p would register it twice.
+    load = [] if plugin_entry_point_seen() else ["-p", "samplecheck_subject.pytest_plugin"]
+    done = subprocess.run([sys.executable, "-m", "pytest", *load, "-q",
                            "-p", "no:cacheprovider", f"--junitxml={report}", CASES, "--rootdir", str(tmp_path)],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     print(done.stdout)
