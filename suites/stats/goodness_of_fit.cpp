@@ -62,15 +62,13 @@ gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const dou
     r.p_pearson = r.p_g = 1.0;
     return r;
   }
-  const double m = static_cast<double>(n), k = static_cast<double>(r.cells);
-  double inverse_sum = 0.0;  // sum_k 1 / pi_k
-  for (double e : cells.expected) inverse_sum += m / e;
-  const double df = static_cast<double>(r.df);
-  r.pearson_variance = 2.0 * df + (inverse_sum - k * k - 2.0 * k + 2.0) / m;
-  r.pearson_scale = r.pearson_variance / (2.0 * df);
-  r.pearson_nu = df / r.pearson_scale;
+  const pearson_reference pearson = pearson_null(cells.expected, n);
+  r.pearson_variance = pearson.variance;
+  r.pearson_scale = pearson.scale;
+  r.pearson_nu = pearson.nu;
   r.p_pearson = chi_square_upper_tail(r.pearson_nu, r.pearson / r.pearson_scale);
 
+  const double m = static_cast<double>(n);
   const moments total = poisson_deviance_moments(m);
   r.g_mean = -total.mean;
   r.g_variance = -total.variance;
@@ -82,6 +80,18 @@ gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const dou
   r.g_scale = r.g_variance / (2.0 * r.g_mean);
   r.g_nu = 2.0 * r.g_mean * r.g_mean / r.g_variance;
   r.p_g = chi_square_upper_tail(r.g_nu, r.g_statistic / r.g_scale);
+  return r;
+}
+
+pearson_reference pearson_null(std::span<const double> expected, uint64_t n) {
+  const double m = static_cast<double>(n), k = static_cast<double>(expected.size());
+  double inverse_sum = 0.0;  // sum_k 1 / pi_k
+  for (const double e : expected) inverse_sum += m / e;
+  const double df = k - 1.0;
+  pearson_reference r{};
+  r.variance = 2.0 * df + (inverse_sum - k * k - 2.0 * k + 2.0) / m;
+  r.scale = r.variance / (2.0 * df);
+  r.nu = df / r.scale;
   return r;
 }
 

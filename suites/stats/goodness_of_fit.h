@@ -61,24 +61,41 @@ struct merged_cells {
   uint64_t observed_zero_probability = 0;     // samples that landed on them
 };
 
-// Tokens sorted by q descending (ties by token id); each token with n q_i >= min_expected
-// is its own cell; the smaller ones are pooled in that order until the pool reaches
-// min_expected; a final pool below min_expected joins the last cell. counts must sum to n.
+// The cells of tokens already in q-descending order (q_sorted, all > 0): each token with
+// n q_i >= min_expected is its own cell; the smaller ones are pooled in that order until
+// the pool reaches min_expected; a final pool below min_expected joins the last cell.
+// end[k] is the position one past cell k. A function of q and n alone.
+struct cell_partition {
+  std::vector<size_t> end;
+  std::vector<double> expected;
+};
+cell_partition partition_by_expected(std::span<const double> q_sorted, uint64_t n,
+                                     double min_expected = 5.0);
+
+// Tokens sorted by q descending (ties by token id), then partition_by_expected. counts
+// must sum to n.
 merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const double> probs,
                                uint64_t n, double min_expected = 5.0);
 
 struct gof_result {
-  double pearson, g_statistic;  // raw X2 and G
-  int64_t df;                   // cells - 1
-  double p_pearson, p_g;
-  int64_t cells;
-  uint64_t n;
-  uint64_t observed_zero_probability;  // > 0 forces both p-values to 0
-  double pearson_variance;             // exact null Var[X2]
-  double pearson_scale, pearson_nu;    // X2 ~ c * chi_squared(nu) under the null
-  double g_mean, g_variance;           // null moments of G (M, S above)
-  double g_scale, g_nu;                // G ~ c * chi_squared(nu) under the null
+  double pearson = 0, g_statistic = 0;  // raw X2 and G
+  int64_t df = 0;                       // cells - 1
+  double p_pearson = 0, p_g = 0;
+  int64_t cells = 0;
+  uint64_t n = 0;
+  uint64_t observed_zero_probability = 0;    // > 0 forces both p-values to 0
+  double pearson_variance = 0;               // exact null Var[X2]
+  double pearson_scale = 0, pearson_nu = 0;  // X2 ~ c * chi_squared(nu) under the null
+  double g_mean = 0, g_variance = 0;         // null moments of G (M, S above)
+  double g_scale = 0, g_nu = 0;              // G ~ c * chi_squared(nu) under the null
 };
+
+// Pearson's X2 over cells with these expected counts at n draws is referred to
+// scale * chi_squared(nu), with its exact multinomial variance (above); df = cells - 1 > 0.
+struct pearson_reference {
+  double variance, scale, nu;
+};
+pearson_reference pearson_null(std::span<const double> expected, uint64_t n);
 
 // P(chi_squared(df) > x) through Boost's complement; df > 0 need not be an integer.
 double chi_square_upper_tail(double df, double x);

@@ -9,6 +9,34 @@
 
 namespace samplecheck::stats {
 
+cell_partition partition_by_expected(std::span<const double> q_sorted, uint64_t n,
+                                     double min_expected) {
+  cell_partition cells;
+  const double scale = static_cast<double>(n);
+  double pool_expected = 0.0;
+  bool pooled = false;
+  for (size_t k = 0; k < q_sorted.size(); ++k) {
+    pool_expected += scale * q_sorted[k];
+    pooled = true;
+    if (pool_expected >= min_expected) {
+      cells.end.push_back(k + 1);
+      cells.expected.push_back(pool_expected);
+      pool_expected = 0.0;
+      pooled = false;
+    }
+  }
+  if (pooled) {
+    if (cells.end.empty()) {
+      cells.end.push_back(q_sorted.size());
+      cells.expected.push_back(pool_expected);
+    } else {
+      cells.end.back() = q_sorted.size();
+      cells.expected.back() += pool_expected;
+    }
+  }
+  return cells;
+}
+
 merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const double> probs,
                                uint64_t n, double min_expected) {
   const std::vector<double> q = detail::checked_probabilities("merge_by_expected", counts, probs);
@@ -34,27 +62,16 @@ merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const
   // The order (and so the partition) depends on q alone; counts are only summed below.
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q[a] > q[b]; });
 
-  const double scale = static_cast<double>(n);
-  std::vector<int64_t> pool;
-  double pool_expected = 0.0;
-  for (int64_t token : order) {
-    pool.push_back(token);
-    pool_expected += scale * q[token];
-    if (pool_expected >= min_expected) {
-      cells.members.push_back(std::move(pool));
-      cells.expected.push_back(pool_expected);
-      pool.clear();
-      pool_expected = 0.0;
-    }
-  }
-  if (!pool.empty()) {
-    if (cells.members.empty()) {
-      cells.members.push_back(std::move(pool));
-      cells.expected.push_back(pool_expected);
-    } else {
-      cells.members.back().insert(cells.members.back().end(), pool.begin(), pool.end());
-      cells.expected.back() += pool_expected;
-    }
+  std::vector<double> q_sorted;
+  q_sorted.reserve(order.size());
+  for (const int64_t token : order) q_sorted.push_back(q[static_cast<size_t>(token)]);
+  cell_partition partition = partition_by_expected(q_sorted, n, min_expected);
+  cells.expected = std::move(partition.expected);
+  size_t begin = 0;
+  for (const size_t end : partition.end) {
+    cells.members.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                               order.begin() + static_cast<std::ptrdiff_t>(end));
+    begin = end;
   }
   cells.observed.reserve(cells.members.size());
   for (const auto& members : cells.members) {

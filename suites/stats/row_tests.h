@@ -39,7 +39,12 @@
 // Sidak over its rows reads the row p-values near 1 - 0.5^(1 / rows), i.e. in that
 // body. With replicates B > 0 the body is calibrated by Monte Carlo: T = p_min of the
 // counts and of B multinomial draws from q of the same n (the draws and their
-// randomised sub-tests from the row's randomisation stream), the randomised rank
+// randomised sub-tests from the row's randomisation stream). Every sub-test is a function
+// of the counts on one partition of the tokens fixed by q and n (the merged cells, the
+// cuts, each token of the family alone), so a replicate draws counts on that partition
+// by conditional binomials (multinomial_draw.h): O(cells) whatever n, with the null
+// distribution of drawing the n tokens one by one (tests/test_row_tests.cpp compares
+// the two). The randomised rank
 // p_mc = (#{T_b < T} + u (#{T_b = T} + 1)) / (B + 1), exactly uniform under the null
 // (the B + 1 statistics are exchangeable), and
 //   p_value = p_mc                      if p_mc > c = 1 / (B + 1),
@@ -95,8 +100,8 @@ struct row_test_result {
 // counts and probs as in goodness_of_fit (probs renormalised; q = 0 tokens in no test).
 // The randomised p-values take their u from randomisation_uniform(seed, stream, .):
 // cut r at index r, token i at 2^32 + i, the rank's u at 2^34; replicate b's draws
-// and sub-tests use stream + (b + 1) 2^40. Rows judged together need distinct streams
-// (below 2^40). replicates: B above (0: p_value = p_sidak).
+// and sub-tests use stream + (b + 1) 2^40. omnibus holds Pearson only (its G fields NaN). Rows
+// judged together need distinct streams (below 2^40). replicates: B above (0: p_value = p_sidak).
 row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs,
                           uint64_t seed, uint64_t stream, uint32_t replicates);
 

@@ -10,6 +10,8 @@
 
 #include "suites/stats/binomial_intervals.h"
 #include "suites/stats/combine.h"
+#include "suites/stats/goodness_of_fit.h"
+#include "suites/stats/multinomial_draw.h"
 #include "suites/stats/row_tests.h"
 #include "suites/stats/tests/multinomial_sim.h"
 #include "suites/stats/uniformity.h"
@@ -226,4 +228,83 @@ TEST_CASE("row tests: each sub-test sees its class of defect") {
   // A correct row at the same draws is not rejected.
   multinomial_sim null(q, 9);
   CHECK(st::row_tests(null.counts(5000), q, 14, 0, 0).p_value > 1e-4);
+}
+
+namespace {
+// A two-sample test of two equal-size samples of a continuous statistic: counts of each
+// in the deciles of the pooled sample, Pearson's homogeneity X2 on the 2 x 10 table
+// (df 9, Boost's chi-squared through chi_square_upper_tail).
+double two_sample_p(vector<double> a, vector<double> b) {
+  vector<double> pooled = a;
+  pooled.insert(pooled.end(), b.begin(), b.end());
+  std::sort(pooled.begin(), pooled.end());
+  constexpr size_t kBins = 10;
+  vector<double> edges;
+  for (size_t k = 1; k < kBins; ++k) edges.push_back(pooled[k * pooled.size() / kBins]);
+  const auto bin = [&](double v) {
+    return static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), v) - edges.begin());
+  };
+  vector<double> ca(kBins, 0), cb(kBins, 0);
+  for (double v : a) ++ca[bin(v)];
+  for (double v : b) ++cb[bin(v)];
+  double x2 = 0;
+  for (size_t k = 0; k < kBins; ++k) {
+    const double e = (ca[k] + cb[k]) / 2;  // equal sample sizes
+    if (e > 0) x2 += (ca[k] - e) * (ca[k] - e) / e + (cb[k] - e) * (cb[k] - e) / e;
+  }
+  return samplecheck::stats::chi_square_upper_tail(kBins - 1, x2);
+}
+
+// The row statistic (p_sidak) of `replicates` rows drawn token by token from `draw_from`
+// and judged against q: the simulation the block replicates replace.
+vector<double> drawn_token_by_token(const vector<double>& q, const vector<double>& draw_from,
+                                    uint64_t n, size_t replicates, uint64_t seed) {
+  multinomial_sim sim(draw_from, seed);
+  vector<double> s;
+  for (size_t b = 0; b < replicates; ++b)
+    s.push_back(st::row_tests(sim.counts(n), q, 31, (b + 1) << 40, 0).p_sidak);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("row tests: block replicates have the null distribution of token-by-token draws",
+          "[calibration]") {
+  // The peaked shape (8 halving heads, cuts and exact tokens) and zipf at V = 2,049 and
+  // 5,000 draws; q strictly descending, so q order and token ids agree.
+  constexpr size_t V = 2049;
+  const vector<double> tail = st::testing::zipf(V - 8, 1.1);
+  vector<double> peaked(V);
+  for (size_t i = 0; i < V; ++i)
+    peaked[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+  constexpr uint32_t B = 400;
+  for (const auto& q : {peaked, st::testing::zipf(V, 1.1)}) {
+    multinomial_sim sim(q, 41);
+    const auto blocks = st::row_tests(sim.counts(5000), q, 31, 0, B).mc_replicates;
+    REQUIRE(blocks.size() == B);
+    const double p = two_sample_p(blocks, drawn_token_by_token(q, q, 5000, B, 43));
+    std::printf("block replicates against token-by-token draws: homogeneity p %.3g\n", p);
+    CHECK(p > 1e-3);
+    // The test can fail: draws from q with one head token doubled are told apart.
+    CHECK(two_sample_p(blocks, drawn_token_by_token(q, planted_double(q, 3), 5000, B, 47)) < 1e-3);
+  }
+}
+
+TEST_CASE("row tests: a replicate's generator calls do not grow with n") {
+  // 40 blocks of zipf mass: the conditional binomials cost a bounded number of 64-bit
+  // calls per block at n = 10^3 and n = 10^9 alike, and every draw lands in a block.
+  const vector<double> mass = st::testing::zipf(40, 1.1);
+  for (const uint64_t n : {uint64_t{1000}, uint64_t{1000000000}}) {
+    st::philox_engine engine(1, 2, 0);
+    const auto c = st::multinomial_counts(mass, n, engine);
+    uint64_t total = 0;
+    for (uint64_t x : c) total += x;
+    CAPTURE(n, engine.calls());
+    CHECK(total == n);
+    CHECK(engine.calls() <= 8 * mass.size());
+    CHECK(engine.calls() >= mass.size() - 1);
+  }
+  // The draws follow the masses: block 0 holds its share of 10^9 within 6 sd.
+  st::philox_engine engine(3, 4, 0);
+  const double c0 = static_cast<double>(st::multinomial_counts(mass, 1000000000, engine)[0]);
+  CHECK(std::fabs(c0 - 1e9 * mass[0]) < 6 * std::sqrt(1e9 * mass[0] * (1 - mass[0])));
 }
