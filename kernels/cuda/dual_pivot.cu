@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kThreads)
   bool accepted = false;
   for (int round = 0; round < kDualPivotRoundCap && !accepted; ++round) {
     const float u = s01_amplified(uniform_open_one(stream.next()) * mass, b.planted);
-    token = inverse_cdf(row, dtype, v, low, u, deterministic, s01, sh);
+    token = inverse_cdf(row, dtype, v, low, u, deterministic, s01, sh, b.planted == defect::X09);
     if (token < 0 || token >= v) break;  // S01's escape: reported as drawn
     if (!top_k && !top_p && !min_p) {
       accepted = true;

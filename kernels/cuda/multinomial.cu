@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(device_batch b) {
   }
   philox_stream stream = stream_of(b, r, in);
   const float u = s01_amplified(uniform_open_one(stream.next()) * stats.total, b.planted);
-  const int32_t token =
-      inverse_cdf(row, b.dtype, b.vocab_size, 0.0f, u, false, b.planted == defect::S01, sh);
+  const int32_t token = inverse_cdf(row, b.dtype, b.vocab_size, 0.0f, u, false,
+                                    b.planted == defect::S01, sh, b.planted == defect::X09);
   if (threadIdx.x == 0) write_result(b, r, token, token >= 0);
 }
 

@@ -161,7 +161,7 @@ __device__ inline float deterministic_inclusive_sum(float value, float& total, r
 // ---------------------------------------------------------------------------
 __device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dtype, int64_t v,
                                       float low, float u, bool deterministic, bool unguarded,
-                                      row_shared& sh) {
+                                      row_shared& sh, bool absorbed = false) {
   float running = 0.0f;
   int last_valid = -1;
   const int64_t tiles = (v + kTile - 1) / kTile;
@@ -196,14 +196,21 @@ __device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dty
       }
       if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_valid = -1;
       __syncthreads();
-      float c = running + (prefix - partial);
+      // Each thread sums its own items from 0 against what is left of u past the
+      // running mass and its exclusive prefix, so a token far below an ulp of the
+      // running mass (a tail of 1e-9 tokens behind a head of 0.9995) still moves the
+      // sum. Adding each item onto the running mass itself (X09) rounded such tokens
+      // away: they were never drawn, and their mass went to the next thread's first.
+      const float before = prefix - partial;
+      const float left = absorbed ? u : (u - running) - before;
+      float c = absorbed ? running + before : 0.0f;
       int below = 0, mine = INT_MAX, my_last = -1;
       for (int j = 0; j < kItems; ++j) {
         c += m[j];
-        below += (c <= u && first + j < v);
+        below += (c <= left && first + j < v);
         if (m[j] > 0.0f) {
           my_last = static_cast<int>(first + j);
-          if (c > u && mine == INT_MAX) mine = static_cast<int>(first + j);
+          if (c > left && mine == INT_MAX) mine = static_cast<int>(first + j);
         }
       }
       if (unguarded) {

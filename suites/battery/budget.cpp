@@ -19,7 +19,7 @@ budget_settings quick_budget() {
 budget_settings standard_budget() {
   return {.name = "standard",
           .vocab_size = 151936,
-          .gof_tvd = 0.02,
+          .gof_tvd = 0.01,
           .tail_shift = 4e-4,
           .collision_shift = 0.004,
           .max_draws_per_row = 8000000,

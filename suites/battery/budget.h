@@ -33,7 +33,8 @@ struct budget_settings {
   size_t drawn_rows = 2;
 };
 
-// quick: CI on 2 cores (V = 32,000). standard: V = 151,936, 5x finer targets.
+// quick: CI on 2 cores (V = 32,000). standard: V = 151,936, 5x finer targets (goodness of
+// fit 10x: TVD 0.01).
 budget_settings quick_budget();
 budget_settings standard_budget();
 std::optional<budget_settings> budget_by_name(std::string_view name);

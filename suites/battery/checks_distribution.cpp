@@ -242,6 +242,11 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   std::vector<uint64_t> first(rows.size()), done(rows.size(), 0);
   for (size_t i = 1; i < rows.size(); ++i) first[i] = first[i - 1] + draws[i - 1];
   drawn_counts drawn = empty_counts(rows);
+  // Each row's q order, sorted once for all looks.
+  std::vector<std::vector<size_t>> orders(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (gof_testable(rows[i]) && rows[i].target.distribution().num_in >= 2)
+      orders[i] = in_probs_order(rows[i]);
   double p_check = 1.0, worst_power = 0.0;
   std::string worst_detail;
   size_t worst_row = 0, stop_look = looks;
@@ -277,8 +282,8 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
       // The body of the p-value matters at the last look only (an earlier look's p / w
       // is 1 above 1%), so only there is it calibrated by Monte Carlo.
       const uint32_t replicates = look + 1 == looks ? kBodyReplicates : 0;
-      const row_fit fit =
-          fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power, seed, 1 + i, replicates);
+      const row_fit fit = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power, seed,
+                                  1 + i, replicates, orders[i]);
       if (look + 1 == looks) worst_power = std::max(worst_power, fit.detectable_tvd);
       if (fit.p_value <= p_min) {
         p_min = fit.p_value;

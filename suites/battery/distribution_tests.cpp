@@ -99,8 +99,14 @@ planned_draws plan_gof_draws(const judged_row& row, double alpha, double tvd, do
   return plan;
 }
 
+std::vector<size_t> in_probs_order(const judged_row& row) {
+  const auto& d = row.target.distribution();
+  return stats::row_order(condition_on_in(d, std::vector<uint64_t>(d.status.size(), 0)).probs);
+}
+
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
-                double power, uint64_t seed, uint64_t stream, uint32_t replicates) {
+                double power, uint64_t seed, uint64_t stream, uint32_t replicates,
+                std::span<const size_t> in_order) {
   const auto& d = row.target.distribution();
   const in_conditional c = condition_on_in(d, counts);
   // The IN part (row_tests) and the BOUNDARY count, combined by in_and_boundary_p.
@@ -108,7 +114,7 @@ row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, doub
   double p_in = -1.0, p_b = -1.0;
   std::string stats_text;
   if (d.num_in >= 2 && c.in_count > 0) {
-    const auto t = stats::row_tests(c.counts, c.probs, seed, stream, replicates);
+    const auto t = stats::row_tests(c.counts, c.probs, seed, stream, replicates, in_order);
     const auto& gof = t.omnibus;
     // row_tests' p-value is already combined over its sub-tests (Sidak, or calibrated).
     p_in = t.p_value;

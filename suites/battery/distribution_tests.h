@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,13 @@ struct row_fit {
 // `alpha` is the row's share (it decides how many deviating tokens are named); the
 // randomised p-values of stats::row_tests use (seed, stream), distinct per row, and
 // `replicates` calibrate its body (row_tests.h; 0: none).
+// `in_order`: in_probs_order(row) where the row is fitted at several looks (empty: sorted
+// each time).
 row_fit fit_row(const judged_row& row, const std::vector<uint64_t>& counts, double alpha,
-                double power, uint64_t seed, uint64_t stream, uint32_t replicates);
+                double power, uint64_t seed, uint64_t stream, uint32_t replicates,
+                std::span<const size_t> in_order = {});
+// The IN-conditional distribution's tokens in q-descending order (stats::row_order).
+std::vector<size_t> in_probs_order(const judged_row& row);
 
 // The p-value of rows fitted with the same number of replicates B, all at once. The IN
 // parts by Monte Carlo over the rows together: replicate b of every row is one null draw

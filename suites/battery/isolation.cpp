@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "suites/harness/subject_process.h"
@@ -32,6 +33,7 @@ check_outcome guarded_run(const check_definition& check, const check_context& ct
 isolated_result run_check(const check_definition& check, const check_context& ctx,
                           double timeout_s) {
   isolated_result result;
+  const subject_clock clock;
   const double start = protocol::now_seconds();
   try {
     const harness::call_deadline deadline(start + timeout_s);
@@ -44,6 +46,7 @@ isolated_result run_check(const check_definition& check, const check_context& ct
                              : f.why;
   }
   result.seconds = protocol::now_seconds() - start;
+  result.subject_seconds = std::min(clock.seconds(), result.seconds);
   return result;
 }
 

@@ -16,6 +16,7 @@ struct isolated_result {
   bool timed_out = false;  // no reply by the deadline: the subject hangs, later checks may too
   std::string why;         // what happened to the subject process when crashed or timed out
   double seconds = 0;
+  double subject_seconds = 0;  // of `seconds`, spent in subject calls (subject_clock)
 };
 
 // A check's exceptions become harness errors; a subject process's failure, `crashed`.

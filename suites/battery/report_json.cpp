@@ -19,6 +19,8 @@ nlohmann::json check_json(const check_report& c) {
           {"power", c.power},
           {"samples", c.samples},
           {"seconds", c.seconds},
+          {"subject_seconds", c.subject_seconds},
+          {"judge_seconds", c.judge_seconds},
           {"detail", c.detail},
           {"evidence", c.evidence.is_object() ? c.evidence : nlohmann::json::object()},
           {"repro_path", c.repro_path.empty() ? nlohmann::json() : nlohmann::json(c.repro_path)}};

@@ -131,6 +131,8 @@ check_report report_row(const planned_check& p,
   c.power = r.outcome.power;
   c.samples = r.outcome.samples;
   c.seconds = r.seconds;
+  c.subject_seconds = r.subject_seconds;
+  c.judge_seconds = r.seconds - r.subject_seconds;
   c.detail = r.outcome.detail;
   c.evidence = r.outcome.repro;
   if (!p.ran) {
@@ -352,17 +354,18 @@ std::string format_report(const battery_report& r, bool verbose) {
   std::string out = fmt::format(
       "subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
       r.subject, r.plugin.empty() ? "" : " (plugin " + r.plugin + ")", r.budget, r.seed, r.alpha);
-  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", "check", "verdict", "p-value",
-                     "alpha", "power (0.99)", "samples", "time");
+  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8} {:>8}\n", "check", "verdict",
+                     "p-value", "alpha", "power (0.99)", "samples", "time", "judge");
   for (const auto& c : r.checks) {
     const bool na = c.result == verdict::not_applicable;
     const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
     const std::string p = c.p_value >= 0 ? fmt::format("{:.2e}", c.p_value) : (na ? "" : "exact");
     const std::string a = c.alpha_share >= 0 ? fmt::format("{:.1e}", c.alpha_share) : "";
     const std::string t = na ? "" : fmt::format("{:.2f}s", c.seconds);
+    const std::string j = na ? "" : fmt::format("{:.2f}s", c.judge_seconds);
     const std::string n = na ? "" : fmt::format("{}", c.samples);
-    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8}\n", name, to_string(c.result),
-                       p, a, c.power.substr(0, 38), n, t);
+    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8} {:>8}\n", name,
+                       to_string(c.result), p, a, c.power.substr(0, 38), n, t, j);
   }
   for (const auto& c : r.checks) {
     const bool show = verbose || (c.result != verdict::pass);

@@ -70,8 +70,10 @@ struct check_report {
   double planning_share = -1;  // the first-step share the samples were planned for
   std::string power;
   uint64_t samples = 0;
-  double seconds = 0;
-  std::string detail;  // failure reason, n/a reason, or what was seen
+  double seconds = 0;          // the check's wall time: subject_seconds + judge_seconds
+  double subject_seconds = 0;  // in subject calls, from each request to its reply
+  double judge_seconds = 0;    // the rest: plans, references, statistics, copies
+  std::string detail;          // failure reason, n/a reason, or what was seen
   nlohmann::json
       evidence;            // the check's evidence (check_outcome::repro), pass or fail: report.json
   nlohmann::json repro;    // on failure: the reproduction record (also written to repro_dir)

@@ -106,12 +106,16 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
   const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
-  const sample_call templ = call_for_rows(s, row_ptrs);
+  // One call object for every call: its input rows are built once (a copy of every row
+  // per call cost as much as a fast subject's draws); only the outputs change.
+  sample_call call = call_for_rows(s, row_ptrs);
   size_t row = 0;
   uint64_t done_in_row = 0;
+  std::vector<size_t> owner;
   while (row < rows.size()) {
-    sample_call call = templ;
-    std::vector<size_t> owner;
+    for (auto* v : {&call.seed, &call.subsequence, &call.offset}) v->clear();
+    call.row_index.clear();
+    owner.clear();
     while (row < rows.size() && call.seed.size() < kOutputsPerCall) {
       if (done_in_row == draws[row]) {
         ++row;

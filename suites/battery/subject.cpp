@@ -1,6 +1,7 @@
 #include "suites/battery/subject.h"
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 
 #include "suites/harness/guard.h"
@@ -22,10 +23,46 @@ uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence) {
   return XXH3_64bits_withSeed(&subsequence, sizeof subsequence, seed);
 }
 
+namespace {
+std::atomic<bool> clock_open{false};
+std::atomic<uint64_t> clock_nanoseconds{0}, clock_samples{0};
+
+// Runs one subject call on the open clock.
+template <typename Call>
+auto timed(uint64_t samples, Call&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  struct stop {
+    std::chrono::steady_clock::time_point start;
+    uint64_t samples;
+    ~stop() {
+      subject_clock::add(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), samples);
+    }
+  } on_return{start, samples};
+  return call();
+}
+}  // namespace
+
+subject_clock::subject_clock() {
+  clock_nanoseconds = 0;
+  clock_samples = 0;
+  clock_open = true;
+}
+subject_clock::~subject_clock() { clock_open = false; }
+double subject_clock::seconds() const { return static_cast<double>(clock_nanoseconds) * 1e-9; }
+void subject_clock::add(double seconds, uint64_t samples) {
+  if (!clock_open) return;
+  clock_nanoseconds += static_cast<uint64_t>(seconds * 1e9);
+  clock_samples += samples;
+}
+uint64_t subject_clock::samples_now() { return clock_open ? clock_samples.load() : 0; }
+
 call_status run_call(const subject& s, sample_call& call) {
   const auto call_subject = [&] {
-    if (s.process) return s.process->sample(s.name(), call);
-    return harness::run_call(*s.sampler, call);
+    return timed(call.seed.size(), [&] {
+      if (s.process) return s.process->sample(s.name(), call);
+      return harness::run_call(*s.sampler, call);
+    });
   };
   if (registry::contracts_of(*s.sampler).rng_policy != SC_RNG_BATCH_SLOT ||
       call.subsequence.size() != call.seed.size())
@@ -68,9 +105,11 @@ class process_runner final : public matmul_suite::matmul_runner {
                                 " out of range");
       std::copy_n(ops.pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
-    harness::subject_process::matmul_reply reply = process_->matmul(
-        name_, {m, n, k, batch_.data(), ops.weight.data(),
-                ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
+    harness::subject_process::matmul_reply reply = timed(0, [&] {
+      return process_->matmul(
+          name_, {m, n, k, batch_.data(), ops.weight.data(),
+                  ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
+    });
     const auto cells = static_cast<size_t>(m * n);
     if (reply.out.size() != cells + harness::kGuardRows)
       throw std::runtime_error(name_ + " failed: " + reply.message);
@@ -98,9 +137,27 @@ class process_runner final : public matmul_suite::matmul_runner {
 
 }  // namespace
 
+namespace {
+// An in-process matmul runner whose calls run on the subject clock.
+class timed_runner final : public matmul_suite::matmul_runner {
+ public:
+  explicit timed_runner(std::unique_ptr<matmul_suite::matmul_runner> inner)
+      : inner_(std::move(inner)) {}
+  const sc_matmul& subject() const override { return inner_->subject(); }
+  void load(const matmul_suite::matmul_operands& operands) override { inner_->load(operands); }
+  std::vector<uint16_t> run(const std::vector<int32_t>& rows, int32_t launch_config,
+                            const std::vector<int64_t>& keep) override {
+    return timed(0, [&] { return inner_->run(rows, launch_config, keep); });
+  }
+
+ private:
+  std::unique_ptr<matmul_suite::matmul_runner> inner_;
+};
+}  // namespace
+
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s) {
   if (s.process) return std::make_unique<process_runner>(s);
-  return matmul_suite::make_runner(*s.matmul);
+  return std::make_unique<timed_runner>(matmul_suite::make_runner(*s.matmul));
 }
 
 }  // namespace samplecheck::battery

@@ -57,6 +57,23 @@ struct subject {
   bool in_tree() const { return plugin.empty() && exec.empty(); }
 };
 
+// Where a running check's time goes: each call of its subject, from sending the request
+// to its reply (or an in-process subject's call), is added to the open clock, with the
+// samples (sampler outputs) it returned; the rest of the check's wall time is the judge's.
+// run_check opens one per check (one check runs at a time); the progress line reads
+// samples_now() from its own thread while the check draws.
+class subject_clock {
+ public:
+  subject_clock();
+  ~subject_clock();
+  subject_clock(const subject_clock&) = delete;
+  subject_clock& operator=(const subject_clock&) = delete;
+  double seconds() const;
+  // Called around every subject call; nothing is counted while no clock is open.
+  static void add(double seconds, uint64_t samples);
+  static uint64_t samples_now();
+};
+
 // One sampling call through the subject's process (or in-process without one). A dead,
 // hung or lying process throws harness::subject_failure, which run_check reports.
 // A subject that declares rng_policy batch_slot keys its stream on (seed[r], slot r,

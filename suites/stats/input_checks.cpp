@@ -29,9 +29,15 @@ std::vector<double> checked_probabilities(const char* where, std::span<const uin
   // tokens and still rejects a row that lost a token's worth of mass.
   if (!(std::fabs(sum - 1.0) <= 1e-6))
     fail(where, "probs sum to " + std::to_string(sum) + ", expected 1 (tolerance 1e-6)");
-  std::vector<double> normalised(probs.begin(), probs.end());
-  for (double& q : normalised) q /= sum;
-  return normalised;
+  return normalised(probs);
+}
+
+std::vector<double> normalised(std::span<const double> probs) {
+  double sum = 0.0;
+  for (const double p : probs) sum += p;
+  std::vector<double> q(probs.begin(), probs.end());
+  for (double& x : q) x /= sum;
+  return q;
 }
 
 uint64_t checked_total(const char* where, std::span<const uint64_t> counts) {

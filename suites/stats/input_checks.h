@@ -14,6 +14,9 @@ namespace samplecheck::stats::detail {
 std::vector<double> checked_probabilities(const char* where, std::span<const uint64_t> counts,
                                           std::span<const double> probs);
 
+// probs divided by their sum, the same arithmetic checked_probabilities does (no checks).
+std::vector<double> normalised(std::span<const double> probs);
+
 // Sum of counts; throws if it is zero (no samples cannot pass a check).
 uint64_t checked_total(const char* where, std::span<const uint64_t> counts);
 

@@ -41,11 +41,17 @@ size_t block_ending_at(const std::vector<size_t>& block_end, size_t end) {
                              block_end.begin());
 }
 
-row_layout make_layout(const std::vector<double>& q, uint64_t n) {
-  row_layout l;
+std::vector<size_t> q_order(const std::vector<double>& q) {
+  std::vector<size_t> order;
   for (size_t i = 0; i < q.size(); ++i)
-    if (q[i] > 0.0) l.order.push_back(i);
-  std::stable_sort(l.order.begin(), l.order.end(), [&](size_t a, size_t b) { return q[a] > q[b]; });
+    if (q[i] > 0.0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return q[a] > q[b]; });
+  return order;
+}
+
+row_layout make_layout(const std::vector<double>& q, uint64_t n, std::span<const size_t> order) {
+  row_layout l;
+  l.order = order.empty() ? q_order(q) : std::vector<size_t>(order.begin(), order.end());
   l.prefix.assign(l.order.size() + 1, 0.0);
   for (size_t k = 0; k < l.order.size(); ++k) {
     l.q.push_back(q[l.order[k]]);
@@ -215,8 +221,13 @@ std::vector<size_t> row_cut_points(std::span<const double> prefix, double n) {
   return cuts;
 }
 
+std::vector<size_t> row_order(std::span<const double> probs) {
+  return q_order(detail::normalised(probs));
+}
+
 row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs,
-                          uint64_t seed, uint64_t stream, uint32_t replicates) {
+                          uint64_t seed, uint64_t stream, uint32_t replicates,
+                          std::span<const size_t> order) {
   const std::vector<double> q = detail::checked_probabilities("row_tests", counts, probs);
   row_test_result r;
   auto& g = r.omnibus;
@@ -231,7 +242,9 @@ row_test_result row_tests(std::span<const uint64_t> counts, std::span<const doub
     r.p_cumulative = r.p_token = r.p_min = r.p_sidak = r.p_value = 0.0;
     return r;
   }
-  const row_layout l = make_layout(q, g.n);
+  if (std::any_of(order.begin(), order.end(), [&](size_t i) { return i >= q.size(); }))
+    throw std::invalid_argument("row_tests: order does not index probs");
+  const row_layout l = make_layout(q, g.n, order);
   g.cells = static_cast<int64_t>(l.cells.end.size());
   g.df = g.cells - 1;
   g.pearson_variance = l.pearson.variance;

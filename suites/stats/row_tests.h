@@ -102,7 +102,13 @@ struct row_test_result {
 // cut r at index r, token i at 2^32 + i, the rank's u at 2^34; replicate b's draws
 // and sub-tests use stream + (b + 1) 2^40. omnibus holds Pearson only (its G fields NaN). Rows
 // judged together need distinct streams (below 2^40). replicates: B above (0: p_value = p_sidak).
+// `order`: row_order(probs), for a caller that tests one row at several sizes (the
+// looks of a check) and sorts it once; empty: sorted here.
 row_test_result row_tests(std::span<const uint64_t> counts, std::span<const double> probs,
-                          uint64_t seed, uint64_t stream, uint32_t replicates);
+                          uint64_t seed, uint64_t stream, uint32_t replicates,
+                          std::span<const size_t> order = {});
+
+// The tokens with q > 0 in q-descending order, ties by token id (q: probs renormalised).
+std::vector<size_t> row_order(std::span<const double> probs);
 
 }  // namespace samplecheck::stats

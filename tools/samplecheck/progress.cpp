@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "suites/battery/subject.h"
+
 namespace samplecheck::cli {
 
 using clock_type = std::chrono::steady_clock;
@@ -103,9 +105,12 @@ std::string battery_text(const progress_printer::state& s) {
 // The redrawn line, cut to the terminal's width: a wrapped line could not be redrawn.
 std::string status_line(const progress_printer::state& s) {
   const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
+  // The running check's samples as its subject returns them, not only when it ends.
+  const uint64_t drawn =
+      s.battery_samples + (s.drawing ? battery::subject_clock::samples_now() : 0);
   std::string line =
       fmt::format("{}[{}/{}] {} {} ({}), samples {} / {}, elapsed {}{}", battery_text(s), s.index,
-                  s.total, s.subject, s.check, clock_text(in_check), grouped(s.battery_samples),
+                  s.total, s.subject, s.check, clock_text(in_check), grouped(drawn),
                   planned_text(s.planned_total, s.all_planned), clock_text(s.elapsed()),
                   left_text(s, s.drawing ? in_check : 0));
   winsize size{};

@@ -307,6 +307,26 @@ TEST_CASE("X06: a row short of 1 gives what it lacks to its last positive token"
   REQUIRE(std::abs(mutant[0] - 800) < 200);  // sd 25
 }
 
+TEST_CASE("X09: tokens far below an ulp of the running sum are never drawn") {
+  // A head of 0.999 then 1,000 tokens of 1e-6 each (a tail of 1e-3): the host draws
+  // the tail on about 0.1% of 40,000 draws (40, sd 6); X09's float32 running sum past
+  // 0.999 has an ulp of 6e-8, so each 1e-6 token still counts, but at 1e-9 (the second
+  // row) the increments round away and the tail is never drawn.
+  for (const float tiny : {1e-6f, 1e-9f}) {
+    std::vector<float> row(1001, tiny);
+    row[0] = 1.0f - 1000 * tiny;
+    pair_run run(draws_of(row, 40000), "cpu.multinomial", "X09");
+    const auto host = histogram(run.host), mutant = histogram(run.mutant);
+    const auto tail = [](const std::vector<int>& h) { return 40000 - h[0]; };
+    CAPTURE(tiny, tail(host), tail(mutant));
+    if (tiny > 1e-7f) {
+      REQUIRE(std::abs(tail(mutant) - tail(host)) < 40);
+    } else {
+      REQUIRE(tail(mutant) == 0);
+    }
+  }
+}
+
 TEST_CASE("S18: top_k = 1 keeps both tokens tied at the maximum") {
   call c = draws_of(tied_top_row(), 400);
   c.top_k.assign(1, 1);

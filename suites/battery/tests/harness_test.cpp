@@ -35,6 +35,15 @@ sc_status hang_sample(void*, const sc_sample_batch*, char*, size_t) {
   return SC_OK;
 }
 sc_status lazy_sample(void*, const sc_sample_batch*, char*, size_t) { return SC_OK; }
+// Token 0 for every row, after a quarter of a second: the time is the subject's.
+sc_status slow_token_zero_sample(void*, const sc_sample_batch* b, char*, size_t) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  for (int64_t r = 0; r < b->num_output_rows; ++r) {
+    b->out_token[r] = 0;
+    b->out_valid[r] = 1;
+  }
+  return SC_OK;
+}
 // Always token 0, always valid: outside the support of most fixture rows.
 sc_status token_zero_sample(void*, const sc_sample_batch* b, char*, size_t) {
   for (int64_t r = 0; r < b->num_output_rows; ++r) {
@@ -180,6 +189,30 @@ TEST_CASE("a crashing subject fails its checks and the run goes on", "[battery][
     CHECK_THAT(c.detail, Catch::Contains("crashed: signal 11"));
   }
   CHECK_FALSE(report.passed());
+}
+
+TEST_CASE("a check's time is split between its subject's calls and the judge",
+          "[battery][harness]") {
+  // One call (support fails on its first OUT token): at least the subject's 0.25 s is
+  // subject time, and the two parts add up to the check's wall time.
+  const sc_sampler slow = fake("test.slow", slow_token_zero_sample);
+  const auto r = run_battery(as_subject(slow), quick({"support"}), {});
+  const auto& c = find(r, "support");
+  CHECK(c.result == verdict::fail);
+  CHECK(c.subject_seconds >= 0.25);
+  CHECK(c.judge_seconds >= 0);
+  CHECK(c.subject_seconds + c.judge_seconds == Approx(c.seconds));
+  // An in-tree subject in its process: every call is on the clock, and a fast subject
+  // leaves most of a check's time to the judge only where the judge is slow.
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  const auto m =
+      run_battery(*catalog.find("cpu.multinomial"), quick({"goodness_of_fit"}), catalog.lookup());
+  for (const auto& row : m.checks) {
+    CAPTURE(row.check, row.dtype, row.seconds, row.subject_seconds);
+    CHECK(row.subject_seconds > 0);
+    CHECK(row.subject_seconds <= row.seconds);
+  }
 }
 
 TEST_CASE("a hanging subject is killed at the per-check timeout", "[battery][harness]") {

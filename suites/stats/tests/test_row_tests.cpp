@@ -308,3 +308,21 @@ TEST_CASE("row tests: a replicate's generator calls do not grow with n") {
   const double c0 = static_cast<double>(st::multinomial_counts(mass, 1000000000, engine)[0]);
   CHECK(std::fabs(c0 - 1e9 * mass[0]) < 6 * std::sqrt(1e9 * mass[0] * (1 - mass[0])));
 }
+
+TEST_CASE("row tests: a precomputed order gives the same result") {
+  vector<double> q = st::testing::zipf(3000, 1.1);
+  std::swap(q[0], q[2999]);  // not in id order
+  q[10] = q[11];             // a tie, broken by id
+  double s = 0;
+  for (double v : q) s += v;
+  for (double& v : q) v /= s;
+  multinomial_sim sim(q, 19);
+  const auto c = sim.counts(30000);
+  const auto order = st::row_order(q);
+  const auto a = st::row_tests(c, q, 3, 4, 19), b = st::row_tests(c, q, 3, 4, 19, order);
+  CHECK(a.p_value == b.p_value);
+  CHECK(a.mc_replicates == b.mc_replicates);
+  CHECK(a.worst_token == b.worst_token);
+  const vector<size_t> bad{0, 5000};
+  CHECK_THROWS_AS(st::row_tests(c, q, 3, 4, 0, bad), std::invalid_argument);
+}
