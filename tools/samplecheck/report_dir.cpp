@@ -26,12 +26,23 @@ bool write_file(const fs::path& path, const std::string& text) {
   return static_cast<bool>(f);
 }
 
-// python3 RENDERER report.json report.html; its exit status (127: not started).
-int run_renderer(const std::string& renderer, const fs::path& json, const fs::path& html) {
-  std::string python = "python3", script = renderer, in = json.string(), out = html.string();
-  char* argv[] = {python.data(), script.data(), in.data(), out.data(), nullptr};
+// The Python that runs the renderer: $SAMPLECHECK_PYTHON, else the build's (CMake's
+// SAMPLECHECK_PYTHON, by path: the python3 first on PATH may lack matplotlib).
+std::string renderer_python() {
+  if (const char* env = std::getenv("SAMPLECHECK_PYTHON"); env && *env) return env;
+#ifdef SAMPLECHECK_BUILD_PYTHON
+  if (*SAMPLECHECK_BUILD_PYTHON) return SAMPLECHECK_BUILD_PYTHON;
+#endif
+  return "python3";
+}
+
+// PYTHON RENDERER report.json report.html; its exit status (127: not started).
+int run_renderer(const std::string& python, const std::string& renderer, const fs::path& json,
+                 const fs::path& html) {
+  std::string program = python, script = renderer, in = json.string(), out = html.string();
+  char* argv[] = {program.data(), script.data(), in.data(), out.data(), nullptr};
   pid_t pid = 0;
-  if (::posix_spawnp(&pid, "python3", nullptr, nullptr, argv, environ) != 0) return 127;
+  if (::posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv, environ) != 0) return 127;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return 127;
@@ -84,12 +95,14 @@ bool write_report_dir(const std::string& dir, const nlohmann::json& report) {
     return true;
   }
   std::fflush(stdout);
-  if (const int rc = run_renderer(renderer, json, html); rc != 0)
+  const std::string python = renderer_python();
+  if (const int rc = run_renderer(python, renderer, json, html); rc != 0)
     std::fprintf(stderr,
-                 "samplecheck: the renderer exited %d (%s: python3 with matplotlib?); %s holds "
-                 "report.json and junit.xml; render later with python3 %s %s %s\n",
-                 rc, rc == 127 ? "python3 not found" : "see above", dir.c_str(), renderer.c_str(),
-                 json.c_str(), html.c_str());
+                 "samplecheck: the renderer exited %d (%s: %s with matplotlib? SAMPLECHECK_PYTHON "
+                 "picks another); %s holds report.json and junit.xml; render later with %s %s %s "
+                 "%s\n",
+                 rc, rc == 127 ? "not started" : "see above", python.c_str(), dir.c_str(),
+                 python.c_str(), renderer.c_str(), json.c_str(), html.c_str());
   return true;
 }
 

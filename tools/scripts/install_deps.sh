@@ -24,3 +24,7 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -q
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The build and samplecheck use Debian's Python by path (CMake's SAMPLECHECK_PYTHON), not the
+# python3 first on PATH (pyenv, conda), which may lack these: fail here, not in the tests.
+/usr/bin/python3 -c 'import matplotlib, numpy, pytest, jsonschema' ||
+  { echo "install_deps.sh: /usr/bin/python3 cannot import matplotlib, numpy, pytest, jsonschema" >&2; exit 1; }
