@@ -18,6 +18,7 @@ struct fingerprint_request {
   std::string output;
   std::vector<std::string> compare;  // two manifests
   bool no_rerun = false;
+  bool trust_record = false;  // --compare: re-run the plugins or commands the manifests name
   std::optional<std::string> repeat_text;  // take it this many times in this process
   std::string report_dir;                  // --compare: the comparison's report.json and the rest
   std::vector<std::string> command_line;   // argv, for report.json
