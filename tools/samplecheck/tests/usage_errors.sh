@@ -172,6 +172,8 @@ refused "--good" bisect --bad HEAD --build true --check true
 refused "is not a git work tree" bisect --good a --bad b --build true --check true --repo /proc
 git init -q "$tmp/repo" && git -C "$tmp/repo" -c user.email=t@t.invalid -c user.name=t commit -q --allow-empty -m one
 refused "'nosuchrev' is not a commit" bisect --good nosuchrev --bad HEAD --build true --check true --repo "$tmp/repo"
+refused "--work-dir $tmp/a_file: not a directory" bisect --good HEAD --bad HEAD --build true --check true --repo "$tmp/repo" --work-dir "$tmp/a_file"
+refused "--step-timeout: '0' is not above 0" bisect --good HEAD --bad HEAD --build true --check true --repo "$tmp/repo" --step-timeout 0
 # A second run into one report folder would overwrite the first's report.
 "$bin" qualify --subject cpu.segmented --checks all_ones --shape 32x1001 --m 1,2 -q --report-dir "$tmp/rep" >/dev/null 2>&1
 refused "--report-dir $tmp/rep: already holds a report" qualify --subject cpu.segmented --checks all_ones --shape 32x1001 --m 1,2 --report-dir "$tmp/rep"
