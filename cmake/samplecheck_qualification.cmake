@@ -114,8 +114,9 @@ function(samplecheck_add_qualification)
   if(NOT Q_TIMEOUT)
     set(Q_TIMEOUT 1800)
   endif()
+  set(report_dir ${CMAKE_CURRENT_BINARY_DIR}/samplecheck/${Q_NAME})
   set(command $<TARGET_FILE:samplecheck::samplecheck> qualify --plugin $<TARGET_FILE:${Q_PLUGIN}>
-      --budget ${Q_BUDGET} --quiet --report-dir ${CMAKE_CURRENT_BINARY_DIR}/samplecheck/${Q_NAME})
+      --budget ${Q_BUDGET} --quiet --report-dir ${report_dir})
   if(Q_SUBJECT)
     list(APPEND command --subject ${Q_SUBJECT})
   endif()
@@ -125,6 +126,10 @@ function(samplecheck_add_qualification)
   endif()
   add_test(NAME ${Q_NAME} COMMAND ${command})
   set_tests_properties(${Q_NAME} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${Q_TIMEOUT}
+                       LABELS "samplecheck;${Q_LABELS}" FIXTURES_REQUIRED ${Q_NAME}.report_dir)
+  # samplecheck refuses a report folder that holds a report; each ctest run empties it first.
+  add_test(NAME ${Q_NAME}.clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${report_dir})
+  set_tests_properties(${Q_NAME}.clean PROPERTIES FIXTURES_SETUP ${Q_NAME}.report_dir
                        LABELS "samplecheck;${Q_LABELS}")
   if(Q_GPUS GREATER 0)
     samplecheck_test_gpus(${Q_NAME} ${Q_GPUS})

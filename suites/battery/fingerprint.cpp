@@ -13,6 +13,7 @@
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/forked_children.h"
+#include "suites/battery/runner.h"
 #include "suites/battery/sampler_batches.h"
 #include "suites/matmul/matmul_testbed.h"
 
@@ -315,21 +316,69 @@ nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
           {"entries", entries}};
 }
 
+namespace {
+
+// Why integer field `name` of `j` is not in [lo, hi]; empty when it is.
+std::string range_error(const nlohmann::json& j, const char* name, int64_t lo, int64_t hi) {
+  if (!j.contains(name)) return fmt::format("the plan has no field '{}'", name);
+  const auto& f = j.at(name);
+  if (!f.is_number_integer() || f.get<int64_t>() < lo || f.get<int64_t>() > hi)
+    return fmt::format("field 'plan.{}': {} is not an integer in [{}, {}]", name,
+                       f.dump().substr(0, 40), lo, hi);
+  return {};
+}
+
+// Why a manifest's plan cannot be re-run here: every value that sizes a call in range.
+std::string plan_error(const nlohmann::json& plan) {
+  if (!plan.is_object()) return "field 'plan' is not an object";
+  const std::string kind = plan.value("kind", nlohmann::json()).dump();
+  if (kind != "\"sampler\"" && kind != "\"matmul\"")
+    return fmt::format("field 'plan.kind' is {}, not \"sampler\" or \"matmul\"", kind);
+  if (!plan.contains("seed") || !plan.at("seed").is_number_unsigned())
+    return "field 'plan.seed' is not an unsigned integer";
+  for (const auto& m : plan.value("batch_sizes", nlohmann::json::array()))
+    if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > kMaxBatchSize)
+      return fmt::format("field 'plan.batch_sizes': {} is not in [1, {}]", m.dump().substr(0, 40),
+                         kMaxBatchSize);
+  if (plan.at("kind") == "sampler") {
+    if (auto why = range_error(plan, "vocab_size", kMinVocabSize, kMaxVocabSize); !why.empty())
+      return why;
+    for (const auto& d : plan.value("dtypes", nlohmann::json::array()))
+      if (d != "f32" && d != "bf16" && d != "f16")
+        return fmt::format("field 'plan.dtypes': {} is not f32, bf16 or f16", d.dump());
+    return range_error(plan, "requests", 1, kPoolRequests);
+  }
+  for (const auto& sh : plan.value("shapes", nlohmann::json::array()))
+    for (const char* side : {"n", "k"})
+      if (auto why = range_error(sh, side, 1, kMaxShapeDim); !why.empty())
+        return "field 'plan.shapes': " + why;
+  return range_error(plan, "columns", 0, kMaxShapeDim);
+}
+
+}  // namespace
+
 std::string manifest_error(const nlohmann::json& m) {
-  if (!m.is_object() || m.value("format", "") != kFingerprintFormat)
+  if (!m.is_object() || m.value("format", nlohmann::json()) != kFingerprintFormat)
     return fmt::format("field 'format' is not \"{}\"", kFingerprintFormat);
-  if (!m.contains("version") || !m.at("version").is_number_integer() ||
-      m.at("version").get<int>() != kManifestVersion)
+  if (!m.contains("version") || m.at("version") != kManifestVersion)
     return fmt::format("field 'version' is {}; this samplecheck reads version {}",
                        m.contains("version") ? m.at("version").dump() : "missing",
                        kManifestVersion);
-  for (const char* f : {"subject", "plan", "entries"})
+  for (const char* f : {"subject", "plan", "entries", "plugin"})
     if (!m.contains(f)) return fmt::format("the manifest has no field '{}'", f);
+  if (!m.at("subject").is_string()) return "field 'subject' is not a string";
+  if (m.contains("hash") && !m.at("hash").is_string()) return "field 'hash' is not a string";
+  if (const auto& p = m.at("plugin"); !p.is_null()) {
+    const bool fields_are_text =
+        p.is_object() && std::all_of(p.begin(), p.end(), [](auto& v) { return v.is_string(); });
+    if (!fields_are_text) return "field 'plugin' is not null or an object of strings";
+  }
+  if (const std::string why = plan_error(m.at("plan")); !why.empty()) return why;
   try {
     const size_t n = entries_of(m.at("plan")).size();
-    if (n != m.at("entries").size())
-      return fmt::format("the plan has {} entries but the manifest lists {}", n,
-                         m.at("entries").size());
+    if (!m.at("entries").is_array() || n != m.at("entries").size())
+      return fmt::format("the plan has {} entries but field 'entries' lists {}", n,
+                         m.at("entries").is_array() ? m.at("entries").size() : 0);
     for (const auto& e : m.at("entries")) e.at("hash").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("field 'plan' or 'entries': {}", e.what());

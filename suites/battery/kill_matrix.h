@@ -16,6 +16,8 @@ struct mutant_result {
   battery_report report;
   bool killed_by_named = false;
   bool unavailable = false;  // the mutant's device is absent
+  // The named check ran and was applicable: only then is KILLED or SURVIVED a verdict.
+  bool judged = false;
   const check_report* named() const;
 };
 
@@ -29,7 +31,10 @@ std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects,
 // named check's verdict, p-value and samples.
 std::string format_kill_matrix(const std::vector<mutant_result>& results);
 
-// True when every available mutant was killed by its named check.
+// True when every judged mutant was killed by its named check.
 bool all_killed(const std::vector<mutant_result>& results);
+
+// True when no mutant was judged: each one's device is absent or its named check did not run.
+bool none_judged(const std::vector<mutant_result>& results);
 
 }  // namespace samplecheck::battery

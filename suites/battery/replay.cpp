@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace samplecheck::battery {
 namespace {
@@ -23,26 +25,75 @@ T value(const nlohmann::json& j, const char* name) {
   }
 }
 
+// A number field of the record in [lo, hi], named when it is not.
+template <class T>
+T in_range(const nlohmann::json& j, const char* name, T lo, T hi) {
+  const nlohmann::json& f = field(j, name);
+  const bool integral = std::is_integral_v<T>;
+  if (!f.is_number() || (integral && !f.is_number_integer()) ||
+      (std::is_unsigned_v<T> && !f.is_number_unsigned()))
+    throw std::invalid_argument(fmt::format("field '{}': {} is not {}", name, f.dump(),
+                                            integral ? "an integer" : "a number"));
+  const T v = f.get<T>();
+  if (!(lo <= v && v <= hi))
+    throw std::invalid_argument(
+        fmt::format("field '{}': {} is outside [{}, {}]", name, f.dump(), lo, hi));
+  return v;
+}
+
 // The failing case alone: its shape and, for batch invariance, its batch sizes.
 matmul_selection smallest_case(const nlohmann::json& record) {
-  matmul_selection s = selection_from_json(field(record, "matmul"));
-  const nlohmann::json& e = field(record, "evidence");
-  if (e.contains("shape") && e.contains("n") && e.contains("k"))
-    s.shapes = {{e.at("shape").get<std::string>(), e.at("n").get<int64_t>(),
-                 e.at("k").get<int64_t>(), "replay"}};
-  if (e.contains("batch_sizes")) s.batch_sizes = e.at("batch_sizes").get<std::vector<int64_t>>();
-  if (e.contains("columns")) s.columns = e.at("columns").get<int64_t>();
-  return s;
+  try {
+    matmul_selection s = selection_from_json(field(record, "matmul"));
+    const nlohmann::json& e = field(record, "evidence");
+    if (e.contains("shape") && e.contains("n") && e.contains("k"))
+      s.shapes = {{e.at("shape").get<std::string>(), in_range(e, "n", int64_t{1}, kMaxShapeDim),
+                   in_range(e, "k", int64_t{1}, kMaxShapeDim), "replay"}};
+    if (e.contains("batch_sizes")) s.batch_sizes = e.at("batch_sizes").get<std::vector<int64_t>>();
+    if (e.contains("columns")) s.columns = in_range(e, "columns", int64_t{1}, kMaxShapeDim);
+    for (const auto& shape : s.shapes)
+      if (shape.n < 1 || shape.n > kMaxShapeDim || shape.k < 1 || shape.k > kMaxShapeDim)
+        throw std::invalid_argument(
+            fmt::format("field 'matmul': shape {} is outside [1, {}]", shape.name, kMaxShapeDim));
+    for (const int64_t m : s.batch_sizes)
+      if (m < 1 || m > kMaxBatchSize)
+        throw std::invalid_argument(
+            fmt::format("field 'batch_sizes': {} is outside [1, {}]", m, kMaxBatchSize));
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("field 'matmul' or 'evidence': {}", e.what()));
+  }
+}
+
+// The check, its dtype, the Holm level to decide it at and what it found then.
+void read_check(const nlohmann::json& record, run_options& o) {
+  const std::string check = value<std::string>(record, "check");
+  if (find_check(check) == nullptr)
+    throw std::invalid_argument(fmt::format("field 'check': no check named '{}'", check));
+  o.checks = {check};
+  if (record.contains("dtype")) {
+    o.dtype = value<std::string>(record, "dtype");
+    if (o.dtype != "f32" && o.dtype != "bf16" && o.dtype != "f16")
+      throw std::invalid_argument(
+          fmt::format("field 'dtype': '{}' is not f32, bf16 or f16", o.dtype));
+  }
+  if (record.contains("decision_level"))
+    o.decision_level = in_range(record, "decision_level", 0.0, kMaxAlpha);
+  value<std::string>(record, "verdict");
+  if (record.contains("p_value")) in_range(record, "p_value", 0.0, 1.0);
+  if (record.contains("samples"))
+    in_range(record, "samples", uint64_t{0}, std::numeric_limits<uint64_t>::max());
 }
 
 }  // namespace
 
 replay_plan plan_replay(const nlohmann::json& record) {
+  if (!record.is_object()) throw std::invalid_argument("the record is not a JSON object");
   if (value<std::string>(record, "format") != "samplecheck-repro")
     throw std::invalid_argument("field 'format' is not \"samplecheck-repro\"");
-  if (const int v = value<int>(record, "version"); v != 1)
+  if (const auto& v = field(record, "version"); v != 1)
     throw std::invalid_argument(
-        fmt::format("field 'version' is {}; this samplecheck reads version 1", v));
+        fmt::format("field 'version' is {}; this samplecheck reads version 1", v.dump()));
   replay_plan plan;
   plan.subject = value<std::string>(record, "subject");
   if (!field(record, "plugin").is_null()) plan.plugin = value<std::string>(record, "plugin");
@@ -53,16 +104,14 @@ replay_plan plan_replay(const nlohmann::json& record) {
   if (!named)
     throw std::invalid_argument(fmt::format("field 'budget': no budget named '{}'", budget));
   o.budget = *named;
-  o.budget.vocab_size = value<int64_t>(record, "vocab_size");
-  o.seed = value<uint64_t>(record, "seed");
-  o.alpha = value<double>(record, "alpha");
-  const std::string check = value<std::string>(record, "check");
-  if (find_check(check) == nullptr)
-    throw std::invalid_argument(fmt::format("field 'check': no check named '{}'", check));
-  o.checks = {check};
-  if (record.contains("dtype")) o.dtype = value<std::string>(record, "dtype");
-  if (record.contains("decision_level")) o.decision_level = value<double>(record, "decision_level");
-  if (value<std::string>(record, "kind") == "matmul") o.matmul = smallest_case(record);
+  o.budget.vocab_size = in_range(record, "vocab_size", kMinVocabSize, kMaxVocabSize);
+  o.seed = in_range(record, "seed", uint64_t{0}, std::numeric_limits<uint64_t>::max());
+  o.alpha = in_range(record, "alpha", std::numeric_limits<double>::min(), kMaxAlpha);
+  read_check(record, o);
+  const std::string kind = value<std::string>(record, "kind");
+  if (kind != "sampler" && kind != "matmul")
+    throw std::invalid_argument(fmt::format("field 'kind': '{}' is not sampler or matmul", kind));
+  if (kind == "matmul") o.matmul = smallest_case(record);
   return plan;
 }
 

@@ -26,9 +26,7 @@ nlohmann::json check_json(const check_report& c) {
           {"repro_path", c.repro_path.empty() ? nlohmann::json() : nlohmann::json(c.repro_path)}};
 }
 
-const char* run_verdict(const battery_report& r) {
-  return r.passed() ? "PASS" : (r.unavailable() ? "SKIPPED" : "FAIL");
-}
+const char* run_verdict(const battery_report& r) { return r.verdict_word(); }
 
 nlohmann::json header_json(const report_header& h) {
   return {{"format", "samplecheck-report"},
@@ -107,7 +105,8 @@ junit_case check_case(const nlohmann::json& c) {
     j.message = v + ": " + detail;
     j.text = detail;
     if (!c.at("repro_path").is_null())
-      j.text += "\nreproduce: samplecheck replay " + c.at("repro_path").get<std::string>();
+      j.text +=
+          "\nreproduce: samplecheck replay " + shell_quoted(c.at("repro_path").get<std::string>());
   } else if (v == "ERROR") {
     j.outcome = "error";
   } else if (v == "n/a" || v == "skipped") {
@@ -151,6 +150,7 @@ nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_r
                             {"id", m.id},
                             {"named_check", m.named_check},
                             {"killed", m.killed_by_named},
+                            {"judged", m.judged},
                             {"unavailable", m.unavailable}});
   }
   return j;
@@ -277,6 +277,8 @@ std::string junit_xml(const nlohmann::json& report) {
       const std::string named = m.at("named_check");
       if (m.at("unavailable").get<bool>())
         c.outcome = "skipped", c.message = "no device";
+      else if (!m.value("judged", true))
+        c.outcome = "skipped", c.message = "not judged: " + named + " did not run";
       else if (!m.at("killed").get<bool>())
         c.outcome = "failure", c.message = "SURVIVED: " + named + " did not kill it";
       cases.push_back(std::move(c));

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -276,6 +278,25 @@ bool battery_report::unavailable() const {
   return all_applicable_are(checks, verdict::unavailable);
 }
 
+bool battery_report::nothing_judged() const {
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const check_report& c) { return c.result == verdict::not_applicable; });
+}
+
+const char* battery_report::verdict_word() const {
+  return passed() ? "PASS" : (unavailable() || nothing_judged() ? "SKIPPED" : "FAIL");
+}
+
+std::string shell_quoted(std::string_view text) {
+  const auto plain = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./:=+@%,", c) != nullptr;
+  };
+  if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string prepare_repro_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -373,11 +394,11 @@ std::string format_report(const battery_report& r, bool verbose) {
     const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
     out += fmt::format("  {} [{}]: {}\n", name, to_string(c.result), c.detail);
     if (!c.repro_path.empty())
-      out += fmt::format("    reproduce: samplecheck replay {}\n", c.repro_path);
+      out += fmt::format("    reproduce: samplecheck replay {}\n", shell_quoted(c.repro_path));
   }
   const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
-  out += fmt::format("{}: {} samples in {:.1f} s ({:.0f} samples/s)\n",
-                     r.passed() ? "PASS" : (r.unavailable() ? "SKIPPED" : "FAIL"), r.samples,
+  out += fmt::format("{}{}: {} samples in {:.1f} s ({:.0f} samples/s)\n", r.verdict_word(),
+                     r.nothing_judged() ? " (nothing judged: every check n/a)" : "", r.samples,
                      r.seconds, rate);
   return out;
 }

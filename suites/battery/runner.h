@@ -21,6 +21,19 @@ namespace samplecheck::battery {
 
 inline constexpr uint64_t kDefaultSeed = 20261130;
 inline constexpr double kDefaultAlpha = 1e-6;
+// The ranges a run accepts, from the command line or from a reproduction record alike.
+// V below the minimum cannot hold the fixture rows: a head, a tail below 1e-5, tie
+// groups, and padded_tail's whole 1024-token tile of padding beside 1024 real tokens.
+// A batch above 4096 rows is beyond every plan.
+inline constexpr int64_t kMinVocabSize = 2048;
+inline constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
+inline constexpr double kMaxAlpha = 0.5;
+inline constexpr int64_t kMaxBatchSize = 4096;
+inline constexpr int64_t kMaxShapeDim = int64_t{1} << 20;
+
+// `text` as one shell word: unchanged when it holds only characters no shell reads
+// specially, else in single quotes, so a printed command line can be pasted as is.
+std::string shell_quoted(std::string_view text);
 
 // What a run reports while it goes, one event as each check starts and ends (the CLI
 // draws them on stderr). Read-only for the sink: no plan ever depends on it.
@@ -93,6 +106,10 @@ struct battery_report {
   uint64_t samples = 0;
   bool passed() const;       // every check pass or n/a, and at least one ran
   bool unavailable() const;  // every applicable check was skipped for a missing device
+  // Every check was n/a (or none ran): nothing was judged, so neither PASS nor FAIL.
+  bool nothing_judged() const;
+  // "PASS", "SKIPPED" (device absent, or nothing judged) or "FAIL".
+  const char* verdict_word() const;
 };
 
 // options.checks must name checks of all_checks() (the CLI refuses others with exit 2);

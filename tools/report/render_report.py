@@ -253,7 +253,9 @@ def kill_matrix_plot(report):
                                            edgecolor="black", linewidth=1.5))
     ax.set_xticks(range(len(columns)), columns, rotation=50, ha="right")
     ax.set_yticks(range(len(mutants)),
-                  [f"{m['subject']} {'KILLED' if m['killed'] else 'SURVIVED'}" for m in mutants])
+                  [f"{m['subject']} " + ("KILLED" if m["killed"] else "SURVIVED"
+                                         if m.get("judged", True) else "not judged")
+                   for m in mutants])
     ax.grid(False)
     return figure("kill matrix", "K killed (red), . passed, s skipped, E error; the box is the "
                   "check the catalog names.", svg(fig))
@@ -317,12 +319,15 @@ def run_section(run, failures_only=False):
 
 
 def mutants_page(report):
-    survivors = [m for m in report["mutants"] if not m["killed"] and not m["unavailable"]]
+    survivors = [m for m in report["mutants"]
+                 if not m["killed"] and not m["unavailable"] and m.get("judged", True)]
     parts = [kill_matrix_plot(report)]
     if survivors:
         names = ", ".join(esc(m["subject"]) for m in survivors)
         parts.append(f'<p class="fail">Survivors: {names}</p>')
     word = {m["subject"]: ("skipped (no device)" if m["unavailable"] else
+                           f"not judged ({m['named_check']} did not run)"
+                           if not m.get("judged", True) else
                            f"{'KILLED' if m['killed'] else 'SURVIVED'} by {m['named_check']}")
             for m in report["mutants"]}
     runs = "".join(f"<details><summary>{esc(r['subject'])}: {esc(word.get(r['subject'], ''))}"

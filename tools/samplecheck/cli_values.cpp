@@ -16,22 +16,8 @@ namespace {
 constexpr int kUsageExit = 2;
 constexpr int64_t kMaxShapeDim = int64_t{1} << 20;
 
-// The text as typed, with control and non-ASCII bytes shown as \xNN: a hostile value must
-// not be able to rewrite the terminal that shows the error about it.
-std::string shown(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f || c == '\\')
-      out += fmt::format("\\x{:02x}", byte);
-    else
-      out += c;
-  }
-  return out;
-}
-
 [[noreturn]] void refuse(std::string_view option, std::string_view text, std::string_view why) {
-  throw usage_error(fmt::format("{}: '{}' {}", option, shown(text), why));
+  throw usage_error(fmt::format("{}: '{}' {}", option, printable(text), why));
 }
 
 bool is_decimal_digit(char c) { return c >= '0' && c <= '9'; }
@@ -77,7 +63,7 @@ double read_finite(std::string_view option, std::string_view text) {
   if (ec == std::errc::result_out_of_range) refuse(option, text, "is out of a double's range");
   if (end != last) {
     const std::string_view number = text.substr(0, static_cast<size_t>(end - text.data()));
-    refuse(option, text, fmt::format("has characters after the number '{}'", shown(number)));
+    refuse(option, text, fmt::format("has characters after the number '{}'", printable(number)));
   }
   if (!std::isfinite(value)) refuse(option, text, "is not a finite number");
   return value;
@@ -145,10 +131,10 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
   if (commands.empty() || !app.get_subcommands().empty()) return e.what();
   const std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && !rest.front().empty() && rest.front().front() == '-')
-    return fmt::format("unknown option '{}' (give a command first: {})", shown(rest.front()),
+    return fmt::format("unknown option '{}' (give a command first: {})", printable(rest.front()),
                        joined(commands));
   if (!rest.empty())
-    return fmt::format("unknown command '{}' (commands: {})", shown(rest.front()),
+    return fmt::format("unknown command '{}' (commands: {})", printable(rest.front()),
                        joined(commands));
   const bool required = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
   if (required && app.get_require_subcommand_min() > 0)
@@ -157,6 +143,19 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 }  // namespace
+
+// A hostile value must not be able to rewrite the terminal that shows the error about it.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f || c == '\\')
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  return out;
+}
 
 uint64_t parse_seed(std::string_view option, std::string_view text) {
   if (text.starts_with("0x") || text.starts_with("0X")) return read_hex_seed(option, text);
@@ -173,7 +172,8 @@ double parse_probability(std::string_view option, std::string_view text, double 
 
 double parse_seconds(std::string_view option, std::string_view text) {
   const double x = read_finite(option, text);
-  if (x < 0) refuse(option, text, "is negative; give seconds >= 0");
+  // 0 would read as "no limit" to some and "stop at once" to others: neither is offered.
+  if (!(x > 0)) refuse(option, text, "is not above 0; give seconds > 0");
   return x;
 }
 
@@ -218,7 +218,7 @@ std::vector<shape_arg> parse_shapes(std::string_view option, std::string_view te
     if (!sides) refuse(option, item, "is not a shape NxK (e.g. 4096x4096)");
     // The label names the item, so "--shape: n of '0x5': '0' is below 1" points at the typo.
     const auto side = [&](char name) {
-      return fmt::format("{}: {} of '{}'", option, name, shown(item));
+      return fmt::format("{}: {} of '{}'", option, name, printable(item));
     };
     shapes.push_back({parse_count(side('n'), sides->first, 1, kMaxShapeDim),
                       parse_count(side('k'), sides->second, 1, kMaxShapeDim)});
@@ -232,8 +232,8 @@ std::vector<std::string> parse_name_list(std::string_view option, std::string_vi
   std::vector<std::string> names;
   for (const std::string_view item : split_items(option, text)) {
     if (std::find(known.begin(), known.end(), item) == known.end())
-      throw usage_error(fmt::format("{}: no {} named '{}' ({}: {})", option, one, shown(item), many,
-                                    joined(known)));
+      throw usage_error(fmt::format("{}: no {} named '{}' ({}: {})", option, one, printable(item),
+                                    many, joined(known)));
     if (std::find(names.begin(), names.end(), item) != names.end())
       refuse(option, item, "is named twice");
     names.emplace_back(item);

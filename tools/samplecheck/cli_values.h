@@ -23,13 +23,18 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The text with control and non-ASCII bytes (and '\') shown as \xNN: safe to print on a
+// terminal whatever a user or a shared file put in it.
+std::string printable(std::string_view text);
+
 // A seed: decimal digits ("0" or no leading zero), or 0x + hex digits; at most 2^64-1.
+// "0x10" is 16; "010" is refused, never read as octal 8 or decimal 10.
 uint64_t parse_seed(std::string_view option, std::string_view text);
 
 // A finite decimal number x with lo < x <= hi (for --alpha: lo 0, hi 0.5).
 double parse_probability(std::string_view option, std::string_view text, double lo, double hi);
 
-// A finite, non-negative number of seconds.
+// A finite number of seconds above 0.
 double parse_seconds(std::string_view option, std::string_view text);
 
 // A decimal integer (optional '-', no leading zero) in [lo, hi].

@@ -11,11 +11,6 @@
 namespace samplecheck::cli {
 namespace {
 
-// The smallest V the battery can judge: its fixture rows need a head, a tail below
-// 1e-5 and tie groups, which shorter rows cannot hold.
-constexpr int64_t kMinVocab = 1024;
-constexpr int64_t kMaxBatch = 65536;
-
 void add_matmul_options(CLI::App* app, common_options& o) {
   app->add_option("--m", o.m_text,
                   "matmul batch sizes, e.g. 1-4096 or 1,7,4095 (default: every M on a "
@@ -32,11 +27,23 @@ void add_matmul_options(CLI::App* app, common_options& o) {
       ->type_name("DIR");
 }
 
+// --fixtures is checked whatever the subjects: a typo in it is refused, not ignored.
+std::string fixture_path(const common_options& o) {
+  if (!o.fixtures_text) return battery::default_matmul_fixture_path();
+  std::error_code ec;
+  const std::string dir = *o.fixtures_text, file = dir + "/matmul/layer_shapes.txt";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw usage_error(fmt::format("--fixtures {}: not a directory", printable(dir)));
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw usage_error(
+        fmt::format("--fixtures {}: no matmul/layer_shapes.txt there", printable(dir)));
+  return file;
+}
+
 battery::matmul_selection convert_matmul(const common_options& o) {
   battery::matmul_selection s;
-  s.fixture_path = o.fixtures_text ? *o.fixtures_text + "/matmul/layer_shapes.txt"
-                                   : battery::default_matmul_fixture_path();
-  if (o.m_text) s.batch_sizes = parse_batch_sizes("--m", *o.m_text, 1, kMaxBatch);
+  s.fixture_path = fixture_path(o);
+  if (o.m_text) s.batch_sizes = parse_batch_sizes("--m", *o.m_text, 1, battery::kMaxBatchSize);
   if (o.shape_text)
     for (const auto& sh : parse_shapes("--shape", *o.shape_text))
       s.shapes.push_back({fmt::format("{}x{}", sh.n, sh.k), sh.n, sh.k, "cli"});
@@ -96,7 +103,8 @@ void add_common(CLI::App* app, common_options& o, bool matmul) {
   app->add_option("--budget", o.budget, "sample budget: quick (CI) or standard")
       ->check(CLI::IsMember({"quick", "standard"}));
   app->add_option("--seed", o.seed_text,
-                  "run seed (default fixed; pass a fresh one for fresh randomness)")
+                  "run seed, decimal or 0x hex: 0x10 is 16; 010 is refused, never read as "
+                  "octal (default fixed; pass a fresh one for fresh randomness)")
       ->type_name("UINT");
   app->add_option("--alpha", o.alpha_text, "run-wide false-alarm budget, split by Holm")
       ->type_name("FLOAT");
@@ -130,7 +138,8 @@ common_options convert(common_options o) {
   if (o.alpha_text) o.alpha = parse_probability("--alpha", *o.alpha_text, 0, 0.5);
   if (o.timeout_text) o.timeout = parse_seconds("--timeout", *o.timeout_text);
   if (o.vocab_size_text)
-    o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, kMinVocab, int64_t{1} << 24);
+    o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, battery::kMinVocabSize,
+                               battery::kMaxVocabSize);
   if (o.checks_text) o.checks = parse_name_list("--checks", *o.checks_text, battery::check_names());
   if (!o.report_dir.empty()) {
     if (const std::string why = prepare_report_dir(o.report_dir); !why.empty())

@@ -3,12 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "suites/battery/fingerprint.h"
 #include "suites/battery/report_json.h"
 #include "tools/samplecheck/determinism_commands.h"
+#include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
 
 namespace sb = samplecheck::battery;
@@ -17,17 +17,10 @@ namespace samplecheck::cli {
 namespace {
 
 nlohmann::json read_manifest(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw usage_error(fmt::format("fingerprint: cannot open '{}'", path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw usage_error(fmt::format("fingerprint: '{}' is not JSON: {}", path, e.what()));
-  }
+  const nlohmann::json j = read_record_file("fingerprint", path);
   if (const std::string why = sb::manifest_error(j); !why.empty())
     throw usage_error(
-        fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", path, why));
+        fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", printable(path), why));
   return j;
 }
 
@@ -41,11 +34,22 @@ subject_request recorded_subject(const nlohmann::json& m) {
 }
 
 // Entry `i` re-run on this machine for the subject a manifest names; false (and why)
-// when it cannot be (a plugin or command not here, a device absent, a call that fails).
-bool rerun(const nlohmann::json& m, size_t i, sb::entry_output& out, std::string& why) {
+// when it cannot be (a plugin or command not here or not trusted, a device absent, a
+// call that fails).
+bool rerun(const fingerprint_request& r, size_t side, const nlohmann::json& m, size_t i,
+           sb::entry_output& out, std::string& why) {
   try {
+    const subject_request named = recorded_subject(m);
+    if (const std::string p = recorded_process(named.plugin, named.exec);
+        !p.empty() && !r.trust_record) {
+      why = fmt::format(
+          "{} names {}; not run (a manifest never runs anything by itself: "
+          "--trust-record runs it)",
+          printable(r.compare[side]), p);
+      return false;
+    }
     sb::subject_catalog catalog;
-    const auto subjects = resolve_subjects(catalog, recorded_subject(m));
+    const auto subjects = resolve_subjects(catalog, named);
     if (!sb::memory_space_available(*subjects.front(), &why)) return false;
     out = sb::run_entry(*subjects.front(), m.at("plan"), i);
     return true;
@@ -79,7 +83,7 @@ int print_comparison(const fingerprint_request& r, const nlohmann::json& a, cons
   if (r.no_rerun) return 1;
   sb::entry_output out_a, out_b;
   std::string why;
-  if (!rerun(a, first, out_a, why) || !rerun(b, first, out_b, why)) {
+  if (!rerun(r, 0, a, first, out_a, why) || !rerun(r, 1, b, first, out_b, why)) {
     detail = "detail unavailable (re-running the subjects here): " + why;
     std::printf("  %s\n", detail.c_str());
     return 1;
@@ -190,6 +194,7 @@ void add_fingerprint_options(CLI::App* app, fingerprint_request& r) {
       ->type_name("DIR");
   app->add_flag("--no-rerun", r.no_rerun,
                 "compare: do not re-run the subjects for the first diverging element");
+  add_trust_record(app, r.trust_record);
   app->add_option("--seed", r.common.seed_text, "operand and request seed (default fixed)")
       ->type_name("UINT");
   app->add_option("--budget", r.common.budget, "samplers: the budget whose V the grid uses")

@@ -8,7 +8,7 @@
 //   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul]
 //   samplecheck qualify --exec "python3 my_subject.py" [--subject NAME] [--handshake-timeout S]
 //   samplecheck qualify --list [--plugin libvendor.so]
-//   samplecheck replay FILE.json [--exec "CMD" | --plugin lib.so]  (default: the record's)
+//   samplecheck replay FILE.json [--exec "CMD" | --plugin lib.so | --trust-record]
 //   samplecheck mutants [--budget quick|standard] [--named-only] [--subjects-prefix cpu.]
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
 //   samplecheck fingerprint --subject NAME | --plugin lib.so | --exec CMD [--subject N] -o F.json
@@ -18,14 +18,13 @@
 // Every subject runs in a subject process (docs/subject-protocol.md); the checks and
 // verdicts run here. Exit status: 0 every check passed (or every mutant killed); 1 a
 // check failed (or a mutant survived); 2 bad usage, or a plugin or --exec process with
-// no usable hello (refused, crashed or hung before it, a descriptor the ABI refuses); 77 every
-// check was skipped because the subject's device is absent. A replay exits with its check's verdict
-// and prints REPRODUCED or NOT REPRODUCED.
+// no usable hello (refused, crashed or hung before it, a descriptor the ABI refuses); 77 nothing
+// was judged: every check was skipped because the subject's device is absent, or was n/a. A replay
+// exits with its check's verdict and prints REPRODUCED or NOT REPRODUCED.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 
 #include "suites/battery/calibration.h"
 #include "suites/battery/kill_matrix.h"
@@ -35,6 +34,7 @@
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/progress.h"
+#include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
 
 namespace sb = samplecheck::battery;
@@ -62,14 +62,16 @@ void print_list(const std::vector<const sb::subject*>& subjects) {
                 std::string(c.what).c_str());
 }
 
-// 0 when every report passed, 77 when every one was skipped for a missing device, else 1.
+// 0 when every report passed, 77 when none judged anything (every check skipped for a
+// missing device, or n/a), else 1.
 int exit_status(const std::vector<sb::battery_report>& reports) {
-  bool all_unavailable = !reports.empty(), all_passed = !reports.empty();
+  bool all_skipped = !reports.empty(), all_passed = !reports.empty();
   for (const auto& r : reports) {
-    all_unavailable &= r.unavailable();
-    all_passed &= r.passed() || r.unavailable();
+    const bool skipped = r.unavailable() || r.nothing_judged();
+    all_skipped &= skipped;
+    all_passed &= r.passed() || skipped;
   }
-  if (all_unavailable) return 77;
+  if (all_skipped) return 77;
   return all_passed ? 0 : 1;
 }
 
@@ -103,27 +105,54 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   return status;
 }
 
-int run_replay(const std::string& path, const cli::subject_request& source,
-               const cli::common_options& common) {
-  std::ifstream in(path);
-  if (!in) throw cli::usage_error(fmt::format("replay: cannot open '{}'", path));
-  nlohmann::json record;
-  try {
-    record = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw cli::usage_error(fmt::format("replay: '{}' is not JSON: {}", path, e.what()));
+// The subject process a replay starts: the command line's --exec / --plugin, else the
+// record's own only with --trust-record; the record's is printed in every case.
+cli::subject_request replay_subject(const std::string& path, const sb::replay_plan& plan,
+                                    const cli::subject_request& given, bool trust) {
+  cli::subject_request request = given;
+  request.subject = plan.subject;
+  const std::string recorded = cli::recorded_process(plan.plugin, plan.exec);
+  if (recorded.empty()) return request;
+  if (!given.exec.empty() || !given.plugin.empty()) {
+    std::printf("replay: the record names %s; running the one given: %s\n", recorded.c_str(),
+                cli::recorded_process(given.plugin, given.exec).c_str());
+    return request;
   }
+  if (!trust) throw cli::usage_error(cli::untrusted_process("replay", path, recorded));
+  std::printf("replay: running the process the record names (--trust-record): %s\n",
+              recorded.c_str());
+  request.plugin = plan.plugin, request.exec = plan.exec;
+  return request;
+}
+
+struct replay_request {
+  std::string file;
+  cli::subject_request source;  // --exec / --plugin given here
+  bool trust_record = false;
+  cli::common_options common;  // --timeout, --no-fork, --verbose
+};
+
+CLI::App* add_replay(CLI::App& app, replay_request& r) {
+  auto* replay = app.add_subcommand("replay", "re-run a failed check from its reproduction file");
+  replay->add_option("file", r.file, "a .json file written by --repro-dir")->required();
+  cli::add_run_control(replay, r.common);
+  cli::add_process_options(replay, r.source);
+  cli::add_trust_record(replay, r.trust_record);
+  return replay;
+}
+
+int run_replay(const replay_request& r) {
+  const std::string& path = r.file;
+  const cli::common_options common = cli::convert(r.common);
+  const nlohmann::json record = cli::read_record_file("replay", path);
   sb::replay_plan plan;
   try {
     plan = sb::plan_replay(record);
   } catch (const std::invalid_argument& e) {
-    throw cli::usage_error(fmt::format("replay: '{}': {}", path, e.what()));
+    throw cli::usage_error(fmt::format("replay: '{}': {}", cli::printable(path), e.what()));
   }
   sb::subject_catalog catalog;
-  cli::subject_request request = source;  // --exec / --plugin given here replace the record's
-  request.subject = plan.subject;
-  if (request.exec.empty() && request.plugin.empty())
-    request.plugin = plan.plugin, request.exec = plan.exec;
+  const cli::subject_request request = replay_subject(path, plan, r.source, r.trust_record);
   const auto subjects = cli::resolve_subjects(catalog, request);
   plan.options.timeout_s = common.timeout;
   plan.options.isolate = !common.no_fork;
@@ -155,10 +184,8 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
               static_cast<unsigned long long>(common.seed),
               named_only ? ", named checks only" : "");
   std::fputs(sb::format_kill_matrix(results).c_str(), stdout);
-  bool all_unavailable = true;
-  for (const auto& m : results) all_unavailable &= m.unavailable;
-  // Nothing ran: skipped, never passed.
-  const int status = all_unavailable ? 77 : (sb::all_killed(results) ? 0 : 1);
+  // Nothing judged (no device, or no named check ran): skipped, never passed.
+  const int status = sb::none_judged(results) ? 77 : (sb::all_killed(results) ? 0 : 1);
   if (!common.report_dir.empty())
     cli::write_report_dir(common.report_dir,
                           sb::mutants_report(header("mutants", status), results));
@@ -201,20 +228,15 @@ int main(int argc, char** argv) {
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);
 
-  cli::common_options q_common, r_common, m_common, c_common;
+  cli::common_options q_common, m_common, c_common;
   cli::subject_request request;
   auto* qualify = app.add_subcommand(
       "qualify", "run the battery on a subject (sampler or matmul), print the table");
   cli::add_subject_options(qualify, request);
   cli::add_common(qualify, q_common, /*matmul=*/true);
 
-  std::string replay_file;
-  auto* replay = app.add_subcommand("replay", "re-run a failed check from its reproduction file");
-  replay->add_option("file", replay_file, "a .json file written by --repro-dir")->required();
-  cli::add_run_control(replay, r_common);
-  cli::subject_request replay_source;
-  cli::add_process_options(replay, replay_source);
-
+  replay_request replay_args;
+  auto* replay = add_replay(app, replay_args);
   bool named_only = false;
   std::string prefix;
   auto* mutants =
@@ -224,7 +246,6 @@ int main(int argc, char** argv) {
   mutants->add_option("--subjects-prefix", prefix,
                       "only mutants whose name starts with this (e.g. cpu.)");
   cli::add_common(mutants, m_common, /*matmul=*/true);
-
   cli::calibrate_request calib;
   auto* calibrate =
       app.add_subcommand("calibrate",
@@ -248,7 +269,7 @@ int main(int argc, char** argv) {
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
-    if (replay->parsed()) return run_replay(replay_file, replay_source, cli::convert(r_common));
+    if (replay->parsed()) return run_replay(replay_args);
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
     if (fingerprint->parsed()) {
       fingerprint_args.command_line = command_line;

@@ -51,16 +51,28 @@ int run_renderer(const std::string& python, const std::string& renderer, const f
 
 }  // namespace
 
-std::string prepare_report_dir(const std::string& dir) {
+std::string prepare_dir(std::string_view option, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir, ec))
-    return fmt::format("--report-dir {}: not a directory{}", dir, ec ? ": " + ec.message() : "");
+    return fmt::format("{} {}: not a directory{}", option, dir, ec ? ": " + ec.message() : "");
   // Writable means a file can be created and written there, not just that it exists.
   const fs::path probe = fs::path(dir) / fmt::format(".samplecheck-probe-{}", ::getpid());
   const bool ok = write_file(probe, "probe\n");
   fs::remove(probe, ec);
-  return ok ? "" : fmt::format("--report-dir {}: cannot write files there", dir);
+  return ok ? "" : fmt::format("{} {}: cannot write files there", option, dir);
+}
+
+std::string prepare_report_dir(const std::string& dir) {
+  if (std::string why = prepare_dir("--report-dir", dir); !why.empty()) return why;
+  // A second run would overwrite the first's report and mix its reproduction files in.
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "report.json", ec))
+    return fmt::format(
+        "--report-dir {}: already holds a report (report.json); give a new or empty "
+        "folder",
+        dir);
+  return "";
 }
 
 std::string renderer_path() {

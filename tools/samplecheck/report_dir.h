@@ -4,10 +4,14 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace samplecheck::cli {
 
-// Empty when dir can hold the report (created if missing); else why not.
+// Empty when files can be written in dir (created if missing); else why not, naming option.
+std::string prepare_dir(std::string_view option, const std::string& dir);
+
+// Empty when dir can hold the report (created if missing) and holds none yet; else why not.
 std::string prepare_report_dir(const std::string& dir);
 
 // The renderer: $SAMPLECHECK_REPORT_RENDERER, else <prefix>/share/samplecheck/ beside an

@@ -123,13 +123,45 @@ echo "$out"
 [ $rc -eq 0 ] && ok "bisect exits 0" || bad "bisect exited $rc"
 grep -q "^first bad commit: $c2 split K in two for batches above 48 rows" <<<"$out" &&
   ok "names the commit that made the K split depend on M" || bad "first bad commit is not $c2"
-grep -q "^skipped (did not build or could not be judged): ${c3:0:12} version file: a new format" <<<"$out" &&
+grep -q "^skipped (did not build): ${c3:0:12} version file: a new format" <<<"$out" &&
   ok "skips the commit that does not build" || bad "the broken commit ${c3:0:12} was not skipped"
 grep -q "smallest failing M = 49, row [0-9]*, column [0-9]*: 0x[0-9a-f]* alone vs 0x[0-9a-f]* in the batch" <<<"$out" &&
   ok "reports the smallest failing M (49), its row, column and bits" || bad "no smallest failing M = 49 line"
 [ "$(git rev-parse HEAD)" = "$head" ] && [ "$(git symbolic-ref --short HEAD)" = main ] &&
   ! git bisect log >/dev/null 2>&1 && ok "the repository is restored (main, no bisect in progress)" ||
   bad "the repository was left bisecting or detached"
+
+# bisect never names a commit it did not judge. Each case must stop with exit 2 and its
+# reason, and leave the repository on main with no bisect in progress.
+stops() { # stops WHY WORD ARGS...: samplecheck bisect ARGS exits 2 printing WORD
+  local why=$1 word=$2
+  shift 2
+  out=$("$sc" bisect --good good --bad main --build "$build" "$@" 2>&1)
+  local rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$word" <<<"$out" && [ "$(git rev-parse HEAD)" = "$head" ] &&
+    ! git bisect log >/dev/null 2>&1; then
+    ok "$why"
+  else
+    bad "$why (exit $rc): $(tail -n 3 <<<"$out")"
+  fi
+}
+stops "a check that passes at the bad end: stopped before bisecting" \
+  "--bad: the check passes at ${head:0:12}; it must fail there" --check true
+stops "a check that fails at the good end: stopped before bisecting" \
+  "--good: the check fails at" --check false
+stops "a check not on PATH (127): stopped, not skipped" \
+  "the check exited 127 (command not found)" --check no-such-samplecheck-check
+stops "a killed check: stopped" "the check was killed by signal 9" --check 'kill -9 $$'
+stops "a step past --step-timeout: stopped" "ran past the step timeout (3 s)" \
+  --check "sleep 30" --step-timeout 3
+# Between the ends, a check that exits 2 (here where the K split exists but no licence
+# line does) judged nothing: git must not read it as bad.
+stops "a check exiting 2 between the ends: stopped, no commit named" "the check exited 2" \
+  --check "if grep -q License README; then exit 1; elif grep -q 48 split.h; then exit 2; fi"
+# Without --work-dir the temporary folder is gone after the run.
+tmpdir=$(sed -n 's/.*(logs and records in \([^,)]*\).*/\1/p' <<<"$out")
+[ -n "$tmpdir" ] && [ ! -e "$tmpdir" ] && ok "the temporary folder $tmpdir is removed" ||
+  bad "the temporary folder '$tmpdir' is left behind"
 
 # The check alone is a git bisect run script: exit 1 at the bad head, 0 at good.
 eval "$build" && $check >/dev/null 2>&1

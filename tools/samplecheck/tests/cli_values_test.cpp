@@ -117,8 +117,8 @@ TEST_CASE("parse_probability refuses nan, inf, the bounds' outside and trailing 
         "--alpha: '1e999' is out of a double's range");
 }
 
-TEST_CASE("parse_seconds accepts finite non-negative seconds only", "[cli]") {
-  CHECK(parse_seconds("--timeout", "0") == 0.0);
+TEST_CASE("parse_seconds accepts finite seconds above 0 only", "[cli]") {
+  CHECK(parse_seconds("--timeout", "0.001") == 0.001);
   CHECK(parse_seconds("--timeout", "1.5") == 1.5);
   CHECK(parse_seconds("--timeout", "3600") == 3600.0);
   CHECK(refusal([] { parse_seconds("--timeout", "nan"); }) ==
@@ -126,7 +126,9 @@ TEST_CASE("parse_seconds accepts finite non-negative seconds only", "[cli]") {
   CHECK(refusal([] { parse_seconds("--timeout", "inf"); }) ==
         "--timeout: 'inf' is not a finite number");
   CHECK(refusal([] { parse_seconds("--timeout", "-1"); }) ==
-        "--timeout: '-1' is negative; give seconds >= 0");
+        "--timeout: '-1' is not above 0; give seconds > 0");
+  CHECK(refusal([] { parse_seconds("--timeout", "0"); }) ==
+        "--timeout: '0' is not above 0; give seconds > 0");
   CHECK(refusal([] { parse_seconds("--timeout", "10s"); }) ==
         "--timeout: '10s' has characters after the number '10'");
 }

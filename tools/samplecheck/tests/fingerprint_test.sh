@@ -62,10 +62,21 @@ out=$("$sc" fingerprint --compare "$work/dp.json" "$work/dp_exec.json")
   bad "cpu.dual_pivot in-tree vs --exec: $out"
 "$sc" fingerprint --exec "$host --in-tree cpu.dual_pivot:X02" --vocab-size 16384 -o "$work/x02_exec.json" \
   >/dev/null
-out=$("$sc" fingerprint --compare "$work/dp_exec.json" "$work/x02_exec.json")
+out=$("$sc" fingerprint --compare "$work/dp_exec.json" "$work/x02_exec.json" --trust-record)
 [ $? -eq 1 ] && grep -q '^  slot [0-9]* (request [0-9]*): token [0-9]* vs token [0-9]*' <<<"$out" &&
   ok "X02 --exec vs cpu.dual_pivot --exec: the divergence re-run through the commands" ||
   bad "X02 --exec vs --exec: $out"
+# Without --trust-record a manifest's command never runs: the verdict stands, the
+# re-run is declined naming the command. An exec field added to an in-tree manifest too.
+out=$("$sc" fingerprint --compare "$work/dp_exec.json" "$work/x02_exec.json")
+[ $? -eq 1 ] && grep -qF "names --exec '$host --in-tree cpu.dual_pivot'; not run" <<<"$out" &&
+  ok "--compare without --trust-record: the recorded command is shown, not run" ||
+  bad "--compare of --exec manifests without --trust-record: $out"
+python3 -c "import json, sys; m = json.load(open(sys.argv[1])); m['plugin'] = {'exec': sys.argv[2]}
+json.dump(m, open(sys.argv[3], 'w'))" "$work/b01.json" "touch $work/ran" "$work/b01_exec.json"
+out=$("$sc" fingerprint --compare "$work/a.json" "$work/b01_exec.json")
+[ $? -eq 1 ] && [ ! -e "$work/ran" ] && grep -qF "names --exec 'touch $work/ran'; not run" <<<"$out" &&
+  ok "an exec field added to an in-tree manifest is not run" || bad "manifest with exec: $out"
 out=$("$sc" fingerprint --exec "$host --in-tree cpu.dual_pivot" --subject cpu.dual_pivot \
   --compare "$work/dp.json" "$work/dp_exec.json" 2>&1)
 [ $? -eq 2 ] && ok "--compare with --exec: usage error (exit 2)" || bad "--compare with --exec: $out"

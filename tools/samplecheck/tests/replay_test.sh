@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Failed checks replay to the same numbers, and the same seed gives the same report
 # while another process loads the machine.
-#   replay_test.sh SAMPLECHECK WORKDIR
+# A record names a subject process only as data: replay runs the one the command line
+# gives, or the recorded one with --trust-record.
+#   replay_test.sh SAMPLECHECK WORKDIR SUBJECT_HOST
 sc=$1
 work=$2
+host=$3
 source "$(dirname "$0")/test_lib.sh" "$work"
 
 # A statistical kill (S07 drops the token that crosses p: goodness_of_fit) and an exact
@@ -36,6 +39,40 @@ if [ -n "$rec" ] && grep -q 'p-value: recorded \(.*\), now \1$' "$rec.replay"; t
 else
   bad "S07 replay p-value differs: $(grep p-value "$rec.replay" 2>/dev/null)"
 fi
+
+# A record of an in-tree subject with an exec field added: refused, the command printed
+# and not run; the command line's --exec replays it (the recorded one shown beside it);
+# --trust-record runs the recorded one.
+python3 -c "import json, sys; r = json.load(open(sys.argv[1])); r['exec'] = sys.argv[2]
+json.dump(r, open(sys.argv[3], 'w'))" "$rec" "touch $work/ran" "$work/exec.json"
+out=$("$sc" replay "$work/exec.json" 2>&1)
+status=$?
+[ $status -eq 2 ] && grep -qF "names a process to run: --exec 'touch $work/ran'" <<<"$out" &&
+  [ ! -e "$work/ran" ] && ok "a record naming a command is refused (exit 2), the command shown, not run" ||
+  bad "record with exec (exit $status, ran: $([ -e "$work/ran" ] && echo yes || echo no)): $out"
+out=$("$sc" replay "$work/exec.json" --exec "$host --in-tree cpu.sort_filter:S07" 2>&1)
+status=$?
+[ $status -eq 1 ] && grep -q '^REPRODUCED$' <<<"$out" && [ ! -e "$work/ran" ] &&
+  grep -qF "the record names --exec 'touch $work/ran'; running the one given: --exec" <<<"$out" &&
+  ok "--exec given: replays through it, the recorded command shown beside" ||
+  bad "replay --exec (exit $status): $(tail -n 4 <<<"$out")"
+python3 -c "import json, sys; r = json.load(open(sys.argv[1])); r['exec'] = sys.argv[2]
+json.dump(r, open(sys.argv[3], 'w'))" "$rec" "$host --in-tree cpu.sort_filter:S07" "$work/trusted.json"
+out=$("$sc" replay "$work/trusted.json" --trust-record 2>&1)
+status=$?
+[ $status -eq 1 ] && grep -q '^REPRODUCED$' <<<"$out" &&
+  grep -q "running the process the record names (--trust-record): --exec" <<<"$out" &&
+  ok "--trust-record runs the recorded command" || bad "replay --trust-record (exit $status): $(tail -n 4 <<<"$out")"
+
+# The printed reproduce line is one shell word per argument: pasted, it replays.
+odd="$work/a folder's records"
+"$sc" qualify --subject cpu.sort_filter:S07 --checks goodness_of_fit --repro-dir "$odd" >"$work/odd.txt" 2>&1
+line=$(sed -n 's/^ *reproduce: samplecheck //p' "$work/odd.txt" | head -n 1)
+out=$(eval "\"\$sc\" $line" 2>&1)
+status=$?
+[ -n "$line" ] && [ $status -eq 1 ] && grep -q '^REPRODUCED$' <<<"$out" &&
+  ok "the reproduce line is shell-quoted: pasted, it replays ($line)" ||
+  bad "reproduce line '$line' (exit $status): $(tail -n 2 <<<"$out")"
 
 # The same seed under load: the table without its time column is identical.
 table() { "$sc" qualify --subject cpu.multinomial --checks goodness_of_fit,tail,offset_advancement \
