@@ -4,9 +4,16 @@
  *                 can reach, then exits 0: the verdict must still come out FAIL.
  *   2 (segfault)  samplecheck_plugin() dereferences NULL: a clear error, exit 2.
  *   3 (loop)      samplecheck_plugin() never returns: a clear error after the
- *                 handshake timeout, exit 2. */
+ *                 handshake timeout, exit 2.
+ *   4 (truncate)  sample() truncates every descriptor it can reach to 0 bytes (the shared
+ *                 region among them) and returns SC_OK: samplecheck's read of the outputs
+ *                 would be a SIGBUS. Where a truncation is refused (the region is sealed)
+ *                 it returns SC_ERR_INTERNAL with the error. */
+#define _POSIX_C_SOURCE 200809L /* ftruncate */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernels/samplecheck_plugin.h"
@@ -27,6 +34,21 @@ static sc_status forge(void* context, const sc_sample_batch* batch, char* error,
   _exit(0);
 }
 
+static sc_status truncate_all(void* context, const sc_sample_batch* batch, char* error,
+                              size_t size) {
+  int fd;
+  (void)context, (void)batch;
+  for (fd = 3; fd < 256; ++fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) continue;
+    if (ftruncate(fd, 0) != 0) {
+      snprintf(error, size, "ftruncate of descriptor %d: %s", fd, strerror(errno));
+      return SC_ERR_INTERNAL;
+    }
+  }
+  return SC_OK;
+}
+
 static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
                                     "test.hostile",
                                     "attacks the judge",
@@ -39,7 +61,11 @@ static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}
                                     1,
                                     0,
                                     NULL,
+#if SAMPLECHECK_HOSTILE == 4
+                                    truncate_all,
+#else
                                     forge,
+#endif
                                     0,
                                     0,
                                     0,
