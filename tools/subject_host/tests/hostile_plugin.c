@@ -5,7 +5,7 @@
  *   2 (segfault)  samplecheck_plugin() dereferences NULL: a clear error, exit 2.
  *   3 (loop)      samplecheck_plugin() never returns: a clear error after the
  *                 handshake timeout, exit 2.
- *   4 (truncate)  sample() truncates every descriptor it can reach to 0 bytes (the shared
+ *   4 (truncate)  sample() truncates every memfd it can reach to 0 bytes (the shared
  *                 region among them) and returns SC_OK: samplecheck's read of the outputs
  *                 would be a SIGBUS. Where a truncation is refused (the region is sealed)
  *                 it returns SC_ERR_INTERNAL with the error. */
@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernels/samplecheck_plugin.h"
@@ -39,8 +38,13 @@ static sc_status truncate_all(void* context, const sc_sample_batch* batch, char*
   int fd;
   (void)context, (void)batch;
   for (fd = 3; fd < 256; ++fd) {
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) continue;
+    char link[64], target[256];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (strncmp(target, "/memfd:", 7) != 0) continue; /* the shared region is a memfd */
     if (ftruncate(fd, 0) != 0) {
       snprintf(error, size, "ftruncate of descriptor %d: %s", fd, strerror(errno));
       return SC_ERR_INTERNAL;
