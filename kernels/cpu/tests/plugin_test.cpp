@@ -211,7 +211,7 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 3, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 4, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
   };
   for (const refusal& r : refusals) {
