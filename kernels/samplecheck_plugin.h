@@ -137,12 +137,11 @@ typedef int32_t sc_status;
 /* Whether the subject writes into the arrays it is handed to read (minor 4). A process
  * subject's host compares the input rows, parameters and streams with what it sent after
  * every call: a change under SC_INPUTS_PRESERVED is an ABI-contract failure naming the
- * array and element (docs/subject-protocol.md, section 4). */
-#define SC_INPUTS_PRESERVED 1 /* the subject only reads them: every read-only array stays as sent \
-                               */
-#define SC_INPUTS_MUTATED                                          \
-  2 /* it may write them (divides its logits in place): the caller \
-       sends them again before each call and does not compare */
+ * array and element (docs/subject-protocol.md, section 4). Under SC_INPUTS_MUTATED (a
+ * sampler that divides its logits in place) the caller sends them again before each call
+ * and does not compare. */
+#define SC_INPUTS_PRESERVED 1 /* it only reads them: every read-only array stays as sent */
+#define SC_INPUTS_MUTATED 2   /* it may write them */
 
 /*
  * One batched sampling call.
