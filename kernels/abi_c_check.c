@@ -73,7 +73,7 @@ SC_FIELD(sc_sampler, parameter_indexing, 84, 4);  /* minor 2 */
 SC_FIELD(sc_sampler, degenerate_rows, 88, 4);     /* minor 2 */
 SC_FIELD(sc_sampler, probs_normalisation, 92, 4); /* minor 3 */
 SC_FIELD(sc_sampler, uniform_rule, 96, 4);        /* minor 3 */
-SC_FIELD(sc_sampler, reserved2, 100, 4);          /* minor 3 */
+SC_FIELD(sc_sampler, inputs, 100, 4);             /* minor 4; reserved2 in minor 3 */
 
 SC_SIZE(sc_matmul_problem, 88);
 SC_FIELD(sc_matmul_problem, abi_version, 0, 8);

@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 35> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 36> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -68,6 +68,9 @@ inline constexpr std::array<mutant_entry, 35> mutant_catalog{{
      "positive token"},
     {"X07", "skipped-outputs", "stream_agreement",
      "declares inverse_cdf_u53 but forms u from stream outputs 2 and 3 instead of 0 and 1"},
+    {"X08", "offset-written-back", "support",
+     "advances the caller's offset array in place (declaring inputs preserved), its tokens "
+     "otherwise correct"},
     {"X09", "absorbed-cdf-increments", "tail",
      "the inverse CDF adds each probability onto a float32 running sum near 1: tokens below half "
      "its ulp are never drawn"},

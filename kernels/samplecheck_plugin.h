@@ -39,6 +39,8 @@
  *   1.3  sc_sampler: probs_normalisation, in the place of 1.2's reserved1 (which had
  *        to be 0: the same contract as SC_PROBS_RENORMALISE); uniform_rule and
  *        reserved2 appended (sc_sampler grows from 96 to 104 bytes).
+ *   1.4  sc_sampler: inputs, in the place of 1.3's reserved2 (which had to be 0: the same
+ *        contract as SC_INPUTS_PRESERVED).
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -56,7 +58,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 3
+#define SC_ABI_VERSION_MINOR 4
 
 typedef struct {
   uint32_t major;
@@ -132,6 +134,14 @@ typedef int32_t sc_status;
  * in [0, 1) (reference/uniform.h). The token is the first index whose running sum of the row
  * exceeds u * (the row's sum). Only rows with every filter off are judged by it. */
 #define SC_RULE_INVERSE_CDF_U53 1
+/* Whether the subject writes into the arrays it is handed to read (minor 4). A process
+ * subject's host compares the input rows, parameters and streams with what it sent after
+ * every call: a change under SC_INPUTS_PRESERVED is an ABI-contract failure naming the
+ * array and element (docs/subject-protocol.md, section 4). Under SC_INPUTS_MUTATED (a
+ * sampler that divides its logits in place) the caller sends them again before each call
+ * and does not compare. */
+#define SC_INPUTS_PRESERVED 1 /* it only reads them: every read-only array stays as sent */
+#define SC_INPUTS_MUTATED 2   /* it may write them */
 
 /*
  * One batched sampling call.
@@ -206,9 +216,10 @@ typedef struct {
   /* Minor 3 (reserved, 0, in minor 2): SC_PROBS_*, 0 = SC_PROBS_RENORMALISE.
    * SC_PROBS_ASSUME_SUM_ONE needs input_kind SC_INPUT_PROBS and input_dtypes f32 only. */
   int32_t probs_normalisation;
-  /* Minor 3: SC_RULE_*, 0 = SC_RULE_UNDECLARED. reserved2 must be 0. */
+  /* Minor 3: SC_RULE_*, 0 = SC_RULE_UNDECLARED. */
   int32_t uniform_rule;
-  int32_t reserved2;
+  /* Minor 4 (reserved, 0, in minor 3): SC_INPUTS_*, 0 = SC_INPUTS_PRESERVED. */
+  int32_t inputs;
 } sc_sampler;
 
 /* ---------------------------------------------------------------------------

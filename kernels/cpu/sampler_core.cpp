@@ -162,6 +162,10 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
       }
       b.out_token[r] = result.token;
       b.out_valid[r] = result.valid ? 1 : 0;
+      // X08: the stream position kept in the request's own array (as an engine that owns its
+      // requests' generator state does), written through the batch's const pointer.
+      if (planted == defect::X08)
+        const_cast<uint64_t*>(b.offset)[r] += subject.spec.philox_outputs_per_call;
     }
   }
 }

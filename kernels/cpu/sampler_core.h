@@ -43,6 +43,7 @@ enum class defect : int {
   X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
   X06,  // no renormalisation: u in [0, 1) against the raw running sum
   X07,  // skipped outputs: u from stream outputs 2 and 3 instead of 0 and 1
+  X08,  // offset written back: the caller's offset array advanced in place
   X09,  // absorbed CDF increments: the running sum in float32, tiny tokens never drawn
 };
 

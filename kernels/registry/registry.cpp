@@ -137,7 +137,7 @@ std::string check_thresholds(const std::string& name, const sc_matmul& m) {
   return {};
 }
 
-// The declared contracts of minors 2 and 3: 0 (the default) or a known value each.
+// The declared contracts of minors 2 to 4: 0 (the default) or a known value each.
 std::string check_contracts(const std::string& name, const sc_sampler& s) {
   const struct {
     int32_t value, last;
@@ -148,15 +148,16 @@ std::string check_contracts(const std::string& name, const sc_sampler& s) {
       {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
       {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"},
       // Appended in minor 3: a minor-2 struct has no such word, so it reads 0 there.
-      {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53, "uniform_rule"}};
+      {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53, "uniform_rule"},
+      {s.abi_version.minor >= 4 ? s.inputs : 0, SC_INPUTS_MUTATED, "inputs"}};
   for (const auto& f : fields)
     if (f.value < 0 || f.value > f.last)
       return fmt::format("sampler {}: field {} has unknown value {}", name, f.field, f.value);
   if (s.abi_version.minor < 3 && s.probs_normalisation != 0)
     return fmt::format("sampler {}: field reserved1 is {}, must be 0 in minor {}", name,
                        s.probs_normalisation, s.abi_version.minor);
-  if (s.abi_version.minor >= 3 && s.reserved2 != 0)
-    return fmt::format("sampler {}: field reserved2 is {}, must be 0", name, s.reserved2);
+  if (s.abi_version.minor == 3 && s.inputs != 0)
+    return fmt::format("sampler {}: field reserved2 is {}, must be 0 in minor 3", name, s.inputs);
   if (s.abi_version.minor >= 3 && s.uniform_rule == SC_RULE_INVERSE_CDF_U53 &&
       s.input_kind != SC_INPUT_PROBS)
     return fmt::format(

@@ -85,13 +85,15 @@ std::string validate_sampler(const sc_sampler& sampler);
 std::string validate_matmul(const sc_matmul& matmul);
 
 // A sampler's declared contracts, each resolved to its SC_* value: 0 and a descriptor of
-// minor 0 or 1 read as the first value (today's contract).
+// minor 0 or 1 read as the first value (today's contract), as do the fields a descriptor's
+// minor predates.
 struct sampler_contracts {
   int32_t rng_policy = SC_RNG_PER_REQUEST;
   int32_t parameter_indexing = SC_PARAMS_BY_INPUT_ROW;
   int32_t degenerate_rows = SC_DEGENERATE_VALID_FLAG;
   int32_t probs_normalisation = SC_PROBS_RENORMALISE;
   int32_t uniform_rule = SC_RULE_UNDECLARED;  // 0 is a value here: "the subject does not say"
+  int32_t inputs = SC_INPUTS_PRESERVED;
 };
 inline sampler_contracts contracts_of(const sc_sampler& s) {
   sampler_contracts c;
@@ -102,6 +104,7 @@ inline sampler_contracts contracts_of(const sc_sampler& s) {
   if (s.abi_version.minor < 3) return c;
   if (s.probs_normalisation != 0) c.probs_normalisation = s.probs_normalisation;
   c.uniform_rule = s.uniform_rule;
+  if (s.abi_version.minor >= 4 && s.inputs != 0) c.inputs = s.inputs;
   return c;
 }
 

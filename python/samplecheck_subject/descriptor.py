@@ -1,5 +1,5 @@
 """What a subject is: the sampler and matmul descriptors of the protocol's hello
-(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.3),
+(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.4),
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
@@ -18,6 +18,7 @@ PARAMETER_INDEXINGS = ("input_row", "output_row")
 DEGENERATE_ROWS = ("valid_flag", "error", "undefined")
 PROBS_NORMALISATIONS = ("renormalise", "assume_sum_one")
 UNIFORM_RULES = ("undeclared", "inverse_cdf_u53")
+INPUTS = ("preserved", "mutated")
 
 
 class DescriptorError(ValueError):
@@ -43,7 +44,11 @@ class SamplerDescriptor:
     input_kind "probs" and input_dtypes ("f32",)); uniform_rule "undeclared" or
     "inverse_cdf_u53" (u from the first two outputs of the stream as a 53-bit double, the token
     the first whose running sum exceeds u * the row's sum: check stream_agreement compares
-    tokens with it on the reference Philox stream; needs input_kind "probs").
+    tokens with it on the reference Philox stream; needs input_kind "probs"); inputs
+    "preserved" (the callable only reads its input rows, parameters and streams: samplecheck
+    compares them with what it sent after every call, and a change fails the check) or
+    "mutated" (it may write them, e.g. divides its logits in place: they are sent again
+    before each call and not compared).
     """
 
     name: str
@@ -60,6 +65,7 @@ class SamplerDescriptor:
     degenerate_rows: str = "valid_flag"
     probs_normalisation: str = "renormalise"
     uniform_rule: str = "undeclared"
+    inputs: str = "preserved"
     kind: str = field(default="sampler", init=False)
 
     def validate(self):
@@ -98,6 +104,7 @@ class SamplerDescriptor:
         if self.uniform_rule == "inverse_cdf_u53" and self.input_kind != "probs":
             raise DescriptorError(f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
                                   "inverts the running sum of the row as given)")
+        _one_of(n, "inputs", self.inputs, INPUTS)
         return self
 
     def to_json(self):
@@ -116,6 +123,7 @@ class SamplerDescriptor:
             "degenerate_rows": self.degenerate_rows,
             "probs_normalisation": self.probs_normalisation,
             "uniform_rule": self.uniform_rule,
+            "inputs": self.inputs,
         }
         if self.filter_order is not None:
             out["filter_order"] = self.filter_order

@@ -1,7 +1,9 @@
 """Subjects that misbehave once: the first request a fresh process of the run receives
 (counted across restarts in $SAMPLECHECK_TEST_FAULT_STATE) raises, exits with status 0,
-hangs, replies garbage or returns a token outside [0, V); every later request is answered
-by the correct numpy sampler. So exactly one check must fail and the battery go on.
+hangs, replies garbage, returns a token outside [0, V) or scribbles on its input rows (then
+answers correctly); every later request is answered by the correct numpy sampler. So exactly
+one check must fail and the battery go on. $SAMPLECHECK_TEST_INPUTS is the descriptor's
+`inputs` contract ("preserved" unless set): declared "mutated", the scribble is no fault.
 
     python -m samplecheck_subject.run faulty_subjects:subjects   (FAULT in $SAMPLECHECK_TEST_FAULT)
 """
@@ -13,7 +15,7 @@ import time
 
 from samplecheck_subject import numpy_samplers
 
-FAULTS = ("raise", "exit0", "hang", "garbage", "out_of_range")
+FAULTS = ("raise", "exit0", "hang", "garbage", "out_of_range", "scribble")
 _correct = numpy_samplers.make(None)
 
 
@@ -47,8 +49,13 @@ def faulty(b):
         tokens[0] = b.vocab_size
         valid[0] = 1
         return tokens, valid
+    if fault == "scribble":
+        tokens, valid = _correct(b)
+        b.input[...] = 0  # the rows are a view of the shared region: this writes samplecheck's input
+        return tokens, valid
     raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
 
 
 def subjects():
-    return [(faulty, numpy_samplers.descriptor(name="test.faulty"))]
+    inputs = os.environ.get("SAMPLECHECK_TEST_INPUTS", "preserved")
+    return [(faulty, numpy_samplers.descriptor(name="test.faulty", inputs=inputs))]

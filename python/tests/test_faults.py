@@ -1,6 +1,6 @@
-"""A Python subject that raises, exits with status 0 mid-batch, hangs, replies garbage or
-returns a token outside [0, V) on its first request: that check fails, naming what
-happened, and the battery goes on to judge the rest (which pass)."""
+"""A Python subject that raises, exits with status 0 mid-batch, hangs, replies garbage,
+returns a token outside [0, V) or writes into its input rows on its first request: that check
+fails, naming what happened, and the battery goes on to judge the rest (which pass)."""
 
 import pytest
 
@@ -14,6 +14,7 @@ EXPECTED_TEXT = {
     "hang": "TIMEOUT",
     "garbage": "JSON",
     "out_of_range": "outside [0,",
+    "scribble": "subject test.faulty wrote into an array it only reads (it declares inputs preserved): input[",
 }
 
 
@@ -30,3 +31,13 @@ def test_fault_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, 
     failed = [k for k, v in verdicts.items() if v in ("FAIL", "TIMEOUT")]
     assert failed == ["support [f32]"], table  # the first check met the fault, the others passed
     assert EXPECTED_TEXT[fault] in table, table
+
+
+def test_inputs_mutated_is_a_declared_contract(run_qualify, tmp_path):
+    # The same scribble, declared: the rows are sent again before every call and not compared.
+    env = {"SAMPLECHECK_TEST_FAULT": "scribble", "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests"),
+           "SAMPLECHECK_TEST_INPUTS": "mutated"}
+    status, table = run_qualify(subject_command("faulty_subjects:subjects"), "--checks", CHECKS,
+                                "--timeout", "5", env=env, timeout=300)
+    assert status == 0, table
+    assert "wrote into an array" not in table, table

@@ -163,6 +163,11 @@ def test_descriptor_rules_name_the_field():
     ruled = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53")
     assert ruled.to_json()["uniform_rule"] == "inverse_cdf_u53"
     assert SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"]).to_json()["uniform_rule"] == "undeclared"
+    with pytest.raises(DescriptorError, match="x: inputs = 'copied' is not one of preserved, mutated"):
+        SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], inputs="copied").validate()
+    assert SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"]).to_json()["inputs"] == "preserved"
+    in_place = SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], inputs="mutated")
+    assert in_place.to_json()["inputs"] == "mutated"
 
 
 def test_adapters_describe_themselves_without_torch():

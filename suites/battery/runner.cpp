@@ -371,6 +371,20 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   return report;
 }
 
+namespace {
+
+// A detail line holds at most kShownDetail bytes of the check's detail: a subject's message
+// may be a whole frame (1 MiB). report.json and the reproduction record keep it whole.
+std::string shown_detail(const std::string& detail) {
+  if (detail.size() <= kShownDetail) return detail;
+  size_t cut = kShownDetail;
+  while (cut > 0 && (static_cast<unsigned char>(detail[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("{} ... ({} more bytes in the report's record)", detail.substr(0, cut),
+                     detail.size() - cut);
+}
+
+}  // namespace
+
 std::string format_report(const battery_report& r, bool verbose) {
   std::string out = fmt::format(
       "subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
@@ -392,7 +406,7 @@ std::string format_report(const battery_report& r, bool verbose) {
     const bool show = verbose || (c.result != verdict::pass);
     if (!show || c.detail.empty()) continue;
     const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
-    out += fmt::format("  {} [{}]: {}\n", name, to_string(c.result), c.detail);
+    out += fmt::format("  {} [{}]: {}\n", name, to_string(c.result), shown_detail(c.detail));
     if (!c.repro_path.empty())
       out += fmt::format("    reproduce: samplecheck replay {}\n", shell_quoted(c.repro_path));
   }

@@ -125,7 +125,10 @@ std::string prepare_repro_dir(const std::string& dir);
 nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,
                             const nlohmann::json& evidence);
 
-// The table: check, verdict, p-value, alpha share, power, samples, time; then details.
+// The table: check, verdict, p-value, alpha share, power, samples, time; then details, each
+// cut to kShownDetail bytes (a subject's message may be a whole 1 MiB frame; the report's
+// JSON and the reproduction record keep it whole; report.html cuts it alike).
+inline constexpr size_t kShownDetail = 1024;
 std::string format_report(const battery_report& report, bool verbose);
 
 }  // namespace samplecheck::battery

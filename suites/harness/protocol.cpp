@@ -137,6 +137,45 @@ nlohmann::json region_layout::place(size_t count, size_t element_size) {
   return {{"at", at}, {"count", count}};
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at text[i] that encodes a character other than a C1
+// control (U+0080..U+009F), or 0.
+size_t printable_utf8(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b = byte(i);
+  const size_t n = b >= 0xF5 ? 0 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  const uint32_t lead = b & (0xFF >> (n + 1));
+  uint32_t cp = lead;
+  for (size_t k = 1; k < n; ++k) cp = cp << 6 | (byte(i + k) & 0x3F);
+  const uint32_t least[] = {0, 0, 0xA0, 0x800, 0x10000};  // overlong forms, C1 controls below
+  if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b >= 0x20 && b < 0x7F) {
+      out += text[i++];
+    } else if (const size_t n = b >= 0x80 ? printable_utf8(text, i) : 0; n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += fmt::format("\\x{:02x}", b);
+      ++i;
+    }
+  }
+  return out;
+}
+
 int32_t dtype_from_word(const std::string& word) {
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
     if (word == harness::dtype_name(d)) return d;
@@ -168,6 +207,7 @@ constexpr spelling kNormalisation[] = {{SC_PROBS_RENORMALISE, "renormalise"},
                                        {SC_PROBS_ASSUME_SUM_ONE, "assume_sum_one"}};
 constexpr spelling kUniformRule[] = {{SC_RULE_UNDECLARED, "undeclared"},
                                      {SC_RULE_INVERSE_CDF_U53, "inverse_cdf_u53"}};
+constexpr spelling kInputs[] = {{SC_INPUTS_PRESERVED, "preserved"}, {SC_INPUTS_MUTATED, "mutated"}};
 constexpr spelling kFilters[] = {{SC_FILTER_TOP_K, "top_k"},
                                  {SC_FILTER_TOP_P, "top_p"},
                                  {SC_FILTER_MIN_P, "min_p"},
@@ -186,6 +226,7 @@ class entry_reader {
   explicit entry_reader(const nlohmann::json& e) : e_(e) {
     if (!e.is_object()) throw std::invalid_argument("a subject descriptor that is not an object");
     name_ = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
+    name_ = printable(name_.substr(0, kMaxNameBytes));
   }
   [[noreturn]] void refuse(const std::string& field, const std::string& why) const {
     throw std::invalid_argument(
@@ -296,6 +337,7 @@ void read_sampler(const entry_reader& r, descriptor& d) {
   s.degenerate_rows = r.word("degenerate_rows", kDegenerate, false);
   s.probs_normalisation = r.word("probs_normalisation", kNormalisation, false);
   s.uniform_rule = r.word("uniform_rule", kUniformRule, false);
+  s.inputs = r.word("inputs", kInputs, false);
   s.context = &d;
   s.sample = called_in_the_parent;
   if (std::string why = registry::validate_sampler(s); !why.empty())
@@ -307,7 +349,7 @@ void read_matmul(const entry_reader& r, descriptor& d) {
   read_common(r, d, m);
   for (const auto& w : r.array("launch_configs", false)) {
     if (!w.is_string()) r.refuse("launch_configs", "holds a non-string: " + w.dump());
-    d.launch_config_names.push_back(w.get<std::string>());
+    d.launch_config_names.push_back(printable(w.get<std::string>()));
   }
   for (const auto& t : r.array("batch_thresholds", false)) {
     if (!t.is_number_integer()) r.refuse("batch_thresholds", "holds a non-integer: " + t.dump());
@@ -353,6 +395,7 @@ nlohmann::json to_json(const sc_sampler& s, const std::string& unavailable) {
   j["degenerate_rows"] = word_of(kDegenerate, c.degenerate_rows);
   j["probs_normalisation"] = word_of(kNormalisation, c.probs_normalisation);
   j["uniform_rule"] = word_of(kUniformRule, c.uniform_rule);
+  j["inputs"] = word_of(kInputs, c.inputs);
   return j;
 }
 
@@ -377,8 +420,12 @@ std::unique_ptr<descriptor> from_json(const nlohmann::json& entry) {
   d->is_sampler = kind == "sampler";
   d->name = r.text("name", true);
   if (d->name.empty()) r.refuse("name", "is empty");
-  d->description = r.text("description", false);
-  d->unavailable = r.text("unavailable", false);
+  if (d->name.size() > kMaxNameBytes)
+    r.refuse("name", fmt::format("is {} bytes long, more than {}", d->name.size(), kMaxNameBytes));
+  if (printable(d->name) != d->name)
+    r.refuse("name", "holds a control character or a byte that is not UTF-8");
+  d->description = printable(r.text("description", false));
+  d->unavailable = printable(r.text("unavailable", false));
   if (d->is_sampler)
     read_sampler(r, *d);
   else

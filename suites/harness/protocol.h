@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/samplecheck_plugin.h"
@@ -18,6 +19,10 @@ namespace samplecheck::protocol {
 inline constexpr int kVersion = 1;
 inline constexpr uint32_t kMaxFrame = 1u << 20;
 inline constexpr size_t kAlignment = 64;  // every array's offset in the shared region
+// A hello describes at most this many subjects: each is a battery run of its own.
+inline constexpr size_t kMaxSubjects = 256;
+// A subject's name: at most this many bytes, printable (printable() leaves it unchanged).
+inline constexpr size_t kMaxNameBytes = 128;
 
 // Environment variables the subject reads (section 1).
 inline constexpr const char* kEnvProtocol = "SAMPLECHECK_PROTOCOL";
@@ -88,6 +93,12 @@ nlohmann::json to_json(const sc_matmul& m, const std::string& unavailable);
 // Parses one entry; throws std::invalid_argument naming the subject and the field, for a
 // missing or mistyped field and for every refusal of the plugin loader (registry.h).
 std::unique_ptr<descriptor> from_json(const nlohmann::json& entry);
+
+// Text from a subject (a description, a message, its stderr) as samplecheck shows it anywhere:
+// C0 and C1 control characters, DEL and bytes that are not UTF-8 written as \xNN, so a
+// subject cannot move a terminal's cursor, recolour it, or break a report file. Every such
+// text passes through it where it enters samplecheck (subject_process.cpp, from_json).
+std::string printable(std::string_view text);
 
 // The dtype of "f32" / "bf16" / "f16" (dtype_name's words), 0 when unknown.
 int32_t dtype_from_word(const std::string& word);

@@ -16,7 +16,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "kernels/registry/registry.h"
 #include "suites/harness/host_call.h"
+#include "suites/harness/sample_request.h"
+#include "suites/harness/subject_reaper.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -30,68 +33,17 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// Whether the child has ended, without reaping it (its pid keeps the group id reserved).
-bool child_ended(pid_t pid) {
-  siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0)
-    if (errno != EINTR) return true;
-  return info.si_pid == pid;
-}
-
-// Waits up to `seconds` for the child to end; its wait status, or -1 if it is alive.
-int reap_within(pid_t pid, double seconds) {
-  const double until = protocol::now_seconds() + seconds;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return 0;
-    if (protocol::now_seconds() >= until) return -1;
-    ::usleep(1000);
-  }
-}
-
-int kill_and_reap(pid_t pid) {
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
-std::string wait_status_words(int status) {
-  if (WIFSIGNALED(status))
-    return fmt::format("crashed: signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return fmt::format("ended (wait status {:#x})", status);
-}
-
-template <class T>
-void put(protocol::shared_region& shm, const nlohmann::json& place, const T* data, size_t count) {
-  if (count > 0) std::memcpy(shm.data() + place["at"].get<size_t>(), data, count * sizeof(T));
-}
-
-template <class T>
-nlohmann::json place_vector(protocol::region_layout& layout, const std::vector<T>& v) {
-  return v.empty() ? nlohmann::json() : layout.place(v.size(), sizeof(T));
-}
-
-// Parameters indexed by output row (SC_PARAMS_BY_OUTPUT_ROW): each array repeated per
-// output row from its input row. A row_index outside the batch (sent on purpose by the
-// refusal checks) takes input row 0's values: the subject must refuse the index anyway.
-void index_parameters_by_output_row(sample_call& c) {
-  const auto rows = static_cast<size_t>(c.num_output_rows());
-  auto expand = [&](auto& values) {
-    if (values.empty()) return;
-    const auto by_input = values;
-    values.resize(rows);
-    for (size_t r = 0; r < rows; ++r) {
-      const int64_t i = c.row_index.empty() ? static_cast<int64_t>(r) : c.row_index[r];
-      values[r] = i >= 0 && static_cast<size_t>(i) < by_input.size() ? by_input[i] : by_input[0];
-    }
-  };
-  expand(c.top_k), expand(c.top_p), expand(c.min_p), expand(c.temperature);
+// The shared region's memfd, sealed against shrinking: a subject that truncated it would
+// make this process's next read of the region a SIGBUS. Growing stays allowed (reserve()
+// grows it), and F_SEAL_SEAL keeps the subject from adding F_SEAL_GROW or F_SEAL_WRITE.
+// -1 (errno set) on failure.
+int sealed_region() {
+  const int fd = ::memfd_create("samplecheck-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0) return fd;
+  const int saved = errno;
+  ::close(fd);
+  errno = saved;
+  return -1;
 }
 
 }  // namespace
@@ -119,10 +71,11 @@ std::shared_ptr<subject_process> subject_process::fork(server body, std::string 
 subject_process::~subject_process() { stop(); }
 
 void subject_process::start() {
+  become_subreaper();
   int sv[2], err[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw subject_failure{false, fmt::format("{}: socketpair failed: {}", label_, strerror(errno))};
-  const int shm = ::memfd_create("samplecheck-shm", MFD_CLOEXEC);
+  const int shm = sealed_region();
   if (shm < 0 || ::pipe2(err, O_CLOEXEC) != 0) {
     ::close(sv[0]), ::close(sv[1]);
     if (shm >= 0) ::close(shm);
@@ -198,10 +151,9 @@ std::string subject_process::what_ended(const std::string& when) {
 }
 
 void subject_process::fail(bool timed_out, const std::string& what) {
-  if (pid_ >= 0 && !reaped_) kill_and_reap(pid_);
-  if (pid_ >= 0 && reaped_) ::kill(-pid_, SIGKILL);
+  if (pid_ >= 0) end_subject(pid_, reaped_);
   drain_stderr();
-  const std::string why = fmt::format("{}: {}{}", label_, what, stderr_tail());
+  const std::string why = protocol::printable(fmt::format("{}: {}{}", label_, what, stderr_tail()));
   pid_ = -1;
   close_fd(control_), close_fd(stderr_fd_);
   shm_.reset();
@@ -259,12 +211,20 @@ void subject_process::read_hello() {
     fail(false, fmt::format("hello: field protocol is {}, a version this samplecheck does not "
                             "speak (it speaks {})",
                             hello["protocol"].dump(), protocol::kVersion));
+  accept_subjects(hello);
+}
+
+void subject_process::accept_subjects(const nlohmann::json& hello) {
   if (!hello.contains("subjects") || !hello["subjects"].is_array() || hello["subjects"].empty())
     fail(false, "hello: field subjects is missing, not an array, or empty");
+  if (hello["subjects"].size() > protocol::kMaxSubjects)
+    fail(false, fmt::format("hello: field subjects holds {} subjects, more than the {} one "
+                            "samplecheck run judges",
+                            hello["subjects"].size(), protocol::kMaxSubjects));
   if (!first_hello_.is_null()) {
     if (hello["subjects"] != first_hello_)
       fail(false, "hello: the restarted subject process describes other subjects than the first");
-    unavailable_ = hello.value("unavailable", std::string());
+    unavailable_ = protocol::printable(hello.value("unavailable", std::string()));
     return;
   }
   std::vector<std::unique_ptr<protocol::descriptor>> parsed;
@@ -280,7 +240,7 @@ void subject_process::read_hello() {
   }
   if (hello.contains("unavailable") && !hello["unavailable"].is_string())
     fail(false, "hello: field unavailable is not a string");
-  unavailable_ = hello.value("unavailable", std::string());
+  unavailable_ = protocol::printable(hello.value("unavailable", std::string()));
   first_hello_ = hello["subjects"];
   descriptors_ = std::move(parsed);
 }
@@ -352,7 +312,8 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   const protocol::descriptor& d = find(name);
   if (!d.is_sampler) throw std::invalid_argument(name + " is a matmul, not a sampler");
   if (call_status refused = refuse_undeclared(d.sampler, original); !refused.ok()) return refused;
-  const bool by_output_row = d.sampler.parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
+  const registry::sampler_contracts contracts = registry::contracts_of(d.sampler);
+  const bool by_output_row = contracts.parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
   sample_call expanded;
   if (by_output_row) {
     expanded = original;
@@ -366,42 +327,17 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
     return {call_fault::harness, SC_OK, e.what(), -1};
   }
   const auto rows = static_cast<size_t>(call.num_output_rows());
-  const bool f32 = call.input_dtype == SC_DTYPE_F32;
   protocol::region_layout layout;
-  nlohmann::json arrays;
-  arrays["input"] = layout.place(call.input.size(), f32 ? 4 : 2);
-  arrays["row_index"] = place_vector(layout, call.row_index);
-  arrays["top_k"] = place_vector(layout, call.top_k);
-  arrays["top_p"] = place_vector(layout, call.top_p);
-  arrays["min_p"] = place_vector(layout, call.min_p);
-  arrays["temperature"] = place_vector(layout, call.temperature);
-  arrays["seed"] = layout.place(call.seed.size(), 8);
-  arrays["subsequence"] = place_vector(layout, call.subsequence);
-  arrays["offset"] = layout.place(call.offset.size(), 8);
-  arrays["out_token"] = layout.place(rows + kGuardRows, 4);
-  arrays["out_valid"] = layout.place(rows + kGuardRows, 1);
-  arrays["out_token"]["count"] = rows, arrays["out_valid"]["count"] = rows;
+  const nlohmann::json arrays = place_sample_arrays(call, layout);
   if (pid_ < 0) start();
   if (!shm_->reserve(layout.used))
     return {call_fault::harness, SC_OK,
             fmt::format("cannot grow the shared region to {} bytes", layout.used), -1};
-  protocol::shared_region& shm = *shm_;
-  if (f32)
-    put(shm, arrays["input"], call.input.data(), call.input.size());
-  else
-    put(shm, arrays["input"], bits.data(), bits.size());
-  put(shm, arrays["row_index"], call.row_index.data(), call.row_index.size());
-  put(shm, arrays["top_k"], call.top_k.data(), call.top_k.size());
-  put(shm, arrays["top_p"], call.top_p.data(), call.top_p.size());
-  put(shm, arrays["min_p"], call.min_p.data(), call.min_p.size());
-  put(shm, arrays["temperature"], call.temperature.data(), call.temperature.size());
-  put(shm, arrays["seed"], call.seed.data(), call.seed.size());
-  put(shm, arrays["subsequence"], call.subsequence.data(), call.subsequence.size());
-  put(shm, arrays["offset"], call.offset.data(), call.offset.size());
+  put_inputs(*shm_, arrays, call, bits);
   std::vector<int32_t> tokens = guarded_buffer(rows, kUnwrittenToken, kGuardToken);
   std::vector<uint8_t> valid = guarded_buffer(rows, kUnwrittenValid, kGuardValid);
-  put(shm, arrays["out_token"], tokens.data(), tokens.size());
-  put(shm, arrays["out_valid"], valid.data(), valid.size());
+  put(*shm_, arrays["out_token"], tokens.data(), tokens.size());
+  put(*shm_, arrays["out_valid"], valid.data(), valid.size());
   const nlohmann::json reply = request({{"type", "sample"},
                                         {"subject", name},
                                         {"vocab_size", call.vocab_size},
@@ -412,9 +348,16 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   const uint8_t* base = shm_->data();
   std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
   std::memcpy(valid.data(), base + arrays["out_valid"]["at"].get<size_t>(), valid.size());
-  const std::string message = reply.value("message", std::string());
+  const std::string message = protocol::printable(reply.value("message", std::string()));
   call_status st =
       finish_call(reply["status"].get<sc_status>(), message.c_str(), call, tokens, valid);
+  if (contracts.inputs != SC_INPUTS_MUTATED)
+    if (std::string changed = changed_input(*shm_, arrays, call, bits); !changed.empty())
+      st = {call_fault::contract, st.status,
+            fmt::format("subject {} wrote into an array it only reads (it declares inputs "
+                        "preserved): {}",
+                        name, changed),
+            -1};
   if (by_output_row) original.tokens = call.tokens, original.valid = call.valid;
   return st;
 }
@@ -456,17 +399,14 @@ subject_process::matmul_reply subject_process::matmul(const std::string& name,
                                         {"arrays", arrays}});
   std::memcpy(out.out.data(), shm_->data() + arrays["out"]["at"].get<size_t>(), out.out.size() * 2);
   out.status = reply["status"].get<sc_status>();
-  out.message = reply.value("message", std::string());
+  out.message = protocol::printable(reply.value("message", std::string()));
   return out;
 }
 
 void subject_process::stop() {
   if (pid_ < 0) return;
   protocol::send_frame(control_, {{"type", "shutdown"}});
-  if (reap_within(pid_, kShutdownGrace_s) < 0)
-    kill_and_reap(pid_);
-  else
-    ::kill(-pid_, SIGKILL);  // helpers it left behind
+  end_subject(pid_, reap_within(pid_, kShutdownGrace_s) >= 0);
   pid_ = -1;
   close_fd(control_), close_fd(stderr_fd_);
   shm_.reset();

@@ -92,6 +92,8 @@ class subject_process {
   subject_process(std::string label, std::string command, server body, double handshake_s);
   void start();
   void read_hello();
+  // The hello's subjects (at most protocol::kMaxSubjects), or those of the first hello again.
+  void accept_subjects(const nlohmann::json& hello);
   const protocol::descriptor& find(const std::string& name);
   // Kills the process group, and throws subject_failure with `what` and the stderr tail.
   [[noreturn]] void fail(bool timed_out, const std::string& what);

@@ -279,6 +279,18 @@ def table(run):
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+SHOWN_DETAIL = 1024  # bytes of a detail the page shows: suites/battery/runner.h kShownDetail
+
+
+def shown_detail(text: str) -> str:
+    """The detail cut as the terminal table cuts it; report.json keeps it whole."""
+    raw = text.encode("utf-8")
+    if len(raw) <= SHOWN_DETAIL:
+        return text
+    head = raw[:SHOWN_DETAIL].decode("utf-8", errors="ignore")
+    return f"{head} ... ({len(raw) - len(head.encode('utf-8'))} more bytes in the report's record)"
+
+
 def details(run):
     items = []
     for c in run["checks"]:
@@ -287,7 +299,7 @@ def details(run):
         repro = (f'<br><code>samplecheck replay {esc(c["repro_path"])}</code>'
                  if c.get("repro_path") else "")
         items.append(f"<li><b>{esc(check_name(c))} [{esc(c['verdict'])}]</b>: "
-                     f"{esc(c['detail'])}{repro}</li>")
+                     f"{esc(shown_detail(c['detail']))}{repro}</li>")
     return f"<ul class=\"details\">{''.join(items)}</ul>" if items else ""
 
 

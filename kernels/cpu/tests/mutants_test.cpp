@@ -368,3 +368,14 @@ TEST_CASE("X07: u is formed from stream outputs 2 and 3, so it is the host's dra
   CHECK(sampler_named("cpu.multinomial:X07").uniform_rule == SC_RULE_INVERSE_CDF_U53);
   CHECK(sampler_named("cpu.multinomial").uniform_rule == SC_RULE_INVERSE_CDF_U53);
 }
+
+TEST_CASE("X08: the caller's offsets come back advanced, the tokens the host's") {
+  // In this process the batch's offset array is the call's own, so the write shows here; a
+  // process subject writes the shared region's copy, which the judge compares with its own.
+  call c = draws_of(kFlat64, 256);
+  for (auto& o : c.offset) o = 40;
+  pair_run run(c, "cpu.multinomial", "X08");
+  REQUIRE(run.host.offset == std::vector<uint64_t>(256, 40));
+  REQUIRE(run.mutant.offset == std::vector<uint64_t>(256, 42));  // 2 outputs per call
+  REQUIRE(run.mutant.tokens == run.host.tokens);
+}

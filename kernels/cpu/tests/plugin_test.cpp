@@ -184,7 +184,7 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   CHECK_THAT(loaded.error, Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
                                     ": ABI version mismatch: "
                                     "the plugin was built against samplecheck ABI 99.") &&
-                               Contains("this samplecheck speaks ABI 1.3"));
+                               Contains("this samplecheck speaks ABI 1.4"));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -211,7 +211,7 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 3, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 4, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
   };
   for (const refusal& r : refusals) {
@@ -456,12 +456,31 @@ TEST_CASE("uniform_rule of ABI 1.3 follows the versioning rule") {
   CHECK(registry::validate_sampler(s) ==
         "sampler test.contracts: field uniform_rule has unknown value -1");
   s.uniform_rule = 0;
-  s.reserved2 = 5;
-  CHECK(registry::validate_sampler(s) == "sampler test.contracts: field reserved2 is 5, must be 0");
   sc_sampler minor2 = valid_sampler();
   minor2.abi_version.minor = 2;
   minor2.uniform_rule = 77;  // beyond a minor-2 struct: not a field of it
-  minor2.reserved2 = 9;
+  minor2.inputs = 9;
   CHECK(registry::validate_sampler(minor2).empty());
   CHECK(registry::contracts_of(minor2).uniform_rule == SC_RULE_UNDECLARED);
+}
+
+// ABI 1.4: inputs takes minor 3's reserved2, which had to be 0 there (the same promise as
+// SC_INPUTS_PRESERVED); a minor-3 sampler with a non-zero reserved2 is still refused.
+TEST_CASE("inputs of ABI 1.4 follows the versioning rule") {
+  sc_sampler s = valid_sampler();
+  CHECK(registry::contracts_of(s).inputs == SC_INPUTS_PRESERVED);
+  s.inputs = SC_INPUTS_MUTATED;
+  REQUIRE(registry::validate_sampler(s).empty());
+  CHECK(registry::contracts_of(s).inputs == SC_INPUTS_MUTATED);
+  s.inputs = 3;
+  CHECK(registry::validate_sampler(s) ==
+        "sampler test.contracts: field inputs has unknown value 3");
+  sc_sampler minor3 = valid_sampler();
+  minor3.abi_version.minor = 3;
+  minor3.inputs = 5;
+  CHECK(registry::validate_sampler(minor3) ==
+        "sampler test.contracts: field reserved2 is 5, must be 0 in minor 3");
+  minor3.inputs = 0;
+  CHECK(registry::validate_sampler(minor3).empty());
+  CHECK(registry::contracts_of(minor3).inputs == SC_INPUTS_PRESERVED);
 }

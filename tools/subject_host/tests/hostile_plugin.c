@@ -4,7 +4,13 @@
  *                 can reach, then exits 0: the verdict must still come out FAIL.
  *   2 (segfault)  samplecheck_plugin() dereferences NULL: a clear error, exit 2.
  *   3 (loop)      samplecheck_plugin() never returns: a clear error after the
- *                 handshake timeout, exit 2. */
+ *                 handshake timeout, exit 2.
+ *   4 (truncate)  sample() truncates every memfd it can reach to 0 bytes (the shared
+ *                 region among them) and returns SC_OK: samplecheck's read of the outputs
+ *                 would be a SIGBUS. Where a truncation is refused (the region is sealed)
+ *                 it returns SC_ERR_INTERNAL with the error. */
+#define _POSIX_C_SOURCE 200809L /* ftruncate */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +33,26 @@ static sc_status forge(void* context, const sc_sample_batch* batch, char* error,
   _exit(0);
 }
 
+static sc_status truncate_all(void* context, const sc_sample_batch* batch, char* error,
+                              size_t size) {
+  int fd;
+  (void)context, (void)batch;
+  for (fd = 3; fd < 256; ++fd) {
+    char link[64], target[256];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (strncmp(target, "/memfd:", 7) != 0) continue; /* the shared region is a memfd */
+    if (ftruncate(fd, 0) != 0) {
+      snprintf(error, size, "ftruncate of descriptor %d: %s", fd, strerror(errno));
+      return SC_ERR_INTERNAL;
+    }
+  }
+  return SC_OK;
+}
+
 static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
                                     "test.hostile",
                                     "attacks the judge",
@@ -39,7 +65,11 @@ static const sc_sampler kSampler = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR}
                                     1,
                                     0,
                                     NULL,
+#if SAMPLECHECK_HOSTILE == 4
+                                    truncate_all,
+#else
                                     forge,
+#endif
                                     0,
                                     0,
                                     0,

@@ -18,6 +18,21 @@
 //   protocol_subject rule           ok, but on cuRAND's Philox stream as it declares:
 //                                   uniform_rule inverse_cdf_u53 (u from outputs 0 and 1)
 //   protocol_subject rule_slot      rule, keyed by the output row: rng_policy batch_slot
+//   protocol_subject truncate       ok, then truncates the shared region to 0 bytes before
+//                                   each reply (a read of it would be samplecheck's SIGBUS);
+//                                   where the region's seal refuses, it replies status 4
+//                                   with the error, as a subject that checks its calls does
+//   protocol_subject scribble       ok, but adds 1 to seed[0] after sampling (writes an array it
+//                                   only reads)
+//   protocol_subject in_place       ok, but zeroes its input rows after sampling, as it
+//                                   declares: inputs mutated
+//   protocol_subject loud           its description and every reply's message (status 4) hold
+//                                   terminal escape codes; the message is ~1 MB
+//   protocol_subject bad_name       a name holding an escape code
+//   protocol_subject long_name      a name of 200 bytes
+//   protocol_subject many           5,000 subjects in its hello
+//   protocol_subject setsid         ok, but first starts a helper in a session of its own that
+//                                   writes its pid to $SAMPLECHECK_TEST_HELPER_PID and sleeps
 //
 // Its stream is not cuRAND's but in the rule modes: u = mix(seed, subsequence, offset), one
 // draw per call, which is all the battery's stream checks ask of a per-request subject.
@@ -25,8 +40,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -115,19 +132,12 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// One sampling call: status and message.
-json sample(const json& q, const std::string& mode) {
-  const int64_t V = q["vocab_size"], in_rows = q["num_input_rows"], out_rows = q["num_output_rows"];
+// The refusal of a request's parameters (status 1 out of range, 2 a filter switched on), or
+// null when they are all in range and off.
+json refuse_parameters(const json& q, const std::string& mode) {
   const json& a = q["arrays"];
-  if (V <= 0) return {{"status", 1}, {"message", "vocab_size must be positive"}};
-  if (q["input_dtype"] != "f32") return {{"status", 2}, {"message", "only f32 is declared"}};
-  const auto* input = at<float>(a, "input");
-  const auto* row_index = at<int32_t>(a, "row_index");
-  const auto *seed = at<uint64_t>(a, "seed"), *sub = at<uint64_t>(a, "subsequence"),
-             *offset = at<uint64_t>(a, "offset");
-  auto* token = at<int32_t>(a, "out_token");
-  auto* valid = at<uint8_t>(a, "out_valid");
-  const int64_t param_rows = mode == "output_params" ? out_rows : in_rows;
+  const int64_t V = q["vocab_size"];
+  const int64_t param_rows = q[mode == "output_params" ? "num_output_rows" : "num_input_rows"];
   const auto* top_k = at<int32_t>(a, "top_k");
   const auto *top_p = at<float>(a, "top_p"), *min_p = at<float>(a, "min_p"),
              *temperature = at<float>(a, "temperature");
@@ -140,6 +150,22 @@ json sample(const json& q, const std::string& mode) {
         (min_p && min_p[i] > 0) || (temperature && temperature[i] != 1))
       return {{"status", 2}, {"message", "row " + std::to_string(i) + ": no filter is declared"}};
   }
+  return nullptr;
+}
+
+// One sampling call: status and message.
+json sample(const json& q, const std::string& mode) {
+  const int64_t V = q["vocab_size"], in_rows = q["num_input_rows"], out_rows = q["num_output_rows"];
+  const json& a = q["arrays"];
+  if (V <= 0) return {{"status", 1}, {"message", "vocab_size must be positive"}};
+  if (q["input_dtype"] != "f32") return {{"status", 2}, {"message", "only f32 is declared"}};
+  const auto* input = at<float>(a, "input");
+  const auto* row_index = at<int32_t>(a, "row_index");
+  const auto *seed = at<uint64_t>(a, "seed"), *sub = at<uint64_t>(a, "subsequence"),
+             *offset = at<uint64_t>(a, "offset");
+  auto* token = at<int32_t>(a, "out_token");
+  auto* valid = at<uint8_t>(a, "out_valid");
+  if (json refused = refuse_parameters(q, mode); !refused.is_null()) return refused;
   if (row_index == nullptr && out_rows != in_rows)
     return {{"status", 1}, {"message", "row_index is null but the row counts differ"}};
   for (int64_t r = 0; r < out_rows; ++r) {
@@ -149,6 +175,8 @@ json sample(const json& q, const std::string& mode) {
               {"message", "output row " + std::to_string(r) + ": row_index out of range"}};
   }
   if (mode == "never_samples") return {{"status", 0}, {"message", ""}};
+  if (mode == "loud")
+    return {{"status", 4}, {"message", "\x1b[31mred\x1b[2J" + std::string(1000000, 'x')}};
   for (int64_t r = 0; r < out_rows; ++r) {
     const float* row = input + (row_index ? row_index[r] : r) * V;
     double sum = 0;
@@ -178,6 +206,8 @@ json sample(const json& q, const std::string& mode) {
     token[r] = static_cast<int32_t>(mode == "bad_token" && r == 0 ? V : pick);
     valid[r] = 1;
   }
+  if (mode == "scribble") const_cast<uint64_t*>(seed)[0] += 1;
+  if (mode == "in_place") std::memset(const_cast<float*>(input), 0, sizeof(float) * in_rows * V);
   return {{"status", 0}, {"message", ""}};
 }
 
@@ -216,19 +246,38 @@ json matmul(const json& q) {
 json descriptor(const std::string& mode) {
   if (mode == "matmul")
     return {{"kind", "matmul"}, {"name", "protocol.matmul"}, {"description", "fp32 in k order"}};
-  json d{{"kind", "sampler"},
-         {"name", "protocol." + mode},
-         {"description", "inverse CDF over the protocol"},
-         {"input_kind", "probs"},
-         {"input_dtypes", {"f32"}},
-         {"filters", json::array()},
-         {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
+  json d{
+      {"kind", "sampler"},
+      {"name", mode == "bad_name"    ? "protocol.\x1b[2Jbad"
+               : mode == "long_name" ? std::string(200, 'n')
+                                     : "protocol." + mode},
+      {"description", mode == "loud" ? "\x1b]0;owned\x07\x1b[2J" : "inverse CDF over the protocol"},
+      {"input_kind", "probs"},
+      {"input_dtypes", {"f32"}},
+      {"filters", json::array()},
+      {"philox_outputs_per_call", mode == "bad_descriptor" ? 0 : 1}};
   if (mode == "slot" || mode == "rule_slot") d["rng_policy"] = "batch_slot";
   if (mode == "rule" || mode == "rule_slot") d["uniform_rule"] = "inverse_cdf_u53";
   if (mode == "rule" || mode == "rule_slot") d["philox_outputs_per_call"] = 2;
   if (mode == "output_params") d["parameter_indexing"] = "output_row";
   if (mode == "sum_one") d["probs_normalisation"] = "assume_sum_one";
+  if (mode == "in_place") d["inputs"] = "mutated";
   return d;
+}
+
+// A helper that leaves the subject's process group and session (setsid), as a daemonising
+// child does, and outlives the subject unless samplecheck ends it.
+void start_escapee() {
+  if (::fork() != 0) return;
+  ::setsid();
+  if (const char* path = std::getenv("SAMPLECHECK_TEST_HELPER_PID")) {
+    if (FILE* f = std::fopen(path, "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+      std::fclose(f);
+    }
+  }
+  for (int fd = 0; fd < 256; ++fd) ::close(fd);
+  for (;;) ::pause();
 }
 
 }  // namespace
@@ -242,9 +291,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   control = std::atoi(c), shm_fd = std::atoi(s);
-  send({{"type", "hello"},
-        {"protocol", mode == "wrong_version" ? 2 : 1},
-        {"subjects", {descriptor(mode)}}});
+  if (mode == "setsid") start_escapee();
+  json subjects = {descriptor(mode)};
+  for (int i = 1; mode == "many" && i < 5000; ++i)  // small entries: the hello fits one frame
+    subjects.push_back({{"kind", "sampler"},
+                        {"name", "m" + std::to_string(i)},
+                        {"input_kind", "probs"},
+                        {"input_dtypes", {"f32"}},
+                        {"filters", json::array()},
+                        {"philox_outputs_per_call", 1}});
+  send({{"type", "hello"}, {"protocol", mode == "wrong_version" ? 2 : 1}, {"subjects", subjects}});
   for (int requests = 1;; ++requests) {
     json q;
     if (!receive(q) || q["type"] == "shutdown") return 0;
@@ -266,6 +322,9 @@ int main(int argc, char** argv) {
       }
     }
     json reply = q["type"] == "matmul" ? matmul(q) : sample(q, mode);
+    if (mode == "truncate" && ::ftruncate(shm_fd, 0) != 0)
+      reply = {{"status", 4},
+               {"message", std::string("ftruncate of the shared region: ") + std::strerror(errno)}};
     reply["type"] = "result";
     reply["id"] = q["id"];
     send(reply);

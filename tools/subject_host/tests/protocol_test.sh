@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # protocol_test.sh SAMPLECHECK PROTOCOL_SUBJECT SUBJECT_HOST FORGE_PLUGIN SEGFAULT_PLUGIN LOOP_PLUGIN
+#                  TRUNCATE_PLUGIN
 #
 # The subject-process protocol end to end, one row per case: what samplecheck is asked,
 # the exit status it must give and the words its output must hold (all of them, '|'
 # separated). A faulty subject fails its checks while the battery goes on (other checks
 # still pass); a subject with no usable hello is a clear usage error (2).
 set -u
-samplecheck=$1 subject=$2 host=$3 forge=$4 segfault=$5 loop=$6
+samplecheck=$1 subject=$2 host=$3 forge=$4 segfault=$5 loop=$6 truncate=$7
 quick=(--budget quick)
 # The faulty subjects run a few checks, enough to show the battery going on past a
 # failure (a check before the fault passes, later ones restart the subject); the
@@ -39,12 +40,20 @@ cases=(
   "forge|1|support [f32]               FAIL|malformed reply to sample request 1|--plugin $forge --checks support,replay"
   "segfault_entry|2|crashed: signal 11 (Segmentation fault) before its hello|--plugin $segfault"
   "loop_entry|2|sent no hello within 2 s|--plugin $loop --handshake-timeout 2"
+  "truncate|1|support [f32]               FAIL|ftruncate of the shared region: Operation not permitted|--exec '$subject truncate' --checks support,replay"
+  "truncate_plugin|1|support [f32]               FAIL|Operation not permitted|--plugin $truncate --checks support,replay"
+  "scribble|1|support [f32]               FAIL|subject protocol.scribble wrote into an array it only reads (it declares inputs preserved): seed[0] changed from|--exec '$subject scribble' --checks support,replay"
+  "in_place|0|support [f32]               pass|replay [f32]                pass|--exec '$subject in_place' --checks support,replay"
+  "x08|1|support [f32]               FAIL|offset[0] changed from|--subject cpu.multinomial:X08 --checks support"
+  "bad_name|2|field name holds a control character|--exec '$subject bad_name'"
+  "long_name|2|field name is 200 bytes long, more than 128|--exec '$subject long_name'"
+  "many|2|field subjects holds 5000 subjects, more than the 256|--exec '$subject many'"
 )
 for row in "${cases[@]}"; do
   IFS='|' read -r -a f <<<"$row"
   name=${f[0]} want=${f[1]} args=${f[${#f[@]}-1]}
   words=("${f[@]:2:${#f[@]}-3}")
-  out=$(eval "\"$samplecheck\" qualify ${quick[*]} $args" 2>&1)
+  out=$(eval "timeout 300 \"$samplecheck\" qualify ${quick[*]} $args" 2>&1)
   rc=$?
   ok=1
   [ "$rc" -eq "$want" ] || ok=0
@@ -77,6 +86,32 @@ if grep -qF "the subnormal row (FTZ, S13) not sent" "$dir/sum_one/report.json" 2
   echo "ok   sum_one's report says the subnormal row was not sent"
 else
   echo "FAIL sum_one's report.json lacks the reason the subnormal row was not sent"
+  failures=$((failures + 1))
+fi
+# Text from a subject is data: escape codes arrive escaped, and a 1 MB message is cut in the
+# table but whole in report.json.
+out=$("$samplecheck" qualify "${quick[@]}" --exec "$subject loud" --checks support,replay \
+  --report-dir "$dir/loud" 2>&1)
+rc=$?
+detail=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(max(len(c["detail"]) for c in r["runs"][0]["checks"]))' "$dir/loud/report.json" 2>/dev/null)
+if [ $rc -eq 1 ] && ! grep -q $'\x1b' <<<"$out" && grep -qF '\x1b[31mred' <<<"$out" \
+   && [ ${#out} -lt 20000 ] && grep -qF "more bytes in the report's record" <<<"$out" \
+   && [ "${detail:-0}" -gt 1000000 ] && ! grep -q $'\x1b' "$dir/loud/report.json" "$dir/loud/junit.xml"; then
+  echo "ok   loud: escape codes escaped, the message cut in the table (${#out} bytes), whole in report.json"
+else
+  echo "FAIL loud: exit $rc, ${#out} bytes of output, longest detail in report.json ${detail:-none}"
+  head -c 600 <<<"$out" | cat -v; echo; failures=$((failures + 1))
+fi
+# A helper that left the subject's session (setsid) does not outlive the run.
+SAMPLECHECK_TEST_HELPER_PID="$dir/helper.pid" "$samplecheck" qualify "${quick[@]}" --exec "$subject setsid" \
+  --checks support \
+  >/dev/null 2>&1 </dev/null
+helper=$(cat "$dir/helper.pid" 2>/dev/null)
+if [ -n "$helper" ] && ! kill -0 "$helper" 2>/dev/null; then
+  echo "ok   setsid: the subject's helper (pid $helper) ended with the run"
+else
+  echo "FAIL setsid: the subject's helper (pid ${helper:-never written}) outlived the run"
+  [ -n "$helper" ] && kill -9 "$helper" 2>/dev/null
   failures=$((failures + 1))
 fi
 echo "$failures case(s) failed"
