@@ -73,6 +73,7 @@ const struct {
     {"cpu.gumbel_logits", "S19", defect::S19}, {"cpu.dual_pivot", "X03", defect::X03},
     {"cpu.dual_pivot", "X04", defect::X04},    {"cpu.gumbel_logits", "X05", defect::X05},
     {"cpu.multinomial", "X06", defect::X06},   {"cpu.multinomial", "X07", defect::X07},
+    {"cpu.gumbel_logits", "X08", defect::X08},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection

@@ -43,6 +43,7 @@ enum class defect : int {
   X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
   X06,  // no renormalisation: u in [0, 1) against the raw running sum
   X07,  // skipped outputs: u from stream outputs 2 and 3 instead of 0 and 1
+  X08,  // Gumbel noise rounded to bf16: keys of a large tie group collide, the lower id wins
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means
