@@ -51,9 +51,12 @@ uint64_t halves_draws(double ratio, double alpha, double power) {
   const boost::math::normal z;
   const double z_alpha = boost::math::quantile(boost::math::complement(z, alpha / 2.0));
   const double z_power = boost::math::quantile(z, power);
-  // Under the alternative the share's sd is sqrt(1/4 - d^2) <= 1/2: 1/2 is the safe side.
-  const double n = std::pow((z_alpha + z_power) * 0.5 / share_excess(ratio), 2.0);
-  return static_cast<uint64_t>(std::ceil(n));
+  // The normal approximation falls short of the exact power by about 1e-5 (the binomial's
+  // discreteness), so n then grows by 0.1% steps until the exact power is reached.
+  auto n = static_cast<uint64_t>(
+      std::ceil(std::pow((z_alpha + z_power) * 0.5 / share_excess(ratio), 2.0)));
+  while (halves_power(n, ratio, alpha) < power) n += n / 1000 + 1;
+  return n;
 }
 
 double halves_ratio_seen(uint64_t n, double alpha, double power) {

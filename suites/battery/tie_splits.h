@@ -16,8 +16,8 @@
 //
 // Plan: shares of the two halves in the ratio 1 + r put (1 + r) / (2 + r) of the draws
 // in the lower one, 1/2 + d with d = r / (2 (2 + r)); the exact two-sided test at level
-// alpha detects it with probability `power` at halves_draws(r, alpha, power) draws
-// (normal approximation, checked against the exact binomial power in
+// alpha detects it with probability `power` at halves_draws(r, alpha, power) draws (the
+// normal approximation, raised until the exact binomial power reaches `power`;
 // tests/calibration_test.cpp), and halves_ratio_seen reports the exact ratio at n draws
 // (stats::detectable_mass_shift).
 #pragma once
