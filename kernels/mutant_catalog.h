@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 36> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 37> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -74,6 +74,9 @@ inline constexpr std::array<mutant_entry, 36> mutant_catalog{{
     {"X09", "absorbed-cdf-increments", "tail",
      "the inverse CDF adds each probability onto a float32 running sum near 1: tokens below half "
      "its ulp are never drawn"},
+    {"X10", "bf16-gumbel-noise", "ties",
+     "Gumbel noise rounded to bf16 before it is added to the logit: in a large tie group the "
+     "top keys collide and the lower id wins"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance",

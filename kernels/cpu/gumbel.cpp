@@ -38,7 +38,7 @@ float token_fraction(uint32_t raw, defect planted) {
 // the argmax is bit for bit the one the full loop finds (tests/stream_oracle_test.cpp).
 constexpr double kProbsMargin = 1.0 + 1e-6;
 
-// Round to nearest even bf16, kept as a float (X05's low-precision cast).
+// Round to nearest even bf16, kept as a float (X05's and X10's low-precision casts).
 float round_to_bf16(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
@@ -126,11 +126,16 @@ class gumbel_logits final : public row_sampler {
     for (size_t i = 0; i < scaled_.size(); ++i) {
       const float v = token_fraction(stream.next(), planted_);
       // Rounding of -log(-log1p(-v)) and of s + G stays under this absolute bound.
-      // (X05's bf16 keys round by up to 2^-8 of |key|.)
-      const double rounding = 1e-5 + (planted_ == defect::X05 ? 8e-3 : 3e-7) *
-                                         (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
+      // (X05's bf16 keys and X10's bf16 noise round by up to 2^-8 of |key| or |G|.)
+      const bool bf16 = planted_ == defect::X05 || planted_ == defect::X10;
+      const double rounding =
+          1e-5 + (bf16 ? 8e-3 : 3e-7) * (std::fabs(scaled_[i]) + std::fabs(best_key) + 20.0);
       if (v >= weight_[i] * scale * (1.0 + 2.0 * rounding)) continue;  // never skips v == 0 (S05)
       float key = scaled_[i] - std::log(-std::log1p(-v));
+      // X10: the noise alone in bf16 (gumbel.to(bf16)) at ordinary logits: the top noise
+      // of a row of 32,000 is about 10 (ulp 1/16), so the two largest of a large tie
+      // group round together on about 3% of draws and the strict > hands it the lower id.
+      if (planted_ == defect::X10) key = scaled_[i] + round_to_bf16(-std::log(-std::log1p(-v)));
       // X05: logits, noise and key in bf16 (logits.to(bf16) + gumbel.to(bf16)): at raw
       // logit magnitudes (|z| ~ 128, ulp 1) tied logits tie in the key on about half the
       // draws, and the strict > below hands every such tie to the lower id.

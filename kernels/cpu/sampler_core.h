@@ -45,6 +45,7 @@ enum class defect : int {
   X07,  // skipped outputs: u from stream outputs 2 and 3 instead of 0 and 1
   X08,  // offset written back: the caller's offset array advanced in place
   X09,  // absorbed CDF increments: the running sum in float32, tiny tokens never drawn
+  X10,  // Gumbel noise rounded to bf16: keys of a large tie group collide, the lower id wins
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means

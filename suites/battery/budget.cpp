@@ -13,6 +13,11 @@ budget_settings quick_budget() {
           .batch_rows = 64,
           .check_timeout_s = 300,
           .tie_ratio = 0.2,
+          // X10's halves ratio on a flat row of 8,192 is about 1.03 (checks_ties.cpp); the
+          // Gumbel samplers' draw is O(V), and 8,192 is the smallest V whose top noise
+          // (log V + Gumbel) lies mostly at 8 or above, where the bf16 ulp is 1/16
+          .tie_halves_ratio = 0.03,
+          .tie_flat_vocab = 8192,
           .drawn_rows = 2};
 }
 
@@ -27,6 +32,8 @@ budget_settings standard_budget() {
           .batch_rows = 256,
           .check_timeout_s = 3600,
           .tie_ratio = 0.01,
+          .tie_halves_ratio = 0.01,
+          .tie_flat_vocab = 151936,
           .drawn_rows = 8};
 }
 

@@ -29,6 +29,11 @@ struct budget_settings {
   double power = 0.99;
   // ties: shares of two tied tokens in the ratio 1 + tie_ratio are detected with prob. 0.99
   double tie_ratio = 0.2;
+  // ties, groups of more than 16 tied tokens: the lower-id half's share over the upper
+  // half's, 1 + tie_halves_ratio, detected with prob. 0.99 (tie_splits.h)
+  double tie_halves_ratio = 0.03;
+  // ties: the V of the flat row (one tie group of all its tokens) the halves are sized on
+  int64_t tie_flat_vocab = 8192;
   // goodness_of_fit: rows whose settings are drawn from the run seed, beside the fixed grid
   size_t drawn_rows = 2;
 };

@@ -2,20 +2,36 @@
 // evenly among the tied tokens, in every row a sampler takes (unfiltered, top-k, top-p,
 // min-p, temperature, and logits at large magnitudes), whatever it declares.
 //
-// A group is the IN tokens of a row that hold one exact input value (2 to 16 of them):
-// equal source, so equal target whatever the rest of the row does. Given n_g draws in
-// the group, their counts are multinomial with equal cells under the null, and the
-// Pearson statistic is chi-square with m - 1 degrees of freedom. The plan: a pair whose
-// shares stand in the ratio 1 + r (the budget's tie_ratio) moves the cells by about
-// r / (2m) of 1/m each, non-centrality n_g r^2 / (2m); n_g = 2m lambda* / r^2 reaches
-// power 0.99 at the group's level (stats::noncentrality_for_power), sized on the row's
-// most probable group. Groups are combined by Sidak: given every group's total the
-// splits are independent multinomials (within a row; rows are drawn apart), so it is
-// exact, where Bonferroni's tests * min p piled the p-values at 1 (median 0.66, 1 in
-// about half the runs of calibrate on cpu.multinomial).
+// A group is the IN tokens of a row that hold one exact input value. Given n_g draws in
+// the group, their counts are multinomial with equal cells under the null.
+//  - Small groups (2 to 16 tokens: the pair and the quartet of the tied_groups rows): the
+//    Pearson statistic, chi-square with m - 1 degrees of freedom. A pair whose shares
+//    stand in the ratio 1 + r (the budget's tie_ratio) moves the cells by about r / (2m)
+//    of 1/m each, non-centrality n_g r^2 / (2m); n_g = 2m lambda* / r^2 reaches power
+//    0.99 at the test's level (stats::noncentrality_for_power).
+//  - Large groups (more than 16, up to the whole row: the flat tail of V - 6 tokens of
+//    the tied_groups rows, and a flat row of tie_flat_vocab equal values): 7 dyadic
+//    splits of the group's ids (tie_splits.h), each a randomised binomial test. The flat
+//    row is sized so that halves in the ratio 1 + tie_halves_ratio are detected with
+//    probability 0.99, drawn in copies of at most the per-row cap whose counts are
+//    pooled; the tails are judged at the draws their rows have.
+// A tied row is sized on its most probable small group. Every Pearson statistic and
+// every split is one test of the check's Sidak: given every group's total the groups'
+// splits are independent multinomials (within a row; rows are drawn apart), and given a
+// node's count its splits are independent binomials, so the level is shared evenly, a
+// large group taking 7 tests' worth of it and a small group one (cpu.gumbel_logits in
+// f32: 4 tied rows of a pair, a quartet and a tail, and the flat row: 8 + 35 = 43 tests,
+// the large groups 35/43 of the share). Bonferroni's tests * min p piled the p-values at
+// 1 (median 0.66); Sidak is exact.
 //
-// What a quantised or absorbed noise does (S19, X05): keys of tied tokens coincide and
-// the comparison hands the tie to one side, so one id of the group wins too often.
+// What a quantised or absorbed noise does (S19, X05, X10): keys of tied tokens coincide
+// and the comparison hands the tie to one side, so one id of a small group wins too
+// often, and in a large group the lower ids do. X10 (Gumbel noise rounded to bf16) ties
+// the top two keys of the flat row of 8,192 on about 3.1% of draws (its token is below
+// the host's on 1.54% of 20,000 paired draws), a halves ratio of about 1.03, which is the
+// quick budget's target: `samplecheck qualify --subject cpu.gumbel_logits:X10 --checks
+// ties` fails it at p 1.9e-20 (f32; ids 0..4095 hold 168,389 of 331,216 flat draws),
+// 140 s of CPU over its three dtypes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +41,7 @@
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
+#include "suites/battery/tie_splits.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
@@ -33,11 +50,13 @@ namespace {
 
 using fixtures::shape;
 
-constexpr size_t kLargestGroup = 16;
+constexpr size_t kLargestSmallGroup = 16;
 
 struct tie_group {
-  std::vector<int32_t> tokens;
-  double mass = 0;  // target probability of the group
+  std::vector<int32_t> tokens;  // ascending id
+  double mass = 0;              // target probability of the group
+  bool large() const { return tokens.size() > kLargestSmallGroup; }
+  uint64_t tests() const { return large() ? kSplitsPerGroup : 1; }
 };
 
 std::vector<tie_group> tied_in_groups(const judged_row& row) {
@@ -51,27 +70,36 @@ std::vector<tie_group> tied_in_groups(const judged_row& row) {
     }
   std::vector<tie_group> out;
   for (auto& [value, g] : by_value)
-    if (g.tokens.size() >= 2 && g.tokens.size() <= kLargestGroup) out.push_back(std::move(g));
+    if (g.tokens.size() >= 2) out.push_back(std::move(g));
   return out;
 }
 
-// The tied_groups shape as the subject sees it, logits shifted by `magnitude` (the same
-// softmax: raw logits are seldom log-probabilities).
-judged_row tied_row(const subject& s, int64_t V, uint64_t seed,
-                    const fixtures::filter_setting& setting, float magnitude) {
+// Probabilities `probs` as the subject sees them (logits: their logs, shifted by
+// `magnitude`: the same softmax, raw logits are seldom log-probabilities).
+judged_row subject_row(const subject& s, std::vector<float> probs,
+                       const fixtures::filter_setting& setting, float magnitude,
+                       std::string label) {
   judged_row row;
-  row.values = fixtures::make_probs(shape::tied_groups, {.vocab_size = V, .seed = seed});
+  row.values = std::move(probs);
   if (s.is_logits()) {
     row.values = fixtures::probs_to_logits(row.values);
     for (float& z : row.values) z += magnitude;
   }
   row.values = harness::round_to_dtype(std::move(row.values), s.input_dtype);
   row.setting = setting;
-  row.label = magnitude == 0
-                  ? fmt::format("tied_groups {}", setting.label())
-                  : fmt::format("tied_groups logits + {:g} {}", magnitude, setting.label());
+  row.label = std::move(label);
   row.target = reference_for(s, row.values, setting);
   return row;
+}
+
+// The tied_groups shape, logits shifted by `magnitude`.
+judged_row tied_row(const subject& s, int64_t V, uint64_t seed,
+                    const fixtures::filter_setting& setting, float magnitude) {
+  return subject_row(s, fixtures::make_probs(shape::tied_groups, {.vocab_size = V, .seed = seed}),
+                     setting, magnitude,
+                     magnitude == 0
+                         ? fmt::format("tied_groups {}", setting.label())
+                         : fmt::format("tied_groups logits + {:g} {}", magnitude, setting.label()));
 }
 
 // Logit magnitudes: log-probabilities, raw-logit scale (bf16 ulp 1 there), and 2^24
@@ -86,19 +114,43 @@ double tie_ratio_seen(int64_t m, double lambda, double n_g) {
   return n_g > 0 ? std::sqrt(2.0 * static_cast<double>(m) * lambda / n_g) : INFINITY;
 }
 
-}  // namespace
+// Draws that give the small group `g` its planned power at the test level alpha_test.
+double group_draws(const tie_group& g, const budget_settings& b, double alpha_test) {
+  const auto m = static_cast<int64_t>(g.tokens.size());
+  const double lambda = stats::noncentrality_for_power(m - 1, alpha_test, b.power);
+  return 2.0 * static_cast<double>(m) * lambda / (b.tie_ratio * b.tie_ratio);
+}
 
-namespace {
 // The tied rows, their IN tie groups and each row's draws at level alpha.
 struct tie_split_plan {
   std::vector<judged_row> rows;
   std::string error;  // a fixture row the reference rejected: nothing is drawn
   std::vector<std::vector<tie_group>> groups;
-  size_t tests = 0;  // tie groups judged
-  double alpha_group = 0;
+  uint64_t tests = 0;  // Pearson statistics and splits judged
+  double alpha_test = 0;
   std::vector<uint64_t> draws;
   bool capped = false;
+  // The flat row at budget.tie_flat_vocab, one group of all its tokens, drawn in as many
+  // copies as the per-row cap needs (their counts pooled), on the subsequences after the
+  // tied rows' (its own list: a call holds one V).
+  std::vector<judged_row> flat_rows;
+  std::vector<uint64_t> flat_draws;
+  tie_group flat_group;
 };
+
+// The flat row's copies and draws: halves in the ratio 1 + tie_halves_ratio detected.
+void plan_flat(const check_context& ctx, tie_split_plan& plan) {
+  const uint64_t n = halves_draws(ctx.budget.tie_halves_ratio, plan.alpha_test, ctx.budget.power);
+  const uint64_t cap = ctx.budget.max_draws_per_row;
+  const uint64_t copies = (n + cap - 1) / cap;
+  const int64_t V = ctx.budget.tie_flat_vocab;
+  for (uint64_t c = 0; c < copies; ++c) {
+    plan.flat_rows.push_back(subject_row(
+        ctx.subj, std::vector<float>(static_cast<size_t>(V), 1.0f / static_cast<float>(V)), {},
+        0.0f, fmt::format("flat, {} equal values, copy {} of {}", V, c + 1, copies)));
+    plan.flat_draws.push_back(n / copies + (c < n % copies ? 1 : 0));
+  }
+}
 
 tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t seed) {
   tie_split_plan plan;
@@ -110,57 +162,105 @@ tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t s
     for (const auto& setting : fixtures::tied_boundaries(c == 0 ? filters : 0u))
       rows.push_back(tied_row(ctx.subj, V, seed + rows.size(), setting, c));
   if (plan.error = reference_errors(rows); !plan.error.empty()) return plan;
-  for (const auto& r : rows) plan.tests += plan.groups.emplace_back(tied_in_groups(r)).size();
-  if (plan.tests == 0) return plan;  // nothing to judge, nothing drawn
-  const double alpha_group = plan.alpha_group = stats::sidak_level(alpha, plan.tests);
+  for (const auto& r : rows)
+    for (const auto& g : plan.groups.emplace_back(tied_in_groups(r))) plan.tests += g.tests();
+  // The whole row one tie group, where keys of a quantised noise collide most.
+  for (int32_t t = 0; t < ctx.budget.tie_flat_vocab; ++t) plan.flat_group.tokens.push_back(t);
+  plan.flat_group.mass = 1.0;
+  plan.tests += plan.flat_group.tests();
+  plan.alpha_test = stats::sidak_level(alpha, plan.tests);
+  plan_flat(ctx, plan);
+  if (plan.error = reference_errors(plan.flat_rows); !plan.error.empty()) return plan;
   const auto support_draws =
       static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
   for (const auto& gs : plan.groups) {
     uint64_t n = support_draws;
-    for (const auto& g : gs) {
-      const auto m = static_cast<int64_t>(g.tokens.size());
-      const double lambda = stats::noncentrality_for_power(m - 1, alpha_group, ctx.budget.power);
-      const double n_g =
-          2.0 * static_cast<double>(m) * lambda / (ctx.budget.tie_ratio * ctx.budget.tie_ratio);
-      if (g.mass == std::max_element(gs.begin(), gs.end(), [](auto& a, auto& b) {
-                      return a.mass < b.mass;
-                    })->mass)
-        n = std::max(n, static_cast<uint64_t>(std::ceil(n_g / g.mass)));
-    }
+    // Sized on the most probable small group (a tail is judged at the draws this gives).
+    const auto top = std::max_element(gs.begin(), gs.end(), [](auto& a, auto& b) {
+      return (a.large() ? 0.0 : a.mass) < (b.large() ? 0.0 : b.mass);
+    });
+    if (top != gs.end() && !top->large())
+      n = std::max(n, static_cast<uint64_t>(
+                          std::ceil(group_draws(*top, ctx.budget, plan.alpha_test) / top->mass)));
     if (n > ctx.budget.max_draws_per_row) n = ctx.budget.max_draws_per_row, plan.capped = true;
     plan.draws.push_back(n);
   }
   return plan;
 }
+
+// One group's verdict: its smallest p-value (Pearson, or the worst split) and what shows it.
+struct group_verdict {
+  double p = 1;
+  std::string detail;
+};
+
+group_verdict judge_small_group(const tie_group& g, const std::vector<uint64_t>& counts) {
+  const auto m = static_cast<int64_t>(g.tokens.size());
+  uint64_t n_g = 0;
+  for (const int32_t t : g.tokens) n_g += counts[static_cast<size_t>(t)];
+  if (n_g == 0) return {};
+  const double e = static_cast<double>(n_g) / static_cast<double>(m);
+  double x2 = 0;
+  std::string cells;
+  for (const int32_t t : g.tokens) {
+    const double c = static_cast<double>(counts[static_cast<size_t>(t)]);
+    x2 += (c - e) * (c - e) / e;
+    cells += fmt::format("{}{}:{}", cells.empty() ? "" : " ", t, counts[static_cast<size_t>(t)]);
+  }
+  const double p = boost::math::cdf(
+      boost::math::complement(boost::math::chi_squared(static_cast<double>(m - 1)), x2));
+  return {p, fmt::format("{} tied tokens (token:count {}), {} draws in the group, X2 {:.1f} on {} "
+                         "df, p {:.2e}",
+                         m, cells, n_g, x2, m - 1, p)};
+}
+
+group_verdict judge_large_group(const tie_group& g, const std::vector<uint64_t>& counts,
+                                uint64_t seed, uint64_t stream) {
+  std::vector<uint64_t> in_group;
+  for (const int32_t t : g.tokens) in_group.push_back(counts[static_cast<size_t>(t)]);
+  const auto splits = dyadic_splits(in_group, seed, stream);
+  const auto worst = std::min_element(splits.begin(), splits.end(),
+                                      [](auto& a, auto& b) { return a.p_value < b.p_value; });
+  return {
+      worst->p_value,
+      fmt::format("{} tied tokens, {} draws in the group, worst of {} splits: {}", g.tokens.size(),
+                  splits.front().total, splits.size(), format_split(*worst, g.tokens))};
+}
+
+// The power string: the tie ratio of the small groups and the halves ratio of the flat
+// row detected with probability 0.99 at the test level (the tied rows' tails get what
+// their rows' draws give, reported in the detail).
+std::string tie_split_power(const tie_split_plan& plan, const budget_settings& b) {
+  double small = INFINITY;
+  for (size_t i = 0; i < plan.rows.size(); ++i)
+    for (const auto& g : plan.groups[i]) {
+      if (g.large()) continue;
+      const auto m = static_cast<int64_t>(g.tokens.size());
+      const double lambda = stats::noncentrality_for_power(m - 1, plan.alpha_test, b.power);
+      small =
+          std::min(small, tie_ratio_seen(m, lambda, static_cast<double>(plan.draws[i]) * g.mass));
+    }
+  const double halves = halves_ratio_seen(total_draws(plan.flat_draws), plan.alpha_test, b.power);
+  return fmt::format("tie ratio {:.3f}, halves ratio {:.3f} (flat V {}){}", 1.0 + small,
+                     1.0 + halves, b.tie_flat_vocab, plan.capped ? " (draw cap)" : "");
+}
 }  // namespace
 
 uint64_t planned_tie_split(const check_context& ctx, double alpha) {
-  return total_draws(plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split")).draws);
+  const auto plan = plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split"));
+  return total_draws(plan.draws) + total_draws(plan.flat_draws);
 }
 
-check_outcome run_tie_split(const check_context& ctx, double alpha) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "ties.split");
-  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
-  if (!plan.error.empty()) return harness_failure(plan.error);
-  const auto& rows = plan.rows;
-  const auto& groups = plan.groups;
-  const size_t tests = plan.tests;
-  if (tests == 0) {
-    out.nothing_to_test = "no tie group is IN in any tied row";
-    return out;
-  }
-  const double alpha_group = plan.alpha_group;
-  const auto& draws = plan.draws;
-  const bool capped = plan.capped;
-  const drawn_counts drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
-  out.samples = drawn.samples;
-  out.repro = repro_base(seed);
+namespace {
+// The exact failure of a drawing failure or an OUT token; false when the draws are clean.
+bool tie_split_exact_failure(const std::vector<judged_row>& rows,
+                             const std::vector<uint64_t>& draws, const drawn_counts& drawn,
+                             uint64_t seed, check_outcome& out) {
   if (!drawn.failure.empty()) {
     out.exact_failure = true;
     out.detail = drawn.failure;
     out.repro.update(drawn.repro);
-    return out;
+    return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
@@ -172,47 +272,61 @@ check_outcome run_tie_split(const check_context& ctx, double alpha) {
                         {"subsequence", drawn.first_out[i].subsequence},
                         {"offset", 0},
                         {"draws_per_row", draws}});
-      return out;
+      return true;
     }
-  double worst_p = 1.0, best_ratio = INFINITY;
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (const auto& g : groups[i]) {
-      const auto m = static_cast<int64_t>(g.tokens.size());
-      uint64_t n_g = 0;
-      for (const int32_t t : g.tokens) n_g += drawn.counts[i][static_cast<size_t>(t)];
-      const double lambda = stats::noncentrality_for_power(m - 1, alpha_group, ctx.budget.power);
-      best_ratio =
-          std::min(best_ratio, tie_ratio_seen(m, lambda, static_cast<double>(draws[i]) * g.mass));
-      if (n_g == 0) continue;
-      const double e = static_cast<double>(n_g) / static_cast<double>(m);
-      double x2 = 0;
-      std::string cells;
-      for (const int32_t t : g.tokens) {
-        const double c = static_cast<double>(drawn.counts[i][static_cast<size_t>(t)]);
-        x2 += (c - e) * (c - e) / e;
-        cells += fmt::format("{}{}:{}", cells.empty() ? "" : " ", t,
-                             drawn.counts[i][static_cast<size_t>(t)]);
-      }
-      const double p = boost::math::cdf(
-          boost::math::complement(boost::math::chi_squared(static_cast<double>(m - 1)), x2));
-      if (p <= worst_p) {
-        worst_p = p;
-        out.detail = fmt::format(
-            "row '{}': {} tied tokens (token:count {}), {} draws in the group, X2 {:.1f} on {} df, "
-            "p {:.2e}",
-            rows[i].label, m, cells, n_g, x2, m - 1, p);
-        out.repro = repro_base(seed);
-        out.repro.update({{"row", rows[i].label},
-                          {"params", setting_json(rows[i].setting)},
-                          {"tokens", g.tokens},
-                          {"subsequences", "one per draw, from 0 in row order"},
-                          {"offset", 0},
-                          {"draws_per_row", draws}});
-      }
+  return false;
+}
+
+// The worst group so far: its p-value, what shows it and where it was drawn.
+void note_worst(const group_verdict& v, const judged_row& row, const tie_group& g,
+                const tie_split_plan& plan, uint64_t seed, double& worst_p, check_outcome& out) {
+  if (v.detail.empty() || v.p > worst_p) return;
+  worst_p = v.p;
+  out.detail = fmt::format("row '{}': {}", row.label, v.detail);
+  out.repro = repro_base(seed);
+  out.repro.update({{"row", row.label},
+                    {"params", setting_json(row.setting)},
+                    {"group_size", g.tokens.size()},
+                    {"tokens", g.large() ? std::vector<int32_t>{} : g.tokens},
+                    {"subsequences", "one per draw, from 0 in row order, the flat copies last"},
+                    {"offset", 0},
+                    {"draws_per_row", plan.draws},
+                    {"flat_draws", plan.flat_draws}});
+}
+}  // namespace
+
+check_outcome run_tie_split(const check_context& ctx, double alpha) {
+  check_outcome out;
+  const uint64_t seed = check_seed(ctx.seed, "ties.split");
+  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
+  const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0);
+  out.samples = drawn.samples;
+  out.repro = repro_base(seed);
+  if (tie_split_exact_failure(plan.rows, plan.draws, drawn, seed, out)) return out;
+  const drawn_counts flat =
+      draw_counts(ctx.subj, plan.flat_rows, plan.flat_draws, seed, total_draws(plan.draws));
+  out.samples += flat.samples;
+  if (tie_split_exact_failure(plan.flat_rows, plan.flat_draws, flat, seed, out)) return out;
+  double worst_p = 1.0;
+  for (size_t i = 0; i < plan.rows.size(); ++i)
+    for (size_t j = 0; j < plan.groups[i].size(); ++j) {
+      const tie_group& g = plan.groups[i][j];
+      // Randomisation stream of group j of row i: the splits' u, apart from every draw.
+      note_worst(g.large() ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j)
+                           : judge_small_group(g, drawn.counts[i]),
+                 plan.rows[i], g, plan, seed, worst_p, out);
     }
-  out.p_value = stats::sidak_combine(worst_p, tests);
-  out.power = fmt::format("tie ratio {:.3f}{}", 1.0 + best_ratio, capped ? " (draw cap)" : "");
-  out.detail = fmt::format("{} tied rows, {} tie groups; worst {}", rows.size(), tests, out.detail);
+  std::vector<uint64_t> pooled(plan.flat_group.tokens.size(), 0);
+  for (const auto& counts : flat.counts)
+    for (size_t t = 0; t < pooled.size(); ++t) pooled[t] += counts[t];
+  note_worst(judge_large_group(plan.flat_group, pooled, seed, 64 * plan.rows.size()),
+             plan.flat_rows.front(), plan.flat_group, plan, seed, worst_p, out);
+  out.p_value = stats::sidak_combine(worst_p, plan.tests);
+  out.power = tie_split_power(plan, ctx.budget);
+  out.detail =
+      fmt::format("{} tied rows and the flat row ({} draws), {} tests (Pearson or split); worst {}",
+                  plan.rows.size(), total_draws(plan.flat_draws), plan.tests, out.detail);
   return out;
 }
 

@@ -5,6 +5,8 @@
 //    (Anderson-Darling, the median in its band): the collision checks' randomised ones
 //    (round_advancement and stream_position Sidak over their parts), ties' Sidak over
 //    its groups, goodness_of_fit's rows with the Monte Carlo body (stats/row_tests.h);
+//  - ties' large groups (tie_splits.h): the Sidak of a group's 7 dyadic splits uniform
+//    over 2,000 simulated null groups, and the halves plan's exact power;
 //  - goodness_of_fit's looks: a gross mutant (S07, S15) fails at the first look with
 //    a small fraction of the planned draws and its record names the look; a correct
 //    subject spends its whole plan; the replay stops at the same look.
@@ -14,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,7 +24,9 @@
 #include "suites/battery/distribution_tests.h"
 #include "suites/battery/forked_children.h"
 #include "suites/battery/replay.h"
+#include "suites/battery/tie_splits.h"
 #include "suites/stats/combine.h"
+#include "suites/stats/uniformity.h"
 
 using namespace samplecheck::battery;
 
@@ -202,4 +207,66 @@ TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays th
     CHECK(cmp.reproduced);
     CHECK(replayed.checks.front().repro["evidence"]["look"] == 1);
   }
+}
+
+namespace {
+// A group's p-value as the ties check forms it: Sidak over its splits.
+double group_p(const std::vector<uint64_t>& counts, uint64_t seed) {
+  double p_min = 1;
+  for (const auto& s : dyadic_splits(counts, seed, 0)) p_min = std::min(p_min, s.p_value);
+  return samplecheck::stats::sidak_combine(p_min, kSplitsPerGroup);
+}
+}  // namespace
+
+TEST_CASE("ties' dyadic splits: uniform p-values over null groups, the lower ids seen",
+          "[battery][calibration]") {
+  // 2,000 null groups of 1,001 tied tokens (odd: unequal halves at every level), each
+  // 2,000 draws from the equal-cell multinomial.
+  std::mt19937_64 rng(2026);
+  std::uniform_int_distribution<size_t> token(0, 1000);
+  std::vector<double> p;
+  for (uint64_t k = 0; k < 2000; ++k) {
+    std::vector<uint64_t> counts(1001, 0);
+    for (int d = 0; d < 2000; ++d) ++counts[token(rng)];
+    p.push_back(group_p(counts, k));
+  }
+  const auto u = samplecheck::stats::uniformity(p);
+  const auto below =
+      static_cast<uint64_t>(std::count_if(p.begin(), p.end(), [](double x) { return x <= 0.05; }));
+  // P(X >= below) for X ~ Binomial(2000, 0.05): an excess of small p-values.
+  const double excess_p =
+      samplecheck::stats::binomial_randomized_upper_tail(below - 1, 2000, 0.05, 0.0);
+  CAPTURE(u.median, u.median_low, u.median_high, u.ad_p, below, excess_p);
+  CHECK(u.median >= u.median_low);
+  CHECK(u.median <= u.median_high);
+  CHECK(u.ad_p >= 1e-3);
+  CHECK(excess_p >= 1e-3);
+  // The lower half of a group of 64 taking 52% of 20,000 draws (halves ratio 1.083) is
+  // far out at the root split; the same counts mirrored are just as far.
+  std::vector<uint64_t> biased(64, 0);
+  for (size_t t = 0; t < 64; ++t) biased[t] = t < 32 ? 325 : 300;
+  const auto splits = dyadic_splits(biased, 1, 0);
+  CHECK(splits.front().lower == 10400);
+  CHECK(splits.front().p_value < 1e-7);
+  std::reverse(biased.begin(), biased.end());
+  CHECK(dyadic_splits(biased, 1, 0).front().p_value < 1e-7);
+  CHECK_THROWS(dyadic_splits(std::vector<uint64_t>(7, 1), 1, 0));
+}
+
+TEST_CASE("ties' halves plan: a 1% bias between halves is seen with probability 0.99",
+          "[battery][calibration]") {
+  // The standard budget's ratio (0.01) over the test levels the plan meets (its Sidak
+  // level over up to ~40 tests of a run-wide 1e-6: about 1e-9), and the quick one's.
+  for (const double ratio : {standard_budget().tie_halves_ratio, quick_budget().tie_halves_ratio})
+    for (const double alpha : {1e-3, 1e-6, 1e-9, 1e-11}) {
+      const uint64_t n = halves_draws(ratio, alpha, 0.99);
+      const double power = halves_power(n, ratio, alpha);
+      CAPTURE(ratio, alpha, n, power);
+      std::printf("halves ratio 1 + %g at level %g: %llu draws, exact power %.4f\n", ratio, alpha,
+                  static_cast<unsigned long long>(n), power);
+      CHECK(power >= 0.99);
+      // Not oversized: 5% fewer draws fall short.
+      CHECK(halves_power(n - n / 20, ratio, alpha) < 0.99);
+      CHECK(halves_ratio_seen(n, alpha, 0.99) <= ratio * 1.001);
+    }
 }
