@@ -71,7 +71,7 @@ inline constexpr std::array<mutant_entry, 37> mutant_catalog{{
     {"X08", "offset-written-back", "support",
      "advances the caller's offset array in place (declaring inputs preserved), its tokens "
      "otherwise correct"},
-    {"X09", "absorbed-cdf-increments", "tail",
+    {"X09", "absorbed-cdf-increments", "goodness_of_fit",
      "the inverse CDF adds each probability onto a float32 running sum near 1: tokens below half "
      "its ulp are never drawn"},
     {"X10", "bf16-gumbel-noise", "ties",
@@ -91,6 +91,11 @@ inline constexpr std::array<mutant_entry, 37> mutant_catalog{{
     {"B08", "split-from-budget", "batch_invariance",
      "the K split count is taken from an SM budget over the batch's tiles"},
 }};
+
+// Mutants whose defect only acts on rows of the standard budget's V (151,936): at the quick
+// budget's V the tokens it loses are above the rounding that loses them. The mutants test
+// kills them at the standard budget instead.
+inline constexpr std::array<std::string_view, 1> killed_at_standard_budget{{"X09"}};
 
 inline const mutant_entry* find_mutant(std::string_view id) {
   for (const auto& m : mutant_catalog)

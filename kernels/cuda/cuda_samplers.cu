@@ -86,8 +86,6 @@ const struct {
     {"cuda.dual_pivot", defect::S14, "S14"},
     {"cuda.dual_pivot_topk_first", defect::S16, "S16"},
     {"cuda.gumbel_logits", defect::S19, "S19"},
-    {"cuda.multinomial", defect::X09, "X09"},
-    {"cuda.dual_pivot", defect::X09, "X09"},
 };
 
 struct subject {
