@@ -21,6 +21,16 @@ using st::testing::multinomial_sim;
 using std::vector;
 
 namespace {
+// The fixtures' peaked shape at V tokens: 8 halving head tokens (0.95 of the mass), a
+// Zipf(1.1) tail holding 0.05.
+vector<double> peaked_row(size_t V) {
+  const vector<double> tail = st::testing::zipf(V - 8, 1.1);
+  vector<double> q(V);
+  for (size_t i = 0; i < V; ++i)
+    q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+  return q;
+}
+
 // 4,000 null p-values: the count below 0.1 inside its binomial band.
 void check_null_p_values(const vector<double>& p) {
   REQUIRE(p.size() == 4000);
@@ -119,10 +129,7 @@ TEST_CASE("row tests: the Monte Carlo body is uniform on the peaked row", "[cali
   // The fixtures' peaked shape (8 halving head tokens), where Sidak over cuts and tokens
   // that count nearly the same draws leaned high (row median 0.62-0.64 without it).
   constexpr size_t V = 2049;
-  const vector<double> tail = st::testing::zipf(V - 8, 1.1);
-  vector<double> q(V);
-  for (size_t i = 0; i < V; ++i)
-    q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+  const vector<double> q = peaked_row(V);
   constexpr uint32_t B = 19;
   multinomial_sim sim(q, 4049);
   vector<double> p, sidak;
@@ -174,11 +181,7 @@ TEST_CASE("row tests: p-values close to uniform under the null", "[calibration]"
   for (const size_t V : {size_t{2048}, size_t{32000}, size_t{2049}}) {
     // V = 2049: the peaked shape of the fixtures (8 halving head tokens, 0.05 in a tail).
     vector<double> q = st::testing::zipf(V, 1.1);
-    if (V == 2049) {
-      const vector<double> tail = st::testing::zipf(V - 8, 1.1);
-      for (size_t i = 0; i < V; ++i)
-        q[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
-    }
+    if (V == 2049) q = peaked_row(V);
     multinomial_sim sim(q, 1000 + V);
     vector<double> p, omnibus, cumulative, token;
     for (int r = 0; r < 300; ++r) {
@@ -272,10 +275,7 @@ TEST_CASE("row tests: block replicates have the null distribution of token-by-to
   // The peaked shape (8 halving heads, cuts and exact tokens) and zipf at V = 2,049 and
   // 5,000 draws; q strictly descending, so q order and token ids agree.
   constexpr size_t V = 2049;
-  const vector<double> tail = st::testing::zipf(V - 8, 1.1);
-  vector<double> peaked(V);
-  for (size_t i = 0; i < V; ++i)
-    peaked[i] = i < 8 ? 0.475 / (1 - std::pow(0.5, 8)) * std::pow(0.5, i) : 0.05 * tail[i - 8];
+  const vector<double> peaked = peaked_row(V);
   constexpr uint32_t B = 400;
   for (const auto& q : {peaked, st::testing::zipf(V, 1.1)}) {
     multinomial_sim sim(q, 41);
