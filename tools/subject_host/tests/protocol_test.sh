@@ -71,13 +71,16 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$samplecheck" qualify "${quick[@]}" --exec "$subject bad_token" --checks support --repro-dir "$dir" >/dev/null 2>&1
 record=$(ls "$dir"/*.json 2>/dev/null | head -n 1)
-out=$("$samplecheck" replay "$record" 2>&1)
+# A record never runs its command by itself: replay refuses (exit 2) until the user names it.
+"$samplecheck" replay "$record" >/dev/null 2>&1
+refused=$?
+out=$("$samplecheck" replay "$record" --exec "$subject bad_token" 2>&1)
 rc=$?
-if [ -n "$record" ] && [ $rc -eq 1 ] && grep -qF "REPRODUCED" <<<"$out" && ! grep -qF "NOT REPRODUCED" <<<"$out" \
-   && grep -qF '"exec"' "$record"; then
+if [ -n "$record" ] && [ $refused -eq 2 ] && [ $rc -eq 1 ] && grep -qF "REPRODUCED" <<<"$out" \
+   && ! grep -qF "NOT REPRODUCED" <<<"$out" && grep -qF '"exec"' "$record"; then
   echo "ok   replay of an --exec record (exit $rc)"
 else
-  echo "FAIL replay of an --exec record: exit $rc"; tail -n 8 <<<"$out"; failures=$((failures + 1))
+  echo "FAIL replay of an --exec record: exit $rc (without --exec: $refused)"; tail -n 8 <<<"$out"; failures=$((failures + 1))
 fi
 # The report says why the subnormal row was not sent to a subject that assumes rows sum to 1.
 "$samplecheck" qualify "${quick[@]}" --exec "$subject sum_one" --checks tail --report-dir "$dir/sum_one" \
