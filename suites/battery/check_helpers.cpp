@@ -20,18 +20,18 @@ uint64_t check_seed(uint64_t run_seed, std::string_view name) {
 std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, uint64_t seed,
                                   const std::vector<fixtures::shape>& filtered,
                                   const std::vector<fixtures::shape>& unfiltered) {
-  std::vector<judged_row> rows;
+  std::vector<row_spec> specs;
   const auto grid = fixtures::parameter_grid(s.sampler->filters);
   uint64_t shape_seed = seed;
   for (const auto sh : filtered)
     for (const auto& setting : grid)
-      rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, setting));
+      specs.push_back({sh, {.vocab_size = b.vocab_size, .seed = ++shape_seed}, setting});
   for (const auto sh : unfiltered) {
     ++shape_seed;
     if (sh == fixtures::shape::subnormal && !sends_unnormalised_rows(s)) continue;
-    rows.push_back(make_row(s, sh, {.vocab_size = b.vocab_size, .seed = shape_seed}, {}));
+    specs.push_back({sh, {.vocab_size = b.vocab_size, .seed = shape_seed}, {}});
   }
-  return rows;
+  return make_rows(s, specs);
 }
 
 bool sends_unnormalised_rows(const subject& s) {

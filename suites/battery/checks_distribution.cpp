@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
 #include "suites/battery/distribution_tests.h"
+#include "suites/battery/parallel_for.h"
 #include "suites/battery/report_evidence.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
@@ -244,9 +246,10 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
   drawn_counts drawn = empty_counts(rows);
   // Each row's q order, sorted once for all looks.
   std::vector<std::vector<size_t>> orders(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i)
+  parallel_for(rows.size(), [&](size_t i) {
     if (gof_testable(rows[i]) && rows[i].target.distribution().num_in >= 2)
       orders[i] = in_probs_order(rows[i]);
+  });
   double p_check = 1.0, worst_power = 0.0;
   std::string worst_detail;
   size_t worst_row = 0, stop_look = looks;
@@ -276,14 +279,19 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
     std::string look_detail;
     size_t look_row = 0;
     std::vector<row_fit> fits;
+    // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
+    // The body of the p-value matters at the last look only (an earlier look's p / w
+    // is 1 above 1%), so only there is it calibrated by Monte Carlo.
+    const uint32_t replicates = look + 1 == looks ? kBodyReplicates : 0;
+    std::vector<std::optional<row_fit>> row_fits(rows.size());
+    parallel_for(rows.size(), [&](size_t i) {
+      if (gof_testable(rows[i]))
+        row_fits[i] = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power, seed, 1 + i,
+                              replicates, orders[i]);
+    });
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (!gof_testable(rows[i])) continue;
-      // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
-      // The body of the p-value matters at the last look only (an earlier look's p / w
-      // is 1 above 1%), so only there is it calibrated by Monte Carlo.
-      const uint32_t replicates = look + 1 == looks ? kBodyReplicates : 0;
-      const row_fit fit = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power, seed,
-                                  1 + i, replicates, orders[i]);
+      if (!row_fits[i]) continue;
+      const row_fit& fit = *row_fits[i];
       if (look + 1 == looks) worst_power = std::max(worst_power, fit.detectable_tvd);
       if (fit.p_value <= p_min) {
         p_min = fit.p_value;
@@ -341,10 +349,11 @@ std::vector<judged_row> goodness_of_fit_rows(const check_context& ctx, uint64_t 
   // Beside the fixed grid, settings drawn from the run seed (CCCL's habit), on zipf.
   const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size,
                                               seed, ctx.budget.drawn_rows);
+  std::vector<row_spec> specs;
   for (size_t i = 0; i < drawn.size(); ++i)
-    rows.push_back(make_row(ctx.subj, shape::zipf,
-                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i},
-                            drawn[i]));
+    specs.push_back(
+        {shape::zipf, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i}, drawn[i]});
+  for (auto& row : make_rows(ctx.subj, specs)) rows.push_back(std::move(row));
   return rows;
 }
 

@@ -242,11 +242,12 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   const auto settings = fixtures::mixed_row_parameters(
       ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
       kInputRows);
-  std::vector<judged_row> rows;
+  std::vector<row_spec> specs;
   for (int64_t i = 0; i < kInputRows; ++i)
-    rows.push_back(make_row(ctx.subj, shape::peaked,
-                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
-                            settings[static_cast<size_t>(i)]));
+    specs.push_back({shape::peaked,
+                     {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
+                     settings[static_cast<size_t>(i)]});
+  const std::vector<judged_row> rows = make_rows(ctx.subj, specs);
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   // Outputs map to input rows in a shuffled order, so output r's own index points at
   // a different input row (with a different setting) most of the time.

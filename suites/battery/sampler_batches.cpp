@@ -53,14 +53,15 @@ sampler_pool make_sampler_pool(const subject& s, int64_t V, uint64_t seed, int r
   const shape shapes[] = {shape::flat,      shape::zipf, shape::peaked, shape::tiny_tail,
                           shape::ties_at_k, shape::flat, shape::zipf,   shape::peaked};
   uint64_t shape_seed = seed;
+  std::vector<row_spec> specs;
   for (size_t i = 0; i < std::size(shapes); ++i)
-    pool.rows.push_back(
-        make_row(s, shapes[i], {.vocab_size = V, .seed = ++shape_seed}, grid[i % grid.size()]));
+    specs.push_back({shapes[i], {.vocab_size = V, .seed = ++shape_seed}, grid[i % grid.size()]});
   // A renormalisation over half the vocabulary: the kept mass is a long float sum.
   fixtures::filter_setting half{};
   if (s.declares(SC_FILTER_TOP_K)) half.top_k = static_cast<int32_t>(V / 2);
   for (const shape sh : {shape::flat, shape::zipf})
-    pool.rows.push_back(make_row(s, sh, {.vocab_size = V, .seed = ++shape_seed}, half));
+    specs.push_back({sh, {.vocab_size = V, .seed = ++shape_seed}, half});
+  pool.rows = make_rows(s, specs);
   // Degenerate batchmates only where the subject promises valid = 0 for them (ABI 1.2).
   if (registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_VALID_FLAG)
     add_degenerate_rows(s, V, seed, pool);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "suites/battery/parallel_for.h"
+
 namespace samplecheck::battery {
 
 filter_params reference_params(const subject& s, const fixtures::filter_setting& f) {
@@ -30,8 +32,10 @@ reference_result reference_for(const subject& s, const std::vector<float>& value
                                        reference_params(s, setting), options);
 }
 
-judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
-                    const fixtures::filter_setting& setting) {
+namespace {
+judged_row fixture_row(const subject& s, fixtures::shape shape,
+                       const fixtures::shape_options& options,
+                       const fixtures::filter_setting& setting) {
   judged_row row;
   row.label = fmt::format("{} {}", fixtures::shape_name(shape), setting.label());
   // The subnormal shape's tail must be subnormal in the dtype the subject is sent.
@@ -43,8 +47,25 @@ judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::sha
   // The subject sees the row in its dtype; the reference sees the same values decoded.
   row.values = harness::round_to_dtype(std::move(row.values), s.input_dtype);
   row.setting = setting;
+  return row;
+}
+}  // namespace
+
+judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+                    const fixtures::filter_setting& setting) {
+  judged_row row = fixture_row(s, shape, options, setting);
   row.target = reference_for(s, row.values, setting, shape == fixtures::shape::subnormal);
   return row;
+}
+
+std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs) {
+  std::vector<judged_row> rows(specs.size());
+  parallel_for(specs.size(), [&](size_t i) {
+    const row_spec& r = specs[i];
+    rows[i] = r.with_reference ? make_row(s, r.shape, r.options, r.setting)
+                               : fixture_row(s, r.shape, r.options, r.setting);
+  });
+  return rows;
 }
 
 sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows) {

@@ -35,6 +35,18 @@ reference_result reference_for(const subject& s, const std::vector<float>& value
 judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
                     const fixtures::filter_setting& setting);
 
+// One fixture row to build: its shape, the shape's options and the filter setting.
+struct row_spec {
+  fixtures::shape shape;
+  fixtures::shape_options options;
+  fixtures::filter_setting setting;
+  // False where a check compares the subject with itself and needs no distribution:
+  // the row's target is then left unset.
+  bool with_reference = true;
+};
+// make_row on each spec, in order, built on the host's cores (parallel_for.h).
+std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs);
+
 // A call holding `rows` as input rows, with parameter arrays only for the filters the
 // subject declares (NULL = off for the rest), and no output rows yet.
 sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows);
