@@ -15,6 +15,8 @@
 # ggml graph, so the compute kernels are not needed. No tests, tools, examples, server or
 # common library. Installed to OUT_DIR/prefix (include/llama.h, lib/libllama.a,
 # lib/libggml*.a); OUT_DIR/build-seconds holds the wall time of the configure and build.
+# JOBS: parallel compile jobs (default 2). LLAMACPP_CMAKE_ARGS (environment): more
+# arguments for llama.cpp's configure, split on spaces (e.g. compiler launchers).
 #
 # Outside this repository: no llama.cpp file enters it. CMake runs this script when
 # SAMPLECHECK_LLAMACPP is ON (plugins/llamacpp/CMakeLists.txt).
@@ -65,7 +67,7 @@ cmake -S "$src" -B "$out/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
   -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_NUMBER=0 -DLLAMA_BUILD_COMMIT=0c1e57098 \
-  -DCMAKE_INSTALL_PREFIX="$out/prefix" ${LLAMACPP_CMAKE_ARGS:-} >"$out/configure.log"
+  -DCMAKE_INSTALL_PREFIX="$out/prefix" ${LLAMACPP_CMAKE_ARGS:-} >"$out/configure.log" # split on purpose
 cmake --build "$out/build" --target llama -j "$jobs"
 cmake --install "$out/build" --component Unspecified >"$out/install.log"
 echo $(($(date +%s) - start)) >"$out/build-seconds"
