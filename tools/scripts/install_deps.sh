@@ -10,6 +10,7 @@ packages=(
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
   python3-matplotlib python3-jsonschema  # report.html's plots; report.json's schema test
   clang-format           # CI: the tree keeps .clang-format (Debian 12: clang-format 14)
+  python3-pip            # tools/scripts/build_llamacpp.sh: pip download of llama.cpp's source
 )
 # The extended report test (samplecheck_report_screenshot) also wants chromium; it
 # reports skipped without it.
