@@ -87,8 +87,7 @@ def supports(binary: str, option: str, command: str = "qualify") -> bool:
 
 @functools.cache
 def _checks(identity: tuple[str, int]) -> tuple[tuple[str, str], ...]:
-    done = subprocess.run([identity[0], "qualify", "--list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run([identity[0], "qualify", "--list"], capture_output=True, text=True, timeout=60, check=False)
     _, found, listed = done.stdout.partition("\nchecks:\n")
     if done.returncode != 0 or not found:
         raise RuntimeError(f"{identity[0]} qualify --list gave no check list (exit {done.returncode}): "

@@ -7,6 +7,7 @@ every array is a numpy view of the mapping (np.frombuffer), never a copy.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -92,10 +93,9 @@ class SharedRegion:
             raise ProtocolError(f"shm_size = {shm_size} but the region holds {actual} bytes")
         # Views of the old mapping die with the request that made them, so it can go.
         if self._map is not None:
-            try:
+            # BufferError: the subject kept a view; the old mapping lives until that view dies.
+            with contextlib.suppress(BufferError):
                 self._map.close()
-            except BufferError:
-                pass  # the subject kept a view; the old mapping lives until that view dies
         self._map = mmap.mmap(self._fd, actual, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.size = actual
 

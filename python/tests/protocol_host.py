@@ -2,6 +2,7 @@
 side alone (framing, views, refusals, replies) without samplecheck: it starts a subject
 command with the two descriptors, as samplecheck does, and sends requests by hand."""
 
+import contextlib
 import json
 import mmap
 import os
@@ -139,10 +140,8 @@ class Host:
         return reply, self.array(specs["out"], np.uint16).reshape(m, n)
 
     def close(self):
-        try:
+        with contextlib.suppress(OSError):
             self.send({"type": "shutdown"})
-        except OSError:
-            pass
         if self.proc is None:  # connected: the subject ends its side after shutdown
             ended = self._exactly(1) is None
             self.parent.close()

@@ -44,7 +44,7 @@ def _fi():
 
 
 def _rng(b):
-    return dict(seed=b.seed, offset=b.offset)
+    return {"seed": b.seed, "offset": b.offset}
 
 
 def _indices(b):
