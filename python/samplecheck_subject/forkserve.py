@@ -94,6 +94,8 @@ class ForkServer:
     def _accept(self) -> None:
         assert self._listener is not None
         connection, _ = self._listener.accept()
+        sys.stdout.flush()  # or the child would write this process's pending output again
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             self._serve_child(connection)  # never returns
