@@ -226,9 +226,11 @@ def _replay_command(row: CheckRow, result: QualifyResult, item: pytest.Item) -> 
         return shlex.join(["env", f"PYTHONPATH={python_path}", result.command[0], "replay", row.repro_path,
                            "--exec", result.subject_command])
     # A callable served from this process exists only in a pytest run: the item replays it.
-    command = shlex.join(["pytest", item.nodeid, "--samplecheck-replay", row.repro_path])
-    root, here = item.config.rootpath, Path.cwd()
-    return command if root == here else f"cd {shlex.quote(str(root))} && {command}"
+    # Its file by path (a node id is relative to a rootdir, and empty for a file outside it).
+    path = os.path.relpath(item.path, Path.cwd())
+    where = str(item.path) if path.startswith("..") else path
+    test = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
+    return shlex.join(["pytest", f"{where}::{test}", "--samplecheck-replay", row.repro_path])
 
 
 def _replay(config: pytest.Config, fn: Subject, descriptor: Descriptor, record: str,

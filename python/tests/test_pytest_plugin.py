@@ -19,12 +19,13 @@ CASES = os.path.join(HERE, "plugin_cases", "test_plugin_cases.py")
 
 
 def inner_pytest(samplecheck_bin, work, *args):
-    """Runs the cases; returns (exit status, output, {test id: (outcome, message)})."""
-    junit = work / f"junit{len(list(work.glob('junit*')))}.xml"
+    """Runs the cases; returns (exit status, output, {test id: (outcome, message)}, its basetemp)."""
+    run = len(list(work.glob("junit*")))
+    junit, basetemp = work / f"junit{run}.xml", work / f"tmp{run}"
     env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin,
                PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", *PLUGIN_ARGS, "-rs", f"--junitxml={junit}", "--rootdir", str(work),
-               "--basetemp", str(work / "tmp"), "-o", f"cache_dir={work / 'cache'}", *args]
+               "--basetemp", str(basetemp), "-o", f"cache_dir={work / 'cache'}", *args]
     done = subprocess.run(command, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=600, check=False)
     print(done.stdout)
@@ -32,9 +33,9 @@ def inner_pytest(samplecheck_bin, work, *args):
     for case in ET.parse(junit).getroot().iter("testcase"):
         found = [(kind, c) for kind in ("failure", "error", "skipped") for c in case.findall(kind)]
         kind, element = found[0] if found else ("passed", None)
-        message = "" if element is None else (element.get("message") or "") + (element.text or "")
+        message = "" if element is None else (element.get("message") or "") + "\n" + (element.text or "")
         outcomes[case.get("name")] = (kind, message)
-    return done.returncode, done.stdout, outcomes
+    return done.returncode, done.stdout, outcomes, basetemp
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def first_run(samplecheck_bin, tmp_path_factory):
 
 
 def test_one_item_per_check_and_the_defective_check_fails_with_its_replay(first_run):
-    work, (status, output, outcomes) = first_run
+    _, (status, output, outcomes, basetemp) = first_run
     assert status == 1, output  # some item failed
     assert set(outcomes) == {
         "test_correct[support]", "test_correct[per_request_seeds]", "test_seed_element_zero[support]",
@@ -55,12 +56,12 @@ def test_one_item_per_check_and_the_defective_check_fails_with_its_replay(first_
     message = outcomes["test_seed_element_zero[per_request_seeds]"][1]
     assert "per_request_seeds [f32] FAIL: seeds [a, b, ...]" in message and "equal pairs" in message
     records = [line.split("record: ", 1)[1] for line in message.splitlines() if "record: " in line]
-    assert records and all(os.path.isfile(r) and r.startswith(str(work / "tmp")) for r in records)
+    assert records and all(os.path.isfile(r) and r.startswith(str(basetemp)) for r in records)
     assert "replay: " in message and "--samplecheck-replay" in message
 
 
 def test_device_absent_is_skipped_and_said_once(first_run):
-    _, (_, output, outcomes) = first_run
+    _, (_, output, outcomes, _) = first_run
     assert outcomes["test_cuda_subject[support]"][0] == "skipped"
     assert outcomes["test_cuda_subject[replay]"][0] == "skipped"
     said = [line for line in output.splitlines() if "device absent" in line]
@@ -68,27 +69,28 @@ def test_device_absent_is_skipped_and_said_once(first_run):
 
 
 def test_replay_command_replays_the_failed_check(samplecheck_bin, first_run):
-    work, (_, _, outcomes) = first_run
+    work, (_, _, outcomes, _) = first_run
     message = outcomes["test_seed_element_zero[per_request_seeds]"][1]
     replay = next(line.split("replay: ", 1)[1] for line in message.splitlines() if "replay: " in line)
     argv = shlex.split(replay.split(" && ")[-1])
     assert argv[0] == "pytest" and argv[2] == "--samplecheck-replay"
-    status, output, again = inner_pytest(samplecheck_bin, work, *argv[1:])  # the inner runs' cwd is their rootdir
+    status, output, again, _ = inner_pytest(samplecheck_bin, work, *argv[1:])
     assert status == 1 and list(again) == ["test_seed_element_zero[per_request_seeds]"], output
     assert "REPRODUCED" in again["test_seed_element_zero[per_request_seeds]"][1]
 
 
 def test_last_failed_runs_only_that_check(samplecheck_bin, first_run):
     work, _ = first_run
-    status, output, outcomes = inner_pytest(samplecheck_bin, work, CASES, "--lf")
+    status, output, outcomes, basetemp = inner_pytest(samplecheck_bin, work, CASES, "--lf")
     assert status == 1 and list(outcomes) == ["test_seed_element_zero[per_request_seeds]"], output
-    reports = sorted((work / "tmp").glob("samplecheck-case.seed_element_zero*/report/report.json"))
-    checks = {c["check"] for run in json.loads(reports[-1].read_text())["runs"] for c in run["checks"]}
+    reports = list(basetemp.glob("samplecheck-case.seed_element_zero[0-9]*/report/report.json"))
+    assert len(reports) == 1, output
+    checks = {c["check"] for run in json.loads(reports[0].read_text())["runs"] for c in run["checks"]}
     assert checks == {"per_request_seeds"}
 
 
 def test_require_device_fails_a_subject_whose_device_is_absent(samplecheck_bin, tmp_path):
-    status, output, outcomes = inner_pytest(samplecheck_bin, tmp_path, CASES, "-k", "cuda", "--require-device")
+    status, output, outcomes, _ = inner_pytest(samplecheck_bin, tmp_path, CASES, "-k", "cuda", "--require-device")
     assert status == 1, output
     assert {kind for kind, _ in outcomes.values()} == {"failure"} and len(outcomes) == 2
     assert all("device absent" in message for _, message in outcomes.values())

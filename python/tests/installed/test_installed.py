@@ -49,7 +49,7 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
                           "test_seed_element_zero[support]", "test_seed_element_zero[per_request_seeds]"}
     assert failed == {"test_seed_element_zero[per_request_seeds]"}, done.stdout
     failure = cases["test_seed_element_zero[per_request_seeds]"].find("failure")
-    text = (failure.get("message") or "") + (failure.text or "")
+    text = (failure.get("message") or "") + "\n" + (failure.text or "")
     assert "per_request_seeds [f32] FAIL" in text and "replay: " in text
     records = [line.split("record: ", 1)[1] for line in text.splitlines() if "record: " in line]
     assert records and all(Path(r).is_file() and tmp_path in Path(r).parents for r in records)
