@@ -9,6 +9,40 @@
  * samplecheck dlopen()s the library, calls it, and refuses the plugin unless
  * abi_version.major equals SC_ABI_VERSION_MAJOR.
  *
+ * Exporting it. Define the entry with SC_PLUGIN_EXPORT, from C, C++ or CUDA alike:
+ *
+ *     SC_PLUGIN_EXPORT const sc_plugin* samplecheck_plugin(void) { return &my_plugin; }
+ *
+ * It gives the symbol C linkage (a C++ compiler would otherwise export the mangled
+ * _Z18samplecheck_pluginv, which samplecheck names in its refusal) and default
+ * visibility (a library built with -fvisibility=hidden would export nothing).
+ *
+ * What a sampler must do with each sc_sample_batch (the rules the host holds in-tree
+ * subjects to; samplecheck's battery sends batches that break them on purpose):
+ *  - Refuse the whole call with SC_ERR_INVALID_ARGUMENT, writing nothing, when a shape
+ *    field is out of range (vocab_size < 1, num_input_rows < 1, num_output_rows < 0), an
+ *    input dtype is one it does not declare, row_index[r] is outside [0, num_input_rows),
+ *    or a reserved or flags word is not 0.
+ *  - Refuse the whole call when an input row's parameter is one the ABI forbids
+ *    (SC_ERR_INVALID_ARGUMENT: top_k < 0; top_p outside (0, 1] or NaN; min_p outside
+ *    [0, 1]; temperature < 0, infinite or NaN) or turns on a filter the sampler does not
+ *    declare (SC_ERR_UNSUPPORTED; off is top_k 0 or >= vocab_size, top_p 1, min_p 0,
+ *    temperature 1 or a NULL array). The message names the first offending row and, in
+ *    it, the first field in that order (forbidden values before undeclared filters).
+ *  - Filter exactly as the reference does (reference/filtered_distribution.h states it
+ *    with its proofs): tokens in order of probability, ties by the declared tie_policy.
+ *    top-k keeps a token iff fewer than k tokens precede it (SC_TIE_KEEP_TIES keeps the
+ *    whole tie group at the k-th value, SC_TIE_LOWEST_INDEX exactly k, lower ids first);
+ *    top-p keeps a token iff the mass of the tokens preceding it is < top_p times the
+ *    mass filtered so far (the token that carries the sum across top_p is kept); min-p
+ *    keeps a token iff p >= min_p * max p; SC_ORDER_TOP_K_FIRST applies top-k, then
+ *    top-p on the renormalised top-k, then min-p, SC_ORDER_JOINT every condition on the
+ *    original row. A token of probability 0 is never returned. Temperature applies to
+ *    logits only; T = 0 is the argmax (its tie group by the tie policy).
+ *  - Draw each output row's token from its input row's filtered distribution with the
+ *    declared rng_policy, and write out_token / out_valid for the num_output_rows rows
+ *    only (the host places guard rows after them and checks they are untouched).
+ *
  * Versioning (as DLPack does it). Every struct that crosses the boundary starts
  * with its sc_abi_version: the version of this header its writer was built against.
  *  - A MAJOR bump may change anything; the host refuses a plugin of another major.
@@ -281,6 +315,20 @@ typedef struct {
 
 typedef const sc_plugin* (*sc_plugin_entry)(void);
 #define SC_PLUGIN_ENTRY_SYMBOL "samplecheck_plugin"
+/* The C++ mangling of samplecheck_plugin(): a library exporting only this forgot extern "C". */
+#define SC_PLUGIN_MANGLED_SYMBOL "_Z18samplecheck_pluginv"
+
+/* Put before the definition of samplecheck_plugin (see the top of this file). */
+#if defined(_WIN32)
+#define SC_PLUGIN_VISIBILITY __declspec(dllexport)
+#else
+#define SC_PLUGIN_VISIBILITY __attribute__((visibility("default")))
+#endif
+#ifdef __cplusplus
+#define SC_PLUGIN_EXPORT extern "C" SC_PLUGIN_VISIBILITY
+#else
+#define SC_PLUGIN_EXPORT SC_PLUGIN_VISIBILITY
+#endif
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -66,4 +66,4 @@ static const sc_plugin plugin = {
     .matmul_size = sizeof(sc_matmul),
 };
 
-__attribute__((visibility("default"))) const sc_plugin* samplecheck_plugin(void) { return &plugin; }
+SC_PLUGIN_EXPORT const sc_plugin* samplecheck_plugin(void) { return &plugin; }

@@ -50,7 +50,7 @@ struct example_plugin {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const sc_plugin* samplecheck_plugin(void) {
+SC_PLUGIN_EXPORT const sc_plugin* samplecheck_plugin(void) {
   static const example_plugin instance;
   return &instance.plugin;
 }

@@ -238,8 +238,16 @@ struct plugin_loader {
       return plugin_load_result{nullptr, fmt::format("plugin {}: {}", path, message)};
     };
     auto entry = reinterpret_cast<sc_plugin_entry>(dlsym(handle, SC_PLUGIN_ENTRY_SYMBOL));
+    if (entry == nullptr && dlsym(handle, SC_PLUGIN_MANGLED_SYMBOL) != nullptr)
+      return fail(fmt::format(
+          "exports '{}' only as the C++-mangled symbol '{}': give it C linkage (declare it "
+          "with SC_PLUGIN_EXPORT, or extern \"C\")",
+          SC_PLUGIN_ENTRY_SYMBOL, SC_PLUGIN_MANGLED_SYMBOL));
     if (entry == nullptr)
-      return fail(fmt::format("exports no symbol '{}'", SC_PLUGIN_ENTRY_SYMBOL));
+      return fail(fmt::format(
+          "exports no symbol '{}' (define it with SC_PLUGIN_EXPORT: C linkage and default "
+          "visibility)",
+          SC_PLUGIN_ENTRY_SYMBOL));
     const sc_plugin* plugin = entry();
     if (plugin == nullptr) return fail(fmt::format("{}() returned NULL", SC_PLUGIN_ENTRY_SYMBOL));
     std::vector<sc_sampler> samplers;

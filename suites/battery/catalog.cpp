@@ -57,6 +57,14 @@ std::vector<const subject*> subject_catalog::add_exec(const std::string& command
   return add_process(harness::subject_process::exec(command, handshake_timeout_s), "", command);
 }
 
+std::vector<const subject*> subject_catalog::add_connect(const std::string& socket_path,
+                                                         double handshake_timeout_s) {
+  auto added =
+      add_process(harness::subject_process::connect(socket_path, handshake_timeout_s), "", "");
+  for (const subject* s : added) const_cast<subject*>(s)->connect = socket_path;
+  return added;
+}
+
 const subject* subject_catalog::find(std::string_view name) const {
   // Later entries win, so a plugin's subject shadows an in-tree one of the same name.
   for (auto it = subjects_.rbegin(); it != subjects_.rend(); ++it)

@@ -33,6 +33,9 @@ class subject_catalog {
                                          double handshake_timeout_s = kDefaultHandshakeTimeout_s);
   std::vector<const subject*> add_exec(const std::string& command,
                                        double handshake_timeout_s = kDefaultHandshakeTimeout_s);
+  // A server listening at an AF_UNIX socket, connected at each start (subject_socket.h).
+  std::vector<const subject*> add_connect(const std::string& socket_path,
+                                          double handshake_timeout_s = kDefaultHandshakeTimeout_s);
   const subject* find(std::string_view name) const;
   subject_lookup lookup() const;
   const std::deque<subject>& all() const { return subjects_; }

@@ -73,6 +73,8 @@ nlohmann::json device_identity() {
 }
 #endif
 
+}  // namespace
+
 // What produced the bits beside the plan: recorded, not compared (a golden names the
 // platform class it was taken on; docs/bisect.md).
 nlohmann::json platform_json(const subject& s) {
@@ -87,9 +89,12 @@ nlohmann::json platform_json(const subject& s) {
   return p;
 }
 
+namespace {
+
 // The plugin's path and the hash of its file (which build it was), or the --exec command.
 nlohmann::json plugin_json(const subject& s) {
   if (!s.exec.empty()) return {{"exec", s.exec}};
+  if (!s.connect.empty()) return {{"connect", s.connect}};
   if (s.plugin.empty()) return nullptr;
   std::ifstream in(s.plugin, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

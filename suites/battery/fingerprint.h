@@ -33,6 +33,9 @@ struct fingerprint_options {
 
 // The plan for a subject: the options with every default made explicit.
 nlohmann::json fingerprint_plan(const subject& s, const fingerprint_options& o);
+// Where a subject ran: memory space, machine, compiler, and for a CUDA subject the
+// toolkit, GPU and driver (fingerprint manifests and report.json record it).
+nlohmann::json platform_json(const subject& s);
 
 // The output of entry i of a plan, as the hash reads it: matmul bf16 bits (zero-
 // extended) row-major [M, columns]; sampler tokens by slot (columns = 1).

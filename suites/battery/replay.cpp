@@ -98,6 +98,7 @@ replay_plan plan_replay(const nlohmann::json& record) {
   plan.subject = value<std::string>(record, "subject");
   if (!field(record, "plugin").is_null()) plan.plugin = value<std::string>(record, "plugin");
   if (record.contains("exec")) plan.exec = value<std::string>(record, "exec");
+  if (record.contains("connect")) plan.connect = value<std::string>(record, "connect");
   run_options& o = plan.options;
   const std::string budget = value<std::string>(record, "budget");
   const auto named = budget_by_name(budget);

@@ -16,8 +16,9 @@ namespace samplecheck::battery {
 
 struct replay_plan {
   std::string subject;
-  std::string plugin;  // empty: in-tree
-  std::string exec;    // the --exec command the record names, or empty
+  std::string plugin;   // empty: in-tree
+  std::string exec;     // the --exec command the record names, or empty
+  std::string connect;  // the --connect socket the record names, or empty
   run_options options;
 };
 

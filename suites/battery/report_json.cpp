@@ -29,11 +29,15 @@ nlohmann::json check_json(const check_report& c) {
 const char* run_verdict(const battery_report& r) { return r.verdict_word(); }
 
 nlohmann::json header_json(const report_header& h) {
-  return {{"format", "samplecheck-report"},
-          {"version", kReportVersion},
-          {"command", h.command},
-          {"command_line", h.command_line},
-          {"exit_status", h.exit_status}};
+  nlohmann::json j{{"format", "samplecheck-report"},
+                   {"version", kReportVersion},
+                   {"command", h.command},
+                   {"command_line", h.command_line},
+                   {"exit_status", h.exit_status}};
+  if (!h.samplecheck.is_null()) j["samplecheck"] = h.samplecheck;
+  if (!h.hostname.empty()) j["hostname"] = h.hostname;
+  if (!h.timestamp.empty()) j["timestamp"] = h.timestamp;
+  return j;
 }
 
 std::string xml_escaped(std::string_view text) {
@@ -71,14 +75,49 @@ struct junit_case {
   double seconds = 0;
 };
 
-std::string suite_xml(const std::string& name, const std::vector<junit_case>& cases) {
+// A suite's timestamp and hostname attributes and its <properties>: what ran, how, where.
+struct suite_context {
+  std::string attributes;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+suite_context context_of(const nlohmann::json& report, const nlohmann::json* run) {
+  suite_context s;
+  if (report.contains("timestamp"))
+    s.attributes +=
+        fmt::format(" timestamp=\"{}\"", xml_escaped(report.at("timestamp").get<std::string>()));
+  if (report.contains("hostname"))
+    s.attributes +=
+        fmt::format(" hostname=\"{}\"", xml_escaped(report.at("hostname").get<std::string>()));
+  if (report.contains("samplecheck"))
+    for (const auto& [key, value] : report.at("samplecheck").items())
+      s.properties.emplace_back("samplecheck." + key,
+                                value.is_string() ? value.get<std::string>() : value.dump());
+  if (run != nullptr)
+    for (const char* key : {"seed", "budget", "alpha"})
+      if (run->contains(key))
+        s.properties.emplace_back(
+            key, run->at(key).is_string() ? run->at(key).get<std::string>() : run->at(key).dump());
+  return s;
+}
+
+std::string suite_xml(const std::string& name, const std::vector<junit_case>& cases,
+                      const suite_context& context = {}) {
   std::map<std::string, int> count;
   double seconds = 0;
   for (const auto& c : cases) ++count[c.outcome], seconds += c.seconds;
   std::string out = fmt::format(
       "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
-      "time=\"{:.3f}\">\n",
-      xml_escaped(name), cases.size(), count["failure"], count["error"], count["skipped"], seconds);
+      "time=\"{:.3f}\"{}>\n",
+      xml_escaped(name), cases.size(), count["failure"], count["error"], count["skipped"], seconds,
+      context.attributes);
+  if (!context.properties.empty()) {
+    out += "    <properties>\n";
+    for (const auto& [key, value] : context.properties)
+      out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escaped(key),
+                         xml_escaped(value));
+    out += "    </properties>\n";
+  }
   for (const auto& c : cases) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"",
                        xml_escaped(name), xml_escaped(c.name), c.seconds);
@@ -109,9 +148,12 @@ junit_case check_case(const nlohmann::json& c) {
           "\nreproduce: samplecheck replay " + shell_quoted(c.at("repro_path").get<std::string>());
   } else if (v == "ERROR") {
     j.outcome = "error";
-  } else if (v == "n/a" || v == "skipped") {
+  } else if (v == "n/a") {
     j.outcome = "skipped";
-    j.message = v + ": " + detail;
+    j.message = "n/a: " + detail;
+  } else if (v == "skipped") {
+    j.outcome = "skipped";
+    j.message = "device absent: " + detail;
   }
   return j;
 }
@@ -130,6 +172,9 @@ nlohmann::json run_json(const battery_report& r) {
           {"verdict", run_verdict(r)},
           {"samples", r.samples},
           {"seconds", r.seconds},
+          {"descriptor", r.descriptor},
+          {"environment", r.environment},
+          {"platform", r.platform},
           {"checks", checks}};
 }
 
@@ -291,7 +336,7 @@ std::string junit_xml(const nlohmann::json& report) {
     for (const auto& r : report.at("runs")) {
       std::vector<junit_case> cases;
       for (const auto& c : r.at("checks")) cases.push_back(check_case(c));
-      out += suite_xml(r.at("subject").get<std::string>(), cases);
+      out += suite_xml(r.at("subject").get<std::string>(), cases, context_of(report, &r));
     }
   }
   if (report.contains("comparison")) {

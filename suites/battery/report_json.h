@@ -21,6 +21,8 @@ struct report_header {
   std::string command;  // "qualify", "mutants", "calibrate" or "fingerprint" (--compare)
   std::vector<std::string> command_line;  // argv as given
   int exit_status = 0;
+  nlohmann::json samplecheck;       // version, revision, plugin ABI, protocol (the CLI's)
+  std::string hostname, timestamp;  // where and when (UTC, ISO 8601); empty: not stated
 };
 
 nlohmann::json run_json(const battery_report& r);

@@ -13,7 +13,9 @@
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/contracts.h"
+#include "suites/battery/fingerprint.h"
 #include "suites/battery/isolation.h"
+#include "suites/harness/protocol.h"
 #include "suites/stats/holm_budget.h"
 
 namespace samplecheck::battery {
@@ -322,6 +324,7 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
       {"verdict", to_string(c.result)},    {"detail", c.detail}, {"samples", c.samples}};
   j["plugin"] = s.plugin.empty() ? nlohmann::json() : nlohmann::json(s.plugin);
   if (!s.exec.empty()) j["exec"] = s.exec;
+  if (!s.connect.empty()) j["connect"] = s.connect;
   if (!c.dtype.empty()) j["dtype"] = c.dtype;
   if (c.p_value >= 0) j["p_value"] = c.p_value;
   if (c.planning_share >= 0) j["planning_share"] = c.planning_share;
@@ -333,8 +336,18 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
-  battery_report report{
-      s.name(), kind_name(s.kind()), s.plugin_path(), o.budget.name, o.seed, o.alpha, {}, 0, 0};
+  battery_report report{s.name(),
+                        kind_name(s.kind()),
+                        s.plugin_path(),
+                        o.budget.name,
+                        o.seed,
+                        o.alpha,
+                        {},
+                        0,
+                        0,
+                        {},
+                        {},
+                        {}};
   // The CLI refuses unknown names; a library caller gets an error row naming each.
   for (const auto& name : o.checks)
     if (find_check(name) == nullptr) {
@@ -344,6 +357,10 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
       unknown.detail = "no such check";
       report.checks.push_back(std::move(unknown));
     }
+  report.descriptor =
+      s.sampler != nullptr ? protocol::to_json(*s.sampler, "") : protocol::to_json(*s.matmul, "");
+  if (s.process && !s.in_tree()) report.environment = s.process->environment();
+  report.platform = platform_json(s);
   std::vector<planned_check> plan = plan_checks(s, o, lookup);
   stats::holm_budget budget(o.alpha);
   declare_in_budget(plan, budget);

@@ -104,6 +104,9 @@ struct battery_report {
   std::vector<check_report> checks;
   double seconds = 0;
   uint64_t samples = 0;
+  // What was judged and where: the descriptor as the protocol states it (with its declared
+  // contracts), what a subject process said of itself (or null), the platform.
+  nlohmann::json descriptor, environment, platform;
   bool passed() const;       // every check pass or n/a, and at least one ran
   bool unavailable() const;  // every applicable check was skipped for a missing device
   // Every check was n/a (or none ran): nothing was judged, so neither PASS nor FAIL.

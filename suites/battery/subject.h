@@ -31,8 +31,9 @@ struct subject {
   // The process that serves it, where every call goes; null: called in this process
   // (an in-tree subject only: sampler / matmul are then its own descriptors).
   std::shared_ptr<harness::subject_process> process;
-  std::string plugin = {};  // the plugin's absolute path, or empty
-  std::string exec = {};    // the --exec command, or empty
+  std::string plugin = {};   // the plugin's absolute path, or empty
+  std::string exec = {};     // the --exec command, or empty
+  std::string connect = {};  // the --connect socket path, or empty
   // Samplers: the dtype the battery sends (one the subject declares; the runner makes
   // one copy of the subject per declared dtype).
   int32_t input_dtype = SC_DTYPE_F32;
@@ -54,7 +55,7 @@ struct subject {
   // The plugin's path, or empty for an in-tree subject (repro files record it).
   std::string plugin_path() const { return plugin; }
   // Its descriptors are this process's own, so it can be called here (--no-fork).
-  bool in_tree() const { return plugin.empty() && exec.empty(); }
+  bool in_tree() const { return plugin.empty() && exec.empty() && connect.empty(); }
 };
 
 // Where a running check's time goes: each call of its subject, from sending the request

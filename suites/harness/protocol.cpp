@@ -410,6 +410,30 @@ nlohmann::json to_json(const sc_matmul& m, const std::string& unavailable) {
   return j;
 }
 
+nlohmann::json environment_from_hello(const nlohmann::json& hello) {
+  if (!hello.contains("environment")) return nullptr;
+  const auto& e = hello["environment"];
+  auto text = [](const nlohmann::json& v, const std::string& field) {
+    if (!v.is_string() || v.get<std::string>().size() > 128)
+      throw std::invalid_argument("field " + field + " is not a string of at most 128 bytes");
+    return printable(v.get<std::string>());
+  };
+  if (!e.is_object()) throw std::invalid_argument("field environment is not an object");
+  nlohmann::json out = nlohmann::json::object();
+  if (e.contains("python")) out["python"] = text(e["python"], "environment.python");
+  if (!e.contains("packages")) return out;
+  const auto& packages = e["packages"];
+  if (!packages.is_object() || packages.size() > kMaxEnvironmentPackages)
+    throw std::invalid_argument(
+        fmt::format("field environment.packages is not an object of at most {} entries",
+                    kMaxEnvironmentPackages));
+  for (const auto& [name, version] : packages.items()) {
+    if (name.size() > 128) throw std::invalid_argument("a package name over 128 bytes");
+    out["packages"][printable(name)] = text(version, "environment.packages." + printable(name));
+  }
+  return out;
+}
+
 std::unique_ptr<descriptor> from_json(const nlohmann::json& entry) {
   const entry_reader r(entry);
   auto d = std::make_unique<descriptor>();

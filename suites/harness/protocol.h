@@ -93,6 +93,12 @@ nlohmann::json to_json(const sc_matmul& m, const std::string& unavailable);
 // Parses one entry; throws std::invalid_argument naming the subject and the field, for a
 // missing or mistyped field and for every refusal of the plugin loader (registry.h).
 std::unique_ptr<descriptor> from_json(const nlohmann::json& entry);
+// The hello's optional "environment" ({"python": "3.11.2", "packages": {"numpy": "1.24.2"}}):
+// what a subject process reports about itself, recorded in report.json, never trusted for
+// anything else. Null when absent; throws std::invalid_argument naming the field when
+// malformed (not strings, more than kMaxEnvironmentPackages packages, a text over 128 bytes).
+inline constexpr size_t kMaxEnvironmentPackages = 64;
+nlohmann::json environment_from_hello(const nlohmann::json& hello);
 
 // Text from a subject (a description, a message, its stderr) as samplecheck shows it anywhere:
 // C0 and C1 control characters, DEL and bytes that are not UTF-8 written as \xNN, so a

@@ -20,6 +20,7 @@
 #include "suites/harness/host_call.h"
 #include "suites/harness/sample_request.h"
 #include "suites/harness/subject_reaper.h"
+#include "suites/harness/subject_socket.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -68,9 +69,42 @@ std::shared_ptr<subject_process> subject_process::fork(server body, std::string 
       new subject_process(std::move(label), {}, std::move(body), handshake_timeout_s));
 }
 
+std::shared_ptr<subject_process> subject_process::connect(std::string socket_path,
+                                                          double handshake_timeout_s) {
+  auto p = std::shared_ptr<subject_process>(
+      new subject_process(fmt::format("--connect '{}'", socket_path), {}, {}, handshake_timeout_s));
+  p->socket_path_ = std::move(socket_path);
+  return p;
+}
+
 subject_process::~subject_process() { stop(); }
 
+void subject_process::start_connected() {
+  const int shm = sealed_region();
+  if (shm < 0)
+    throw subject_failure{false, fmt::format("{}: memfd failed: {}", label_, strerror(errno))};
+  shm_ = std::make_unique<protocol::shared_region>(shm);
+  shm_->reserve(kInitialRegion);
+  try {
+    const connected_subject c = connect_subject(socket_path_, shm, handshake_s_);
+    pid_ = c.pid, control_ = c.control;
+  } catch (const std::runtime_error& e) {
+    shm_.reset();
+    throw subject_failure{false, e.what()};
+  }
+  stderr_text_.clear();
+  reaped_ = false;
+  weight_generation_ = 0;
+  read_hello();
+}
+
+void subject_process::end_process(bool reaped) {
+  if (!connected()) return end_subject(pid_, reaped);
+  ::kill(pid_, SIGKILL);
+}
+
 void subject_process::start() {
+  if (connected()) return start_connected();
   become_subreaper();
   int sv[2], err[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -144,6 +178,8 @@ std::string subject_process::stderr_tail() const {
 }
 
 std::string subject_process::what_ended(const std::string& when) {
+  if (connected())
+    return fmt::format("the connected subject (pid {}) closed its connection {}", pid_, when);
   const int status = reap_within(pid_, 1.0);
   if (status < 0) return fmt::format("the subject process closed its control socket {}", when);
   reaped_ = true;  // fail() kills what is left of its group, but must not wait for it again
@@ -151,7 +187,7 @@ std::string subject_process::what_ended(const std::string& when) {
 }
 
 void subject_process::fail(bool timed_out, const std::string& what) {
-  if (pid_ >= 0) end_subject(pid_, reaped_);
+  if (pid_ >= 0) end_process(reaped_);
   drain_stderr();
   const std::string why = protocol::printable(fmt::format("{}: {}{}", label_, what, stderr_tail()));
   pid_ = -1;
@@ -178,7 +214,7 @@ protocol::frame_status subject_process::wait_message(double deadline, nlohmann::
     if (ready > 0 && (p[1].revents & POLLHUP) != 0 && (p[1].revents & POLLIN) == 0)
       close_fd(stderr_fd_);
     // A helper may hold the socket open after the subject itself has ended.
-    if (child_ended(pid_)) {
+    if (!connected() && child_ended(pid_)) {
       drain_stderr();
       return protocol::frame_status::eof;
     }
@@ -240,6 +276,11 @@ void subject_process::accept_subjects(const nlohmann::json& hello) {
   }
   if (hello.contains("unavailable") && !hello["unavailable"].is_string())
     fail(false, "hello: field unavailable is not a string");
+  try {
+    environment_ = protocol::environment_from_hello(hello);
+  } catch (const std::invalid_argument& e) {
+    fail(false, fmt::format("hello: {}", e.what()));
+  }
   unavailable_ = protocol::printable(hello.value("unavailable", std::string()));
   first_hello_ = hello["subjects"];
   descriptors_ = std::move(parsed);
@@ -406,7 +447,18 @@ subject_process::matmul_reply subject_process::matmul(const std::string& name,
 void subject_process::stop() {
   if (pid_ < 0) return;
   protocol::send_frame(control_, {{"type", "shutdown"}});
-  end_subject(pid_, reap_within(pid_, kShutdownGrace_s) >= 0);
+  if (connected()) {
+    // A connected server ends by closing its connection; one that does not is killed.
+    nlohmann::json ignored;
+    std::string why;
+    const double deadline = protocol::now_seconds() + kShutdownGrace_s;
+    protocol::frame_status st = protocol::frame_status::ok;
+    while (st == protocol::frame_status::ok)
+      st = protocol::recv_frame(control_, deadline, ignored, why);
+    if (st != protocol::frame_status::eof) end_process(true);
+  } else {
+    end_subject(pid_, reap_within(pid_, kShutdownGrace_s) >= 0);
+  }
   pid_ = -1;
   close_fd(control_), close_fd(stderr_fd_);
   shm_.reset();

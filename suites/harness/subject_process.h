@@ -54,12 +54,17 @@ class subject_process {
   static std::shared_ptr<subject_process> exec(std::string command, double handshake_timeout_s);
   static std::shared_ptr<subject_process> fork(server body, std::string label,
                                                double handshake_timeout_s);
+  // A server reached at an AF_UNIX socket (subject_socket.h), connected anew at each start.
+  static std::shared_ptr<subject_process> connect(std::string socket_path,
+                                                  double handshake_timeout_s);
   ~subject_process();
   subject_process(const subject_process&) = delete;
   subject_process& operator=(const subject_process&) = delete;
 
   const std::string& label() const { return label_; }
   const std::string& command() const { return command_; }  // the --exec command, or empty
+  // What the first hello said of the process (protocol::environment_from_hello), or null.
+  const nlohmann::json& environment() const { return environment_; }
 
   // Starts the child if it is not running and returns its hello's descriptors. Throws
   // subject_failure (no hello, a bad one, or one unlike the first process's) and
@@ -105,7 +110,13 @@ class subject_process {
   // How the child ended (reaping it), for a message that goes on with `when`.
   std::string what_ended(const std::string& when);
 
-  std::string label_, command_;
+  // The --connect mode's start; its subject is a process of another parent, ended by pid.
+  void start_connected();
+  bool connected() const { return !socket_path_.empty(); }
+  // Ends the subject: its whole group and helpers, or a connected server by its pid.
+  void end_process(bool reaped);
+
+  std::string label_, command_, socket_path_;
   server body_;
   double handshake_s_;
   pid_t pid_ = -1;
@@ -117,6 +128,7 @@ class subject_process {
   uint64_t weight_generation_ = 0;  // the operands the region holds now, 0 = none
   std::string unavailable_;
   nlohmann::json first_hello_;  // the subjects of the first hello
+  nlohmann::json environment_;
   std::vector<std::unique_ptr<protocol::descriptor>> descriptors_;
 };
 

@@ -12,6 +12,7 @@ import io
 import json
 import math
 import re
+import shlex
 import sys
 
 import matplotlib
@@ -325,9 +326,24 @@ def run_section(run, failures_only=False):
             f'{esc(run["subject"])} <small>{esc(run["kind"])}{plugin}</small></h2>'
             f'<p class="muted">budget {esc(run["budget"])}, seed {run["seed"]}, alpha '
             f'{run["alpha"]:g} (Holm over the statistical checks), {run["samples"]} samples in '
-            f'{run["seconds"]:.1f} s</p>{table(run)}{details(run)}'
+            f'{run["seconds"]:.1f} s</p>{subject_facts(run)}{table(run)}{details(run)}'
             f'<div class="plots">{p_value_plot(run) if not failures_only else ""}'
             f'{run_plots(run, failures_only)}</div></section>')
+
+
+def subject_facts(run):
+    """The declared contracts, the subject process's own versions and the platform."""
+    d = run.get("descriptor") or {}
+    keys = ("rng_policy", "parameter_indexing", "degenerate_rows", "probs_normalisation",
+            "uniform_rule", "inputs", "tie_policy", "filter_order")
+    contracts = ", ".join(f"{k} {d[k]}" for k in keys if k in d)
+    env = run.get("environment") or {}
+    versions = ", ".join([f"Python {env['python']}"] if "python" in env else []
+                         + [f"{n} {v}" for n, v in (env.get("packages") or {}).items()])
+    platform = ", ".join(f"{k} {v}" for k, v in (run.get("platform") or {}).items())
+    lines = [(label, text) for label, text in (("declares", contracts), ("runs on", versions),
+                                               ("platform", platform)) if text]
+    return "".join(f'<p class="muted">{label}: {esc(text)}</p>' for label, text in lines)
 
 
 def mutants_page(report):
@@ -478,8 +494,17 @@ def render(report):
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>samplecheck {esc(command)}: {word}</title><style>{STYLE}</style></head><body>"
             f"<h1>samplecheck {esc(command)}: <span class=\"{'fail' if status == 1 else ''}\">"
-            f"{word}</span></h1><p class=\"muted\"><code>{esc(' '.join(report['command_line']))}"
-            f"</code> exited {status}</p>{body}</body></html>\n")
+            f"{word}</span></h1><p class=\"muted\"><code>{esc(shlex.join(report['command_line']))}"
+            f"</code> exited {status}{provenance(report)}</p>{body}</body></html>\n")
+
+
+def provenance(report):
+    """Which samplecheck wrote the report, where and when (absent from older reports)."""
+    tool = report.get("samplecheck")
+    words = [f"samplecheck {tool['version']} (revision {tool['revision']}, plugin ABI "
+             f"{tool['plugin_abi']}, protocol {tool['protocol']})"] if tool else []
+    words += [report[k] for k in ("hostname", "timestamp") if report.get(k)]
+    return "; " + esc(", ".join(words)) if words else ""
 
 
 def main(argv):

@@ -76,6 +76,8 @@ std::vector<const battery::subject*> process_subjects(battery::subject_catalog& 
   try {
     if (!r.exec.empty()) {
       all = catalog.add_exec(r.exec, r.handshake_timeout);
+    } else if (!r.connect.empty()) {
+      all = catalog.add_connect(r.connect, r.handshake_timeout);
     } else {
       // An absolute path, so a reproduction record replays from any folder.
       std::error_code ec;
@@ -89,10 +91,11 @@ std::vector<const battery::subject*> process_subjects(battery::subject_catalog& 
   if (r.subject.empty()) return all;
   for (const auto* s : all)
     if (s->name() == r.subject) return {s};
-  throw usage_error(
-      fmt::format("{} has no subject named '{}' (its subjects: {})",
-                  r.exec.empty() ? "the plugin " + r.plugin : "--exec '" + r.exec + "'", r.subject,
-                  names_of(all)));
+  throw usage_error(fmt::format("{} has no subject named '{}' (its subjects: {})",
+                                !r.exec.empty()      ? "--exec '" + r.exec + "'"
+                                : !r.connect.empty() ? "--connect '" + r.connect + "'"
+                                                     : "the plugin " + r.plugin,
+                                r.subject, names_of(all)));
 }
 
 }  // namespace
@@ -170,10 +173,16 @@ battery::run_options to_run_options(const common_options& c) {
 void add_process_options(CLI::App* app, subject_request& r) {
   auto* plugin =
       app->add_option("--plugin", r.plugin, "a vendor plugin (.so) exporting samplecheck_plugin");
-  app->add_option("--exec", r.exec,
-                  "a subject process: \"CMD ARGS\", run by /bin/sh, speaking "
-                  "docs/subject-protocol.md")
-      ->excludes(plugin);
+  auto* exec = app->add_option("--exec", r.exec,
+                               "a subject process: \"CMD ARGS\", run by /bin/sh, speaking "
+                               "docs/subject-protocol.md")
+                   ->excludes(plugin);
+  app->add_option("--connect", r.connect,
+                  "a subject served at this AF_UNIX socket, one forked server per connection "
+                  "(docs/subject-protocol.md, \"Connecting\")")
+      ->type_name("SOCKET")
+      ->excludes(plugin)
+      ->excludes(exec);
   app->add_option("--handshake-timeout", r.handshake_timeout_text,
                   "seconds a subject process may take to say hello (default 300)")
       ->type_name("FLOAT");
@@ -196,7 +205,7 @@ std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& 
     r.handshake_timeout = parse_seconds("--handshake-timeout", *r.handshake_timeout_text);
   catalog.add_in_tree();
   std::vector<const battery::subject*> found;
-  if (!r.plugin.empty() || !r.exec.empty()) {
+  if (!r.plugin.empty() || !r.exec.empty() || !r.connect.empty()) {
     found = process_subjects(catalog, r);
   } else if (!r.subject.empty()) {
     const battery::subject* s = catalog.find(r.subject);

@@ -51,7 +51,8 @@ struct subject_request {
   std::string plugin;   // a .so exporting samplecheck_plugin
   std::string kind;     // "", "sampler" or "matmul"
   bool list = false;
-  std::string exec;  // a command speaking docs/subject-protocol.md
+  std::string exec;     // a command speaking docs/subject-protocol.md
+  std::string connect;  // an AF_UNIX socket whose server speaks it (subject_socket.h)
   double handshake_timeout = battery::kDefaultHandshakeTimeout_s;
   std::optional<std::string> handshake_timeout_text;
 };

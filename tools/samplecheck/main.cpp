@@ -22,9 +22,11 @@
 // was judged: every check was skipped because the subject's device is absent, or was n/a. A replay
 // exits with its check's verdict and prints REPRODUCED or NOT REPRODUCED.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <ctime>
 
 #include "suites/battery/calibration.h"
 #include "suites/battery/kill_matrix.h"
@@ -36,6 +38,7 @@
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/version.h"
 
 namespace sb = samplecheck::battery;
 namespace cli = samplecheck::cli;
@@ -45,7 +48,13 @@ namespace {
 std::vector<std::string> command_line;  // argv, for report.json
 
 sb::report_header header(const char* command, int exit_status) {
-  return {command, command_line, exit_status};
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  const std::time_t now = std::time(nullptr);
+  char when[32] = {};
+  std::tm utc{};
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &utc));
+  return {command, command_line, exit_status, cli::version_json(), host, when};
 }
 
 void print_list(const std::vector<const sb::subject*>& subjects) {
@@ -75,7 +84,19 @@ int exit_status(const std::vector<sb::battery_report>& reports) {
   return all_passed ? 0 : 1;
 }
 
-int run_qualify(const cli::subject_request& request, const cli::common_options& common) {
+// --require-device: a subject whose device is absent fails the run instead of skipping.
+int device_required(const std::vector<sb::battery_report>& reports, int status) {
+  for (const auto& r : reports)
+    if (r.unavailable()) {
+      std::printf("FAIL: %s: device absent, and --require-device makes that a failure\n",
+                  r.subject.c_str());
+      return 1;
+    }
+  return status;
+}
+
+int run_qualify(const cli::subject_request& request, const cli::common_options& common,
+                bool require_device) {
   sb::subject_catalog catalog;
   const auto subjects = cli::resolve_subjects(catalog, request);
   if (request.list) {
@@ -98,7 +119,8 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   }
   if (reports.empty())
     throw cli::usage_error("none of the selected checks applies to the selected subjects");
-  const int status = exit_status(reports);
+  int status = exit_status(reports);
+  if (require_device) status = device_required(reports, status);
   if (!common.report_dir.empty())
     cli::write_report_dir(common.report_dir,
                           sb::qualify_report(header("qualify", status), reports));
@@ -111,17 +133,17 @@ cli::subject_request replay_subject(const std::string& path, const sb::replay_pl
                                     const cli::subject_request& given, bool trust) {
   cli::subject_request request = given;
   request.subject = plan.subject;
-  const std::string recorded = cli::recorded_process(plan.plugin, plan.exec);
+  const std::string recorded = cli::recorded_process(plan.plugin, plan.exec, plan.connect);
   if (recorded.empty()) return request;
-  if (!given.exec.empty() || !given.plugin.empty()) {
+  if (!given.exec.empty() || !given.plugin.empty() || !given.connect.empty()) {
     std::printf("replay: the record names %s; running the one given: %s\n", recorded.c_str(),
-                cli::recorded_process(given.plugin, given.exec).c_str());
+                cli::recorded_process(given.plugin, given.exec, given.connect).c_str());
     return request;
   }
   if (!trust) throw cli::usage_error(cli::untrusted_process("replay", path, recorded));
   std::printf("replay: running the process the record names (--trust-record): %s\n",
               recorded.c_str());
-  request.plugin = plan.plugin, request.exec = plan.exec;
+  request.plugin = plan.plugin, request.exec = plan.exec, request.connect = plan.connect;
   return request;
 }
 
@@ -227,6 +249,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cli::version_text(),
+                       "print the version, revision, ABI and protocol");
 
   cli::common_options q_common, m_common, c_common;
   cli::subject_request request;
@@ -234,6 +258,9 @@ int main(int argc, char** argv) {
       "qualify", "run the battery on a subject (sampler or matmul), print the table");
   cli::add_subject_options(qualify, request);
   cli::add_common(qualify, q_common, /*matmul=*/true);
+  bool require_device = false;
+  qualify->add_flag("--require-device", require_device,
+                    "a subject whose device is absent fails (exit 1) instead of skipping (77)");
 
   replay_request replay_args;
   auto* replay = add_replay(app, replay_args);
@@ -268,7 +295,7 @@ int main(int argc, char** argv) {
 
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
-    if (qualify->parsed()) return run_qualify(request, cli::convert(q_common));
+    if (qualify->parsed()) return run_qualify(request, cli::convert(q_common), require_device);
     if (replay->parsed()) return run_replay(replay_args);
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
     if (fingerprint->parsed()) {

@@ -30,8 +30,10 @@ nlohmann::json read_record_file(std::string_view command, const std::string& pat
   }
 }
 
-std::string recorded_process(const std::string& plugin, const std::string& exec) {
+std::string recorded_process(const std::string& plugin, const std::string& exec,
+                             const std::string& connect) {
   if (!exec.empty()) return "--exec " + printable(battery::shell_quoted(exec));
+  if (!connect.empty()) return "--connect " + printable(battery::shell_quoted(connect));
   if (!plugin.empty()) return "--plugin " + printable(battery::shell_quoted(plugin));
   return "";
 }
@@ -41,7 +43,8 @@ std::string untrusted_process(std::string_view command, const std::string& path,
   return fmt::format(
       "{}: '{}' names a process to run: {}\n"
       "a record never runs anything by itself: give the subject on the command line "
-      "(--exec CMD or --plugin PATH), or pass --trust-record to run the one above",
+      "(--exec CMD, --plugin PATH or --connect SOCKET), or pass --trust-record to run the one "
+      "above",
       command, printable(path), process);
 }
 

@@ -24,7 +24,8 @@ nlohmann::json read_record_file(std::string_view command, const std::string& pat
 
 // "--exec 'CMD'" or "--plugin 'PATH'" for the process a record names, printable on a
 // terminal; empty when it names none (an in-tree subject).
-std::string recorded_process(const std::string& plugin, const std::string& exec);
+std::string recorded_process(const std::string& plugin, const std::string& exec,
+                             const std::string& connect = {});
 
 // The refusal of a record's process: it names the file and the process, and how to run it.
 std::string untrusted_process(std::string_view command, const std::string& path,

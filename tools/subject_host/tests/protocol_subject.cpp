@@ -300,7 +300,12 @@ int main(int argc, char** argv) {
                         {"input_dtypes", {"f32"}},
                         {"filters", json::array()},
                         {"philox_outputs_per_call", 1}});
-  send({{"type", "hello"}, {"protocol", mode == "wrong_version" ? 2 : 1}, {"subjects", subjects}});
+  json hello{
+      {"type", "hello"}, {"protocol", mode == "wrong_version" ? 2 : 1}, {"subjects", subjects}};
+  if (mode == "environment")
+    hello["environment"] = {{"python", "3.11.2"}, {"packages", {{"numpy", "1.24.2"}}}};
+  if (mode == "bad_environment") hello["environment"] = {{"packages", {{"numpy", 1}}}};
+  send(hello);
   for (int requests = 1;; ++requests) {
     json q;
     if (!receive(q) || q["type"] == "shutdown") return 0;
