@@ -6,11 +6,13 @@ is absent is skipped with one reason, failed with --require-device."""
 
 import json
 import os
+import platform
 import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from conftest import HERE, PACKAGE_ROOT, PLUGIN_ARGS
@@ -79,14 +81,17 @@ def test_replay_command_replays_the_failed_check(samplecheck_bin, first_run):
     assert "REPRODUCED" in again["test_seed_element_zero[per_request_seeds]"][1]
 
 
-def test_last_failed_runs_only_that_check(samplecheck_bin, first_run):
+def test_last_failed_runs_only_that_check_and_the_report_names_the_python(samplecheck_bin, first_run):
     work, _ = first_run
     status, output, outcomes, basetemp = inner_pytest(samplecheck_bin, work, CASES, "--lf")
     assert status == 1 and list(outcomes) == ["test_seed_element_zero[per_request_seeds]"], output
     reports = list(basetemp.glob("samplecheck-case.seed_element_zero[0-9]*/report/report.json"))
     assert len(reports) == 1, output
-    checks = {c["check"] for run in json.loads(reports[0].read_text())["runs"] for c in run["checks"]}
-    assert checks == {"per_request_seeds"}
+    runs = json.loads(reports[0].read_text())["runs"]
+    assert {c["check"] for run in runs for c in run["checks"]} == {"per_request_seeds"}
+    # The hello's environment, as samplecheck recorded it.
+    assert runs[0]["environment"]["python"] == platform.python_version()
+    assert runs[0]["environment"]["packages"]["numpy"] == np.__version__
 
 
 def test_require_device_fails_a_subject_whose_device_is_absent(samplecheck_bin, tmp_path):

@@ -29,8 +29,8 @@ def test_package_and_judge_are_the_installed_ones():
     scripts = Path(sysconfig.get_path("scripts")).resolve()
     assert judge.source == "bundled" and Path(judge.path).parent == scripts, judge
     assert os.access(scripts / "samplecheck-subject-host", os.X_OK)
-    listed = subprocess.run([judge.path, "qualify", "--list"], stdout=subprocess.PIPE, text=True, check=False)
-    assert listed.returncode == 0 and "goodness_of_fit" in listed.stdout
+    version = subprocess.run([judge.path, "--version"], stdout=subprocess.PIPE, text=True, check=False)
+    assert version.stdout.split()[:2] == ["samplecheck", samplecheck_subject.__version__], version.stdout
 
 
 def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
