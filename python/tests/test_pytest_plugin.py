@@ -2,7 +2,8 @@
 their own (the source tree's package, $SAMPLECHECK_BIN's samplecheck). One item per check;
 a failed item says the check's detail, a replay command that replays it, and its record under
 pytest's temporary directory; --lf and -k narrow what samplecheck runs; a subject whose device
-is absent is skipped with one reason, failed with --require-device."""
+is absent is skipped with one reason, failed with --require-device (with a samplecheck built
+with CUDA: one without refuses a "cuda" subject, and says why)."""
 
 import json
 import os
@@ -18,6 +19,14 @@ import pytest
 from conftest import HERE, PACKAGE_ROOT, PLUGIN_ARGS
 
 CASES = os.path.join(HERE, "plugin_cases", "test_plugin_cases.py")
+DEVICE_CASES = os.path.join(HERE, "plugin_cases", "test_device_cases.py")
+
+
+def judge_has_cuda(samplecheck_bin):
+    """A samplecheck built with CUDA lists its CUDA subjects; one without refuses a "cuda"
+    subject outright (exit 2), whether or not the device is there."""
+    listed = subprocess.run([samplecheck_bin, "qualify", "--list"], stdout=subprocess.PIPE, text=True, check=False)
+    return any(line.strip().startswith("cuda.") for line in listed.stdout.splitlines())
 
 
 def inner_pytest(samplecheck_bin, work, *args):
@@ -51,8 +60,7 @@ def test_one_item_per_check_and_the_defective_check_fails_with_its_replay(first_
     assert status == 1, output  # some item failed
     assert set(outcomes) == {
         "test_correct[support]", "test_correct[per_request_seeds]", "test_seed_element_zero[support]",
-        "test_seed_element_zero[per_request_seeds]", "test_bound_method[support]", "test_cuda_subject[support]",
-        "test_cuda_subject[replay]"}
+        "test_seed_element_zero[per_request_seeds]", "test_bound_method[support]"}
     failed = [name for name, (kind, _) in outcomes.items() if kind == "failure"]
     assert failed == ["test_seed_element_zero[per_request_seeds]"], output
     message = outcomes["test_seed_element_zero[per_request_seeds]"][1]
@@ -62,10 +70,12 @@ def test_one_item_per_check_and_the_defective_check_fails_with_its_replay(first_
     assert "replay: " in message and "--samplecheck-replay" in message
 
 
-def test_device_absent_is_skipped_and_said_once(first_run):
-    _, (_, output, outcomes, _) = first_run
-    assert outcomes["test_cuda_subject[support]"][0] == "skipped"
-    assert outcomes["test_cuda_subject[replay]"][0] == "skipped"
+def test_device_absent_is_skipped_and_said_once(samplecheck_bin, tmp_path):
+    if not judge_has_cuda(samplecheck_bin):
+        pytest.skip("this samplecheck has no CUDA: test_cpu_judge_refuses_a_cuda_subject_saying_so")
+    status, output, outcomes, _ = inner_pytest(samplecheck_bin, tmp_path, DEVICE_CASES)
+    assert status == 0, output
+    assert [kind for kind, _ in outcomes.values()] == ["skipped", "skipped"], output
     said = [line for line in output.splitlines() if "device absent" in line]
     assert len(said) == 1 and said[0].startswith("SKIPPED [2] "), output
 
@@ -95,10 +105,20 @@ def test_last_failed_runs_only_that_check_and_the_report_names_the_python(sample
 
 
 def test_require_device_fails_a_subject_whose_device_is_absent(samplecheck_bin, tmp_path):
-    status, output, outcomes, _ = inner_pytest(samplecheck_bin, tmp_path, CASES, "-k", "cuda", "--require-device")
+    if not judge_has_cuda(samplecheck_bin):
+        pytest.skip("this samplecheck has no CUDA: test_cpu_judge_refuses_a_cuda_subject_saying_so")
+    status, output, outcomes, _ = inner_pytest(samplecheck_bin, tmp_path, DEVICE_CASES, "--require-device")
     assert status == 1, output
     assert {kind for kind, _ in outcomes.values()} == {"failure"} and len(outcomes) == 2
     assert all("device absent" in message for _, message in outcomes.values())
+
+
+def test_cpu_judge_refuses_a_cuda_subject_saying_so(samplecheck_bin, tmp_path):
+    if judge_has_cuda(samplecheck_bin):
+        pytest.skip("this samplecheck has CUDA: test_device_absent_is_skipped_and_said_once")
+    status, output, outcomes, _ = inner_pytest(samplecheck_bin, tmp_path, DEVICE_CASES)
+    assert status == 1 and len(outcomes) == 2, output
+    assert all(kind == "failure" and "built without CUDA" in message for kind, message in outcomes.values())
 
 
 def test_entry_point_is_declared():

@@ -1,8 +1,8 @@
 """Run by test_pytest_plugin.py (the source tree, ctest) and installed/test_installed.py (the
 wheel, CI) in a pytest of their own, with the samplecheck plugin: each test is one item per
 check. A correct sampler passes; the same sampler with the S03 defect (seeds read at element
-0), built by a factory, fails per_request_seeds; a bound method passes; a "cuda" subject on a
-machine without torch or a CUDA device is skipped (failed with --require-device)."""
+0), built by a factory, fails per_request_seeds; a bound method passes.
+test_device_cases.py holds the subject whose device is absent."""
 
 import pytest
 
@@ -35,10 +35,3 @@ class Sampler:
 @pytest.mark.samplecheck(checks=["support"])
 def test_bound_method(qualify):
     qualify(Sampler().sample, numpy_samplers.descriptor("case.bound_method"))
-
-
-@pytest.mark.samplecheck(checks=["support", "replay"])
-def test_cuda_subject(qualify):
-    descriptor = numpy_samplers.descriptor("case.cuda")
-    descriptor.memory_space = "cuda"
-    qualify(correct_sampler, descriptor)
