@@ -13,13 +13,16 @@ add_library(samplecheck::plugin_abi ALIAS samplecheck_plugin_abi_package)
 
 set(SAMPLECHECK_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/samplecheck)
 set(SAMPLECHECK_INSTALL_BINDIR ${CMAKE_INSTALL_BINDIR})
+# Component judge: what the pip wheel installs (pyproject.toml), the two commands and the
+# files they read at run time; `cmake --install` without --component installs everything.
 install(TARGETS samplecheck samplecheck_plugin_abi_package EXPORT samplecheckTargets
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT judge)
+install(TARGETS samplecheck-subject-host RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT judge)
 install(FILES ${PROJECT_SOURCE_DIR}/kernels/samplecheck_plugin.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/samplecheck)
 # The matmul checks' layer shapes (the sampler fixtures are generated in code).
 install(FILES ${PROJECT_SOURCE_DIR}/fixtures/matmul/layer_shapes.txt
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/samplecheck/fixtures/matmul)
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/samplecheck/fixtures/matmul COMPONENT judge)
 # examples/plugin's sources: examples/consumer (and a vendor starting from it) builds
 # its plugin from the installed copy, one source for the tree and the package.
 set(SAMPLECHECK_INSTALL_EXAMPLESDIR ${CMAKE_INSTALL_DATADIR}/samplecheck/examples)

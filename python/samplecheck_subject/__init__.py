@@ -1,22 +1,26 @@
-"""Serve a Python callable (numpy, torch, FlashInfer) as a samplecheck subject.
+"""Serve a Python callable (numpy, torch, FlashInfer) as a samplecheck subject, and judge it
+from pytest.
 
     from samplecheck_subject import serve, SamplerDescriptor
     serve(fn, SamplerDescriptor(name="mylib.sampler", input_kind="probs", ...))
 
-and run `samplecheck qualify --exec "python that_file.py"`. See docs/python.md.
+and run `samplecheck qualify --exec "python that_file.py"`; or, in a test, call the pytest
+plugin's `qualify(fn, descriptor)` fixture. See docs/python.md.
 """
 
+from ._version import __version__
 from .batch import MatmulProblem, SampleBatch, SubjectError
 from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .serve import serve, serve_subjects
 
 __all__ = [
+    "DescriptorError",
+    "MatmulDescriptor",
+    "MatmulProblem",
+    "SampleBatch",
+    "SamplerDescriptor",
+    "SubjectError",
+    "__version__",
     "serve",
     "serve_subjects",
-    "SamplerDescriptor",
-    "MatmulDescriptor",
-    "SampleBatch",
-    "MatmulProblem",
-    "SubjectError",
-    "DescriptorError",
 ]

@@ -3,8 +3,9 @@
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Optional
 
 INPUT_KINDS = ("probs", "logits")
 DTYPES = ("f32", "bf16", "f16")
@@ -82,13 +83,9 @@ class SamplerDescriptor:
             _one_of(n, "filters", f, FILTERS)
         if "temperature" in self.filters and self.input_kind != "logits":
             raise DescriptorError(f"{n}: filters: temperature is a logits filter, input_kind is probs")
-        if "top_k" in self.filters and "top_p" in self.filters:
+        if ("top_k" in self.filters and "top_p" in self.filters) or self.filter_order is not None:
             _one_of(n, "filter_order", self.filter_order, FILTER_ORDERS)
-        elif self.filter_order is not None:
-            _one_of(n, "filter_order", self.filter_order, FILTER_ORDERS)
-        if "top_k" in self.filters:
-            _one_of(n, "tie_policy", self.tie_policy, TIE_POLICIES)
-        elif self.tie_policy is not None:
+        if "top_k" in self.filters or self.tie_policy is not None:
             _one_of(n, "tie_policy", self.tie_policy, TIE_POLICIES)
         if not isinstance(self.philox_outputs_per_call, int) or self.philox_outputs_per_call < 1:
             raise DescriptorError(f"{n}: philox_outputs_per_call = {self.philox_outputs_per_call!r} must be >= 1")
@@ -139,8 +136,8 @@ class MatmulDescriptor:
     name: str
     description: str = ""
     memory_space: str = "host"
-    launch_configs: List[str] = field(default_factory=list)
-    batch_thresholds: List[int] = field(default_factory=list)
+    launch_configs: list[str] = field(default_factory=list)
+    batch_thresholds: list[int] = field(default_factory=list)
     kind: str = field(default="matmul", init=False)
 
     def validate(self):

@@ -15,8 +15,8 @@ import numpy as np
 
 from .batch import SubjectError
 from .descriptor import SamplerDescriptor
-from .protocol import SC_ERR_INVALID_ARGUMENT
 from .philox import stream_outputs, uniform_double
+from .protocol import SC_ERR_INVALID_ARGUMENT
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
 

@@ -5,11 +5,15 @@ object, over the inherited AF_UNIX socket. Bulk data: the inherited memfd, mappe
 every array is a numpy view of the mapping (np.frombuffer), never a copy.
 """
 
+from __future__ import annotations
+
+import contextlib
 import json
 import mmap
 import os
 import socket
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -31,16 +35,16 @@ class ProtocolError(Exception):
 class Channel:
     """The control socket: whole frames in, whole frames out."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: int) -> None:
         self._sock = socket.socket(fileno=fd)
 
-    def send(self, message):
+    def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, separators=(",", ":")).encode()
         if not 1 <= len(body) <= MAX_FRAME:
             raise ProtocolError(f"a frame of {len(body)} bytes is outside [1, {MAX_FRAME}]")
         self._sock.sendall(struct.pack("<I", len(body)) + body)
 
-    def receive(self):
+    def receive(self) -> dict[str, Any] | None:
         """The next message, or None at EOF (which means shutdown)."""
         header = self._read_exactly(4)
         if header is None:
@@ -59,8 +63,9 @@ class Channel:
             raise ProtocolError("a frame that is not a JSON object with a string 'type'")
         return message
 
-    def _read_exactly(self, n):
-        chunks, got = [], 0
+    def _read_exactly(self, n: int) -> bytes | None:
+        chunks: list[bytes] = []
+        got = 0
         while got < n:
             chunk = self._sock.recv(n - got)
             if not chunk:
@@ -75,12 +80,12 @@ class Channel:
 class SharedRegion:
     """The memfd, mapped read-write; grows when a request states a larger shm_size."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._map = None
+        self._map: mmap.mmap | None = None
         self.size = 0
 
-    def ensure(self, shm_size):
+    def ensure(self, shm_size: int) -> None:
         if self._map is not None and shm_size <= self.size:
             return
         actual = os.fstat(self._fd).st_size
@@ -88,14 +93,13 @@ class SharedRegion:
             raise ProtocolError(f"shm_size = {shm_size} but the region holds {actual} bytes")
         # Views of the old mapping die with the request that made them, so it can go.
         if self._map is not None:
-            try:
+            # BufferError: the subject kept a view; the old mapping lives until that view dies.
+            with contextlib.suppress(BufferError):
                 self._map.close()
-            except BufferError:
-                pass  # the subject kept a view; the old mapping lives until that view dies
         self._map = mmap.mmap(self._fd, actual, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.size = actual
 
-    def view(self, spec, dtype, field, expected_count=None):
+    def view(self, spec: Any, dtype: Any, field: str, expected_count: int | None = None) -> np.ndarray | None:
         """The array `spec` = {"at": offset, "count": n} as a numpy view; None for null."""
         if spec is None:
             return None
@@ -107,12 +111,23 @@ class SharedRegion:
         if expected_count is not None and count != expected_count:
             raise ProtocolError(f"arrays.{field}.count = {count}, expected {expected_count}")
         dtype = np.dtype(dtype).newbyteorder("<")
-        if at + count * dtype.itemsize > self.size:
+        if self._map is None or at + count * dtype.itemsize > self.size:
             raise ProtocolError(f"arrays.{field} ends past the {self.size}-byte region")
         return np.frombuffer(self._map, dtype=dtype, count=count, offset=at)
 
 
-def inherited_fds():
+def receive_shm_fd(conn: socket.socket) -> int:
+    """The memfd samplecheck sends on a `--connect` connection: one byte (0) carrying it as
+    SCM_RIGHTS, before anything else on the socket (docs/subject-protocol.md)."""
+    data, fds, _, _ = socket.recv_fds(conn, 1, 1)
+    if data != b"\0" or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise ProtocolError(f"expected one 0 byte carrying the shared-memory fd, got {data!r} with {len(fds)} fds")
+    return fds[0]
+
+
+def inherited_fds() -> tuple[int, int]:
     """The two descriptors samplecheck hands the subject, from its environment."""
     missing = [k for k in ("SAMPLECHECK_CONTROL_FD", "SAMPLECHECK_SHM_FD") if k not in os.environ]
     if missing:

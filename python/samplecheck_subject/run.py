@@ -8,18 +8,21 @@ TARGET is "module:attribute" or "path/to/file.py:attribute".
 --subject keeps only the named subjects (repeatable).
 """
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import importlib.util
 import json
 import os
 import sys
+from typing import Any
 
 from .descriptor import from_json
-from .serve import serve_subjects
+from .serve import device_unavailable, serve_subjects
 
 
-def resolve(target):
+def resolve(target: str) -> Any:
     module_name, sep, attribute = target.partition(":")
     if not sep or not attribute:
         raise SystemExit(f"samplecheck_subject.run: {target!r} is not MODULE:ATTRIBUTE")
@@ -29,16 +32,17 @@ def resolve(target):
             raise SystemExit(f"samplecheck_subject.run: cannot load {module_name}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
+        assert spec.loader is not None  # a file location always has one
         spec.loader.exec_module(module)
     else:
         module = importlib.import_module(module_name)
-    obj = module
+    obj: Any = module
     for part in attribute.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m samplecheck_subject.run")
     parser.add_argument("target")
     parser.add_argument("--descriptor", help="the descriptor as JSON (target is then the callable)")
@@ -48,6 +52,7 @@ def main(argv=None):
     unavailable = None
     if args.descriptor is not None:
         pairs = [(obj, from_json(json.loads(args.descriptor)))]
+        unavailable = device_unavailable(d for _, d in pairs)
     else:
         made = obj() if callable(obj) else obj
         if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], list):

@@ -7,13 +7,19 @@ answers one request at a time until shutdown (docs/subject-protocol.md). The cal
 only computes tokens (or matmul outputs); samplecheck judges them.
 """
 
+from __future__ import annotations
+
+import platform
 import sys
 import traceback
+from collections.abc import Iterable
+from typing import Any, Callable, Union
 
 import numpy as np
 
 from . import batch as batch_mod
-from .descriptor import DescriptorError
+from ._version import __version__
+from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .protocol import (
     PROTOCOL_VERSION,
     SC_ERR_INTERNAL,
@@ -25,16 +31,50 @@ from .protocol import (
     inherited_fds,
 )
 
+Descriptor = Union[SamplerDescriptor, MatmulDescriptor]
+# The callable: a SampleBatch (or MatmulProblem) in, tokens (and valid flags) or outputs back,
+# or None after writing the batch's output views itself.
+Subject = Callable[[Any], Any]
+Pairs = Iterable[tuple[Subject, Descriptor]]
 
-def serve(fn, descriptor):
+# Packages whose version the hello reports when this process has imported them (numpy always).
+REPORTED_PACKAGES = ("numpy", "torch", "flashinfer", "triton", "cupy", "jax", "vllm", "sglang")
+
+
+def serve(fn: Subject, descriptor: Descriptor) -> int:
     """Serves one subject until samplecheck shuts it down; returns the exit status."""
     return serve_subjects([(fn, descriptor)])
 
 
-def serve_subjects(subjects, unavailable=None):
+def environment() -> dict[str, Any]:
+    """The hello's "environment": this Python's version and the versions of the packages a
+    subject's numbers depend on, those this process has imported (samplecheck records them)."""
+    packages = {"samplecheck_subject": __version__}
+    for name in REPORTED_PACKAGES:
+        module = sys.modules.get(name)
+        version = getattr(module, "__version__", None)
+        if version is not None:
+            packages[name] = str(version)  # torch's is a str subclass
+    return {"python": platform.python_version(), "packages": packages}
+
+
+def device_unavailable(descriptors: Iterable[Descriptor]) -> str | None:
+    """Why a "cuda" subject cannot run here (no torch, no device), else None; host subjects
+    always can. samplecheck reports such a subject's checks skipped (device absent)."""
+    if not any(d.memory_space == "cuda" for d in descriptors):
+        return None
+    from .adapters.common import cuda_unavailable
+
+    return cuda_unavailable()
+
+
+def serve_subjects(subjects: Pairs, unavailable: str | None = None,
+                   fds: tuple[int, int] | None = None) -> int:
     """Serves several (fn, descriptor) pairs in one process. `unavailable`: a reason this
-    machine cannot run them (no CUDA device, say): samplecheck then skips their checks."""
-    table = {}
+    machine cannot run them (no CUDA device, say): samplecheck then skips their checks.
+    `fds`: (control socket, shared-memory fd); default the ones samplecheck hands an --exec
+    subject in its environment."""
+    table: dict[str, _Subject] = {}
     for fn, descriptor in subjects:
         descriptor.validate()
         if descriptor.name in table:
@@ -42,10 +82,11 @@ def serve_subjects(subjects, unavailable=None):
         table[descriptor.name] = _Subject(fn, descriptor)
     if not table:
         raise DescriptorError("serve_subjects needs at least one subject")
-    control_fd, shm_fd = inherited_fds()
+    control_fd, shm_fd = inherited_fds() if fds is None else fds
     channel, region = Channel(control_fd), SharedRegion(shm_fd)
     hello = {"type": "hello", "protocol": PROTOCOL_VERSION,
-             "subjects": [s.descriptor.to_json() for s in table.values()]}
+             "subjects": [s.descriptor.to_json() for s in table.values()],
+             "environment": environment()}
     if unavailable:
         hello["unavailable"] = unavailable
     channel.send(hello)
@@ -63,7 +104,7 @@ def serve_subjects(subjects, unavailable=None):
         channel.send(reply)
 
 
-def _answer(table, region, message):
+def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str, Any]) -> dict[str, Any]:
     call_id = message.get("id")
     if not isinstance(call_id, int):
         raise ProtocolError("a request without an integer id")
@@ -71,7 +112,7 @@ def _answer(table, region, message):
     if not isinstance(shm_size, int):
         raise ProtocolError("a request without an integer shm_size")
     region.ensure(shm_size)
-    subject = table.get(message.get("subject"))
+    subject = table.get(str(message.get("subject")))
     if subject is None:
         return _result(call_id, SC_ERR_INVALID_ARGUMENT, f"no subject named {message.get('subject')!r} here")
     if {"sample": "sampler", "matmul": "matmul"}[message["type"]] != subject.descriptor.kind:
@@ -86,22 +127,22 @@ def _answer(table, region, message):
         status, text = e.status, f"{subject.descriptor.name}: {e}"
     except ProtocolError:
         raise
-    except Exception as e:  # the subject's own failure: status 4, its text, its traceback on stderr
+    except Exception as e:  # noqa: BLE001 - the subject's own failure: status 4, its text, its traceback on stderr
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
         status, text = SC_ERR_INTERNAL, f"{subject.descriptor.name}: {type(e).__name__}: {e}"
     return _result(call_id, status, text)
 
 
-def _result(call_id, status, message=""):
+def _result(call_id: int, status: int, message: str = "") -> dict[str, Any]:
     return {"type": "result", "id": call_id, "status": int(status), "message": message}
 
 
-def _is_torch(x):
+def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch"
 
 
-def _from_dlpack(values):
+def _from_dlpack(values: Any) -> Any:
     try:
         return np.from_dlpack(values)
     except (BufferError, RuntimeError, TypeError, ValueError):
@@ -111,12 +152,12 @@ def _from_dlpack(values):
 
 
 class _Subject:
-    def __init__(self, fn, descriptor):
+    def __init__(self, fn: Subject, descriptor: Descriptor) -> None:
         self.fn, self.descriptor = fn, descriptor
         self.device = descriptor.memory_space == "cuda"
-        self._operands = None  # (generation, weight, bias) on the device
+        self._operands: Any = None  # (generation, weight, bias) on the device
 
-    def sample(self, region, message):
+    def sample(self, region: SharedRegion, message: dict[str, Any]) -> tuple[int, str]:
         arrays = batch_mod.sample_views(region, message)
         refused = batch_mod.refusal(self.descriptor, message, arrays)
         if refused is not None:
@@ -138,9 +179,10 @@ class _Subject:
                 self._write(arrays["out_valid"], valid, np.uint8, "valid flags")
         return SC_OK, ""
 
-    def matmul(self, region, message):
+    def matmul(self, region: SharedRegion, message: dict[str, Any]) -> tuple[int, str]:
         arrays = batch_mod.matmul_views(region, message)
         p = batch_mod.MatmulProblem(self.descriptor, message, arrays)
+        assert isinstance(self.descriptor, MatmulDescriptor)  # _answer routes matmul requests to matmuls only
         configs = len(self.descriptor.launch_configs)
         if not (p.launch_config == -1 or 0 <= p.launch_config < configs):
             return SC_ERR_INVALID_ARGUMENT, (
@@ -154,7 +196,7 @@ class _Subject:
             self._write(arrays["out"], returned, np.uint16, "outputs")
         return SC_OK, ""
 
-    def _write(self, view, values, dtype, what):
+    def _write(self, view: np.ndarray, values: Any, dtype: Any, what: str) -> None:
         if not isinstance(values, np.ndarray) and not _is_torch(values) and hasattr(values, "__dlpack__"):
             values = _from_dlpack(values)  # CuPy, JAX, ...: host arrays to numpy, device ones to torch
         if _is_torch(values):

@@ -1,15 +1,23 @@
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 
 import pytest
 
-# Run only by test_pytest_plugin.py, in a pytest of their own that loads the plugin.
-collect_ignore = ["plugin_cases"]
+# plugin_cases: run by test_pytest_plugin.py in pytests of their own that load the plugin;
+# installed: run by CI against the installed wheel (.ci/run), without this conftest.
+collect_ignore = ["plugin_cases", "installed"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)
 sys.path[:0] = [p for p in (PACKAGE_ROOT, HERE) if p not in sys.path]
+
+
+# The options that load the pytest plugin in a pytest started by a test: none where the
+# package's pytest11 entry point is seen (installed), which loads it; -p from the tree.
+PLUGIN_ARGS = ([] if any(ep.value == "samplecheck_subject.pytest_plugin" for ep in entry_points(group="pytest11"))
+               else ["-p", "samplecheck_subject.pytest_plugin"])
 
 
 @pytest.fixture(scope="session")

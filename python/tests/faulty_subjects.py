@@ -22,7 +22,10 @@ _correct = numpy_samplers.make(None)
 def _first_request_of_run():
     """True exactly once per run: the state file holds how many requests came before."""
     path = os.environ["SAMPLECHECK_TEST_FAULT_STATE"]
-    seen = int(open(path).read() or 0) if os.path.exists(path) else 0
+    seen = 0
+    if os.path.exists(path):
+        with open(path) as f:
+            seen = int(f.read() or 0)
     with open(path, "w") as f:
         f.write(str(seen + 1))
     return seen == 0

@@ -2,6 +2,7 @@
 side alone (framing, views, refusals, replies) without samplecheck: it starts a subject
 command with the two descriptors, as samplecheck does, and sends requests by hand."""
 
+import contextlib
 import json
 import mmap
 import os
@@ -16,12 +17,26 @@ ALIGN = 64
 
 
 class Host:
-    def __init__(self, argv, env=None, shm_size=1 << 20):
-        self.parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    """Starts `argv` as samplecheck starts an --exec subject; with connect=PATH instead, connects
+    to a listening subject as `samplecheck --connect PATH` does (one 0 byte carrying the memfd)."""
+
+    def __init__(self, argv=None, env=None, shm_size=1 << 20, connect=None):
         self.shm_fd = os.memfd_create("samplecheck-test")
         os.ftruncate(self.shm_fd, shm_size)
         self.shm_size = shm_size
         self.map = mmap.mmap(self.shm_fd, shm_size)
+        self.next_id = 1
+        if connect is not None:
+            self.proc = None
+            self.parent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.parent.settimeout(30)
+            self.parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+            self.parent.connect(connect)
+            socket.send_fds(self.parent, [b"\0"], [self.shm_fd])
+            self.server_pid = self._answer()
+            self.hello = self.receive()
+            return
+        self.parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         environment = dict(os.environ if env is None else env)
         here = os.path.dirname(os.path.abspath(__file__))
         paths = [os.path.dirname(here), here, environment.get("PYTHONPATH", "")]
@@ -32,8 +47,22 @@ class Host:
                                      stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         child.close()
         self.parent.settimeout(30)
-        self.next_id = 1
         self.hello = self.receive()
+
+    def _answer(self):
+        """The connected server's one-byte answer; the pid of its sender, from the kernel
+        (SCM_CREDENTIALS): the process samplecheck kills when a call hangs."""
+        data, ancillary, _, _ = self.parent.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("3i")))
+        assert data == b"\0", data
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                return struct.unpack("3i", value[:12])[0]
+        raise AssertionError("the answer carried no credentials")
+
+    def listener_pid(self):
+        """SO_PEERCRED: the process that listens at the path (which must not be the server)."""
+        creds = self.parent.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[0]
 
     def send(self, message):
         body = json.dumps(message).encode()
@@ -111,10 +140,14 @@ class Host:
         return reply, self.array(specs["out"], np.uint16).reshape(m, n)
 
     def close(self):
-        try:
+        with contextlib.suppress(OSError):
             self.send({"type": "shutdown"})
-        except OSError:
-            pass
+        if self.proc is None:  # connected: the subject ends its side after shutdown
+            ended = self._exactly(1) is None
+            self.parent.close()
+            os.close(self.shm_fd)
+            self.stderr = ""
+            return 0 if ended else 1
         try:
             _, err = self.proc.communicate(timeout=10)
         finally:

@@ -26,8 +26,8 @@ def host():
 
 
 def test_philox_known_answers():
-    rows = [line.split() for line in open(os.path.join(ROOT, "fixtures", "philox4x32_10_kat.txt"))
-            if not line.startswith("#")]
+    with open(os.path.join(ROOT, "fixtures", "philox4x32_10_kat.txt")) as f:
+        rows = [line.split() for line in f if not line.startswith("#")]
     assert rows
     for fields in rows:
         v = [int(x, 16) for x in fields[2:]]
@@ -60,11 +60,11 @@ def test_parallel_samples_follow_the_row(host):
 
 def test_refusals_name_the_row_and_field(host):
     cases = [
-        (dict(top_k=np.array([0, -1], np.int32)), 1, "input row 1: top_k = -1 is negative"),
-        (dict(top_p=np.array([1.5, 1.0], np.float32)), 1, "input row 0: top_p = 1.5 is outside (0, 1]"),
-        (dict(temperature=np.array([1, 2], np.float32)), 2,
+        ({"top_k": np.array([0, -1], np.int32)}, 1, "input row 1: top_k = -1 is negative"),
+        ({"top_p": np.array([1.5, 1.0], np.float32)}, 1, "input row 0: top_p = 1.5 is outside (0, 1]"),
+        ({"temperature": np.array([1, 2], np.float32)}, 2,
          "input row 1: temperature = 2 asks for a filter this subject does not implement"),
-        (dict(row_index=np.array([0, 2], np.int32)), 1, "output row 1: row_index = 2 is outside [0, 2)"),
+        ({"row_index": np.array([0, 2], np.int32)}, 1, "output row 1: row_index = 2 is outside [0, 2)"),
     ]
     for kwargs, status, text in cases:
         reply, tokens, _ = host.sample("numpy.sort_filter", ROWS, seed=[1, 2], offset=[0, 0], **kwargs)
@@ -156,13 +156,16 @@ def test_descriptor_rules_name_the_field():
                           probs_normalisation="assume_sum_one").validate()
     with pytest.raises(DescriptorError, match="x: probs_normalisation = 'exact'"):
         SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], probs_normalisation="exact").validate()
-    with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf' is not one of undeclared, inverse_cdf_u53"):
+    not_a_rule = "x: uniform_rule = 'inverse_cdf' is not one of undeclared, inverse_cdf_u53"
+    with pytest.raises(DescriptorError, match=not_a_rule):
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf").validate()
     with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs'"):
-        SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53").validate()
+        SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"],
+                          uniform_rule="inverse_cdf_u53").validate()
     ruled = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53")
     assert ruled.to_json()["uniform_rule"] == "inverse_cdf_u53"
-    assert SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"]).to_json()["uniform_rule"] == "undeclared"
+    plain = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"])
+    assert plain.to_json()["uniform_rule"] == "undeclared"
     with pytest.raises(DescriptorError, match="x: inputs = 'copied' is not one of preserved, mutated"):
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], inputs="copied").validate()
     assert SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"]).to_json()["inputs"] == "preserved"

@@ -55,10 +55,10 @@ def _batch(inputs, outputs, torch, top_k, top_p, min_p=None, temperature=None):
 
 
 CASES = [
-    ("torch.sglang_filtered", "probs", dict(top_k=[20, 4, 1000, 151936], top_p=[0.9, 1.0, 0.5, 0.3],
-                                             min_p=[0.0, 0.05, 0.0, 0.0])),
-    ("torch.vllm_filtered", "logits", dict(top_k=[20, 4, 1000, 151936], top_p=[0.9, 1.0, 0.5, 0.3],
-                                            temperature=[1.0, 0.7, 0.0, 1.3])),
+    ("torch.sglang_filtered", "probs", {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3],
+                                             "min_p": [0.0, 0.05, 0.0, 0.0]}),
+    ("torch.vllm_filtered", "logits", {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3],
+                                            "temperature": [1.0, 0.7, 0.0, 1.3]}),
 ]
 
 

@@ -5,6 +5,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build g++ python3 python3-numpy python3-pytest  # python3-*: the Python subject tests
+  python3-venv           # CI's wheel check: the wheel's build environment and a fresh venv
   catch2 libboost-math-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libxxhash-dev git    # fingerprints (XXH3); samplecheck bisect and its test
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)

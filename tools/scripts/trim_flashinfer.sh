@@ -6,7 +6,7 @@
 #   tools/scripts/trim_flashinfer.sh WHEEL_DIR OUT_DIR
 #
 # WHEEL_DIR holds flashinfer_python-0.7.2.post1-*.whl and apache_tvm_ffi-0.1.*.whl (see
-# docs/python.md for the pip download line); any other wheel there (nvidia-ml-py, ninja,
+# docs/h200.md for the pip download line); any other wheel there (nvidia-ml-py, ninja,
 # requests ...) is unpacked into OUT_DIR/fallback, which tools/scripts/h200_qualify_python.sh
 # puts on the path only for modules the machine lacks.
 #

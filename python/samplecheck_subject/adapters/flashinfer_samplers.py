@@ -33,7 +33,7 @@ from . import common
 
 # Every sampling function's docstring: "This function expects float32 inputs" (its Python
 # wrapper casts other dtypes with probs.float() and does not renormalise what the rounding
-# left, so a bf16 / fp16 row is outside its promise; docs/python.md shows what happens).
+# left, so a bf16 / fp16 row is outside its promise; docs/h200.md shows what happens).
 DTYPES = ("f32",)
 
 
@@ -44,7 +44,7 @@ def _fi():
 
 
 def _rng(b):
-    return dict(seed=b.seed, offset=b.offset)
+    return {"seed": b.seed, "offset": b.offset}
 
 
 def _indices(b):

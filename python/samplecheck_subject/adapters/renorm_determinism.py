@@ -16,8 +16,8 @@ import time
 
 
 def main(out_dir):
-    import torch
     import flashinfer.sampling as fi
+    import torch
 
     torch.manual_seed(20261201)
     vocab, repeats, batch_sizes, probe_rows = 151936, 100, (1, 8, 64, 512, 4096), 8
@@ -29,7 +29,7 @@ def main(out_dir):
     for fn_name, param, value in cases:
         fn = getattr(fi, fn_name)
         for deterministic in (False, True):
-            def call(x):
+            def call(x, fn=fn, param=param, value=value, deterministic=deterministic):
                 n = x.shape[0]
                 arg = (torch.full((n,), value, dtype=torch.int32, device="cuda") if param == "top_k"
                        else torch.full((n,), value, dtype=torch.float32, device="cuda"))

@@ -11,8 +11,8 @@ device's default generator; a seeded generator is what makes its tokens replayab
 torch imports lazily, at the first call: the descriptors need no torch.
 """
 
-from ..descriptor import SamplerDescriptor
 from ..batch import SubjectError
+from ..descriptor import SamplerDescriptor
 from ..protocol import SC_ERR_INVALID_ARGUMENT
 from . import common
 
@@ -193,7 +193,7 @@ def _one_row_per_output(rule, refuses_degenerate):
 
 
 def _descriptor(name, **kw):
-    base = dict(memory_space="cuda", rng_policy="subject_generator", philox_outputs_per_call=1)
+    base = {"memory_space": "cuda", "rng_policy": "subject_generator", "philox_outputs_per_call": 1}
     base.update(kw)
     return SamplerDescriptor(name=name, **base)
 

@@ -1,24 +1,37 @@
-"""Run by test_pytest_plugin.py in its own pytest, with the samplecheck plugin: one subject
-that passes and one (the S03 mutant) that must fail with the battery's table."""
+"""Run by test_pytest_plugin.py (the source tree, ctest) and installed/test_installed.py (the
+wheel, CI) in a pytest of their own, with the samplecheck plugin: each test is one item per
+check. A correct sampler passes; the same sampler with the S03 defect (seeds read at element
+0), built by a factory, fails per_request_seeds; a bound method passes.
+test_device_cases.py holds the subject whose device is absent."""
+
+import pytest
 
 from samplecheck_subject import numpy_samplers
 
-_correct = numpy_samplers.make(None)
-_seed_element_zero = numpy_samplers.make("S03")
-
 
 def correct_sampler(batch):
-    return _correct(batch)
+    return numpy_samplers.make(None)(batch)
 
 
-def seed_element_zero_sampler(batch):
-    return _seed_element_zero(batch)
+@pytest.mark.samplecheck(checks=["support", "per_request_seeds"])
+def test_correct(qualify):
+    qualify(correct_sampler, numpy_samplers.descriptor("case.correct"))
 
 
-def test_correct_sampler_qualifies(qualify):
-    qualify(correct_sampler, numpy_samplers.descriptor("case.correct"), checks=["support", "per_request_seeds"])
+@pytest.mark.samplecheck(checks=["support", "per_request_seeds"])
+def test_seed_element_zero(qualify):
+    sampler = numpy_samplers.make("S03")  # a closure from a factory: served from a fork
+    qualify(sampler, numpy_samplers.descriptor("case.seed_element_zero"))
 
 
-def test_seed_element_zero_sampler_qualifies(qualify):
-    qualify(seed_element_zero_sampler, numpy_samplers.descriptor("case.seed_element_zero"),
-            checks=["per_request_seeds"])
+class Sampler:
+    def __init__(self):
+        self._sample = numpy_samplers.make(None)
+
+    def sample(self, batch):
+        return self._sample(batch)
+
+
+@pytest.mark.samplecheck(checks=["support"])
+def test_bound_method(qualify):
+    qualify(Sampler().sample, numpy_samplers.descriptor("case.bound_method"))

@@ -1,0 +1,55 @@
+"""CI, after the wheel is installed into a fresh virtual environment: the package imported is
+the installed one, not the checkout's; its pytest plugin judges with the samplecheck installed
+beside it; and a pytest of a passing and a failing numpy subject (plugin_cases) gives one item
+per check, the failing one with its detail line, replay command and record.
+
+Run with `--confcutdir python/tests/installed`, so that python/tests/conftest.py, which puts
+the checkout's package on sys.path, is not loaded."""
+
+import os
+import subprocess
+import sys
+import sysconfig
+import xml.etree.ElementTree as ET
+from importlib import metadata
+from pathlib import Path
+
+import samplecheck_subject
+from samplecheck_subject.judge import find_judge
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parents[2]
+CASES = HERE.parent / "plugin_cases"
+
+
+def test_package_and_judge_are_the_installed_ones():
+    assert CHECKOUT not in Path(samplecheck_subject.__file__).resolve().parents
+    assert metadata.version("samplecheck") == samplecheck_subject.__version__
+    judge = find_judge()
+    scripts = Path(sysconfig.get_path("scripts")).resolve()
+    assert judge.source == "bundled" and Path(judge.path).parent == scripts, judge
+    assert os.access(scripts / "samplecheck-subject-host", os.X_OK)
+    version = subprocess.run([judge.path, "--version"], stdout=subprocess.PIPE, text=True, check=False)
+    assert version.stdout.split()[:2] == ["samplecheck", samplecheck_subject.__version__], version.stdout
+
+
+def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("SAMPLECHECK_BIN", "PYTHONPATH")}
+    junit = tmp_path / "junit.xml"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(CASES),
+               "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "tmp"), f"--junitxml={junit}",
+               "-k", "correct or seed_element_zero", str(CASES / "test_plugin_cases.py")]
+    done = subprocess.run(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=600, check=False)
+    print(done.stdout)
+    assert done.returncode == 1, done.stdout
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failed = {name for name, c in cases.items() if c.find("failure") is not None}
+    assert set(cases) == {"test_correct[support]", "test_correct[per_request_seeds]",
+                          "test_seed_element_zero[support]", "test_seed_element_zero[per_request_seeds]"}
+    assert failed == {"test_seed_element_zero[per_request_seeds]"}, done.stdout
+    failure = cases["test_seed_element_zero[per_request_seeds]"].find("failure")
+    text = (failure.get("message") or "") + "\n" + (failure.text or "")
+    assert "per_request_seeds [f32] FAIL" in text and "replay: " in text
+    records = [line.split("record: ", 1)[1] for line in text.splitlines() if "record: " in line]
+    assert records and all(Path(r).is_file() and tmp_path in Path(r).parents for r in records)
