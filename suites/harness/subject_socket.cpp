@@ -20,22 +20,32 @@ namespace {
   throw std::runtime_error(fmt::format("--connect '{}': {}: {}", path, step, why));
 }
 
-void send_region(int fd, int shm_fd) {
+// One byte and room for one control message (a descriptor going, credentials coming):
+// what each direction of the handover carries. Not copyable: the header points into it.
+struct one_byte_message {
   char byte = 0;
   iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
+  msghdr header{};
+  explicit one_byte_message(size_t control_bytes) {
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = control_bytes;
+  }
+  one_byte_message(const one_byte_message&) = delete;
+  one_byte_message& operator=(const one_byte_message&) = delete;
+};
+
+void send_region(int fd, int shm_fd) {
+  one_byte_message m(CMSG_SPACE(sizeof(int)));
+  cmsghdr* c = CMSG_FIRSTHDR(&m.header);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &shm_fd, sizeof(int));
   ssize_t sent = -1;
-  do sent = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+  do sent = ::sendmsg(fd, &m.header, MSG_NOSIGNAL);
   while (sent < 0 && errno == EINTR);
   if (sent != 1) throw std::runtime_error(std::strerror(errno));
 }
@@ -48,24 +58,18 @@ pid_t read_answer(int fd, double timeout_s) {
   do n = ::poll(&ready, 1, wait_ms);
   while (n < 0 && errno == EINTR);
   if (n == 0) throw std::runtime_error(fmt::format("no answer within {:g} s", timeout_s));
-  char byte = 1;
-  iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
+  one_byte_message m(CMSG_SPACE(sizeof(ucred)));
+  m.byte = 1;
   ssize_t got = -1;
-  do got = ::recvmsg(fd, &message, 0);
+  do got = ::recvmsg(fd, &m.header, 0);
   while (got < 0 && errno == EINTR);
   if (got != 1)
     throw std::runtime_error(got == 0 ? "closed before its answer" : std::strerror(errno));
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c))
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m.header); c != nullptr; c = CMSG_NXTHDR(&m.header, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
       ucred sender{};
       std::memcpy(&sender, CMSG_DATA(c), sizeof sender);
-      if (byte != 0) throw std::runtime_error(fmt::format("answered {}, not 0", int{byte}));
+      if (m.byte != 0) throw std::runtime_error(fmt::format("answered {}, not 0", int{m.byte}));
       return sender.pid;
     }
   throw std::runtime_error("the answer carried no credentials");
