@@ -15,7 +15,7 @@ if [ $# -lt 6 ] || [ "$6" != "--" ]; then
 fi
 plugin=$1 samplecheck=$2 python=$3 report_dir=$4 expected=$5
 shift 6
-if [ -z "$plugin" ]; then
+if [ "$plugin" = "-" ]; then
   echo "skipped: llama.cpp is not built (configure with -DSAMPLECHECK_LLAMACPP=ON;" \
     "tools/scripts/build_llamacpp.sh fetches and builds it)"
   exit 77
