@@ -6,8 +6,8 @@
 # Runs `SAMPLECHECK qualify --plugin PLUGIN --report-dir REPORT_DIR QUALIFY_ARGS`, then
 # judges its report.json with expect_verdicts.py: EXPECTED is a '|'-separated list of
 # CHECK=VERDICT~TEXT (the known failures, docs/shipped.md; TEXT may hold spaces), and
-# every other check must pass or be n/a. Exit 77 (ctest: skipped, never passed) when PLUGIN is empty (samplecheck was
-# configured with SAMPLECHECK_LLAMACPP=OFF) or not built.
+# every other check must pass or be n/a. Exit 77 (ctest: skipped, never passed) when
+# PLUGIN is "-" (samplecheck was configured with SAMPLECHECK_LLAMACPP=OFF) or not built.
 set -euo pipefail
 if [ $# -lt 6 ] || [ "$6" != "--" ]; then
   echo "usage: $0 PLUGIN SAMPLECHECK PYTHON REPORT_DIR EXPECTED -- QUALIFY_ARGS..." >&2
