@@ -6,8 +6,8 @@
 # Runs `SAMPLECHECK qualify --plugin PLUGIN --report-dir REPORT_DIR QUALIFY_ARGS`, then
 # judges its report.json with expect_verdicts.py: EXPECTED is a '|'-separated list of
 # CHECK=VERDICT~TEXT (the known failures, docs/shipped.md; TEXT may hold spaces), and
-# every other check must pass or be n/a. Exit 77 (ctest: skipped, never passed) when PLUGIN is 'none' (samplecheck was
-# configured with SAMPLECHECK_LLAMACPP=OFF) or not built.
+# every other check must pass or be n/a. Exit 77 (ctest: skipped, never passed) when
+# PLUGIN is "-" (samplecheck was configured with SAMPLECHECK_LLAMACPP=OFF) or not built.
 set -euo pipefail
 if [ $# -lt 6 ] || [ "$6" != "--" ]; then
   echo "usage: $0 PLUGIN SAMPLECHECK PYTHON REPORT_DIR EXPECTED -- QUALIFY_ARGS..." >&2
@@ -15,7 +15,7 @@ if [ $# -lt 6 ] || [ "$6" != "--" ]; then
 fi
 plugin=$1 samplecheck=$2 python=$3 report_dir=$4 expected=$5
 shift 6
-if [ "$plugin" = none ]; then
+if [ "$plugin" = "-" ]; then
   echo "skipped: llama.cpp is not built (configure with -DSAMPLECHECK_LLAMACPP=ON;" \
     "tools/scripts/build_llamacpp.sh fetches and builds it)"
   exit 77
