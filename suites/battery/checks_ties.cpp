@@ -41,6 +41,7 @@
 
 #include "suites/battery/check_helpers.h"
 #include "suites/battery/checks.h"
+#include "suites/battery/report_evidence.h"
 #include "suites/battery/tie_splits.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
@@ -188,13 +189,17 @@ tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t s
   return plan;
 }
 
-// One group's verdict: its smallest p-value (Pearson, or the worst split) and what shows it.
+// One group's verdict: its smallest p-value (Pearson, or the worst split), what shows it,
+// and its cells against the even split for the report's plot (tie_cell).
 struct group_verdict {
   double p = 1;
   std::string detail;
+  nlohmann::json cells = nlohmann::json::array();
 };
 
-group_verdict judge_small_group(const tie_group& g, const std::vector<uint64_t>& counts) {
+// A small group's cells are its tokens, each with an interval at level alpha_test / m.
+group_verdict judge_small_group(const tie_group& g, const std::vector<uint64_t>& counts,
+                                double alpha_test) {
   const auto m = static_cast<int64_t>(g.tokens.size());
   uint64_t n_g = 0;
   for (const int32_t t : g.tokens) n_g += counts[static_cast<size_t>(t)];
@@ -209,22 +214,39 @@ group_verdict judge_small_group(const tie_group& g, const std::vector<uint64_t>&
   }
   const double p = boost::math::cdf(
       boost::math::complement(boost::math::chi_squared(static_cast<double>(m - 1)), x2));
-  return {p, fmt::format("{} tied tokens (token:count {}), {} draws in the group, X2 {:.1f} on {} "
-                         "df, p {:.2e}",
-                         m, cells, n_g, x2, m - 1, p)};
+  nlohmann::json plotted = nlohmann::json::array();
+  for (const int32_t t : g.tokens)
+    plotted.push_back(tie_cell(fmt::format("id {}", t), counts[static_cast<size_t>(t)], n_g,
+                               1.0 / static_cast<double>(m), alpha_test / static_cast<double>(m)));
+  return {p,
+          fmt::format("{} tied tokens (token:count {}), {} draws in the group, X2 {:.1f} on {} "
+                      "df, p {:.2e}",
+                      m, cells, n_g, x2, m - 1, p),
+          std::move(plotted)};
 }
 
+// A large group's cells are the two sides of its worst split, at level alpha_test.
 group_verdict judge_large_group(const tie_group& g, const std::vector<uint64_t>& counts,
-                                uint64_t seed, uint64_t stream) {
+                                uint64_t seed, uint64_t stream, double alpha_test) {
   std::vector<uint64_t> in_group;
   for (const int32_t t : g.tokens) in_group.push_back(counts[static_cast<size_t>(t)]);
   const auto splits = dyadic_splits(in_group, seed, stream);
   const auto worst = std::min_element(splits.begin(), splits.end(),
                                       [](auto& a, auto& b) { return a.p_value < b.p_value; });
+  const auto ids = [&](size_t a, size_t e) {
+    return fmt::format("ids {}-{}", g.tokens[a], g.tokens[e - 1]);
+  };
+  const double lower_share = static_cast<double>(worst->middle - worst->first) /
+                             static_cast<double>(worst->end - worst->first);
+  nlohmann::json cells = {tie_cell(ids(worst->first, worst->middle), worst->lower, worst->total,
+                                   lower_share, alpha_test),
+                          tie_cell(ids(worst->middle, worst->end), worst->total - worst->lower,
+                                   worst->total, 1.0 - lower_share, alpha_test)};
   return {
       worst->p_value,
       fmt::format("{} tied tokens, {} draws in the group, worst of {} splits: {}", g.tokens.size(),
-                  splits.front().total, splits.size(), format_split(*worst, g.tokens))};
+                  splits.front().total, splits.size(), format_split(*worst, g.tokens)),
+      std::move(cells)};
 }
 
 // The power string: the tie ratio of the small groups and the halves ratio of the flat
@@ -277,11 +299,36 @@ bool tie_split_exact_failure(const std::vector<judged_row>& rows,
   return false;
 }
 
-// The worst group so far: its p-value, what shows it and where it was drawn.
-void note_worst(const group_verdict& v, const judged_row& row, const tie_group& g,
-                const tie_split_plan& plan, uint64_t seed, double& worst_p, check_outcome& out) {
-  if (v.detail.empty() || v.p > worst_p) return;
-  worst_p = v.p;
+// The groups judged so far: the worst one's p-value, and every group's cells for the plot.
+struct group_findings {
+  double worst_p = 1.0;
+  std::vector<std::pair<double, nlohmann::json>> plotted;  // (p-value, the group's evidence)
+
+  // The kTieEvidenceGroups groups with the smallest p-values, the smallest first.
+  nlohmann::json shown() {
+    std::stable_sort(plotted.begin(), plotted.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    nlohmann::json groups = nlohmann::json::array();
+    for (size_t i = 0; i < std::min(plotted.size(), kTieEvidenceGroups); ++i)
+      groups.push_back(plotted[i].second);
+    return groups;
+  }
+};
+
+// Notes a group's cells and, when it is the worst so far, what shows it and where it was drawn.
+void note_group(const group_verdict& v, const judged_row& row, const tie_group& g,
+                const tie_split_plan& plan, uint64_t seed, group_findings& found,
+                check_outcome& out) {
+  if (v.detail.empty()) return;
+  uint64_t drawn = 0;  // a group no draw reached shows nothing (its splits' p-values are u)
+  for (const auto& cell : v.cells) drawn += cell["observed"].get<uint64_t>();
+  if (drawn > 0)
+    found.plotted.emplace_back(v.p, nlohmann::json{{"row", row.label},
+                                                   {"group_size", g.tokens.size()},
+                                                   {"p_value", v.p},
+                                                   {"cells", v.cells}});
+  if (v.p > found.worst_p) return;
+  found.worst_p = v.p;
   out.detail = fmt::format("row '{}': {}", row.label, v.detail);
   out.repro = repro_base(seed);
   out.repro.update({{"row", row.label},
@@ -308,21 +355,26 @@ check_outcome run_tie_split(const check_context& ctx, double alpha) {
       draw_counts(ctx.subj, plan.flat_rows, plan.flat_draws, seed, total_draws(plan.draws));
   out.samples += flat.samples;
   if (tie_split_exact_failure(plan.flat_rows, plan.flat_draws, flat, seed, out)) return out;
-  double worst_p = 1.0;
+  group_findings found;
   for (size_t i = 0; i < plan.rows.size(); ++i)
     for (size_t j = 0; j < plan.groups[i].size(); ++j) {
       const tie_group& g = plan.groups[i][j];
       // Randomisation stream of group j of row i: the splits' u, apart from every draw.
-      note_worst(g.large() ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j)
-                           : judge_small_group(g, drawn.counts[i]),
-                 plan.rows[i], g, plan, seed, worst_p, out);
+      note_group(g.large()
+                     ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j, plan.alpha_test)
+                     : judge_small_group(g, drawn.counts[i], plan.alpha_test),
+                 plan.rows[i], g, plan, seed, found, out);
     }
   std::vector<uint64_t> pooled(plan.flat_group.tokens.size(), 0);
   for (const auto& counts : flat.counts)
     for (size_t t = 0; t < pooled.size(); ++t) pooled[t] += counts[t];
-  note_worst(judge_large_group(plan.flat_group, pooled, seed, 64 * plan.rows.size()),
-             plan.flat_rows.front(), plan.flat_group, plan, seed, worst_p, out);
-  out.p_value = stats::sidak_combine(worst_p, plan.tests);
+  note_group(
+      judge_large_group(plan.flat_group, pooled, seed, 64 * plan.rows.size(), plan.alpha_test),
+      plan.flat_rows.front(), plan.flat_group, plan, seed, found, out);
+  out.p_value = stats::sidak_combine(found.worst_p, plan.tests);
+  out.repro["tie_groups"] = found.shown();
+  out.repro["tie_groups_judged"] = found.plotted.size();
+  out.repro["tie_level"] = plan.alpha_test;  // a group whose p-value is at most this fails
   out.power = tie_split_power(plan, ctx.budget);
   out.detail =
       fmt::format("{} tied rows and the flat row ({} draws), {} tests (Pearson or split); worst {}",

@@ -83,4 +83,15 @@ nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t,
           {"p_value", t.p_value}};
 }
 
+nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t total, double share,
+                        double level) {
+  const auto [lo, hi] = clopper_pearson(observed, total, level);
+  const double n = static_cast<double>(total);
+  return {{"label", label},
+          {"observed", observed},
+          {"expected", n * share},
+          {"lower", n * lo},
+          {"upper", n * hi}};
+}
+
 }  // namespace samplecheck::battery

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "suites/battery/sampling.h"
@@ -27,5 +28,14 @@ nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& 
 // One tail row: expected and seen mass below the threshold, with the seen fraction's
 // Clopper-Pearson interval at the row's level alpha.
 nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t, double alpha);
+
+// One cell of a tie group against the even split: `observed` of the group's `total` draws
+// where the split expects total * share, with the observed count's Clopper-Pearson
+// interval at `level` (two-sided), scaled to counts.
+nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t total, double share,
+                        double level);
+
+// The tie groups a report plots: the `shown` with the smallest p-values of those judged.
+inline constexpr size_t kTieEvidenceGroups = 8;
 
 }  // namespace samplecheck::battery

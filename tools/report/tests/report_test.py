@@ -103,6 +103,22 @@ key = lambda r: [(c["check"], c["dtype"], c["p_value"], c["samples"], c["evidenc
                  for c in r["runs"][0]["checks"]]
 expect(key(report) == key(again), "progress changed the sample plan or the numbers")
 
+# A tie mutant (S03: the boundary's ties always go to the lower id): each dtype's ties
+# check carries its worst groups against the even split, and the page plots them.
+out, _ = run("ties", ["qualify", "--subject", "cpu.dual_pivot:S03", "--checks", "ties", "-q"], 1)
+report = validated(out)
+ties = report["runs"][0]["checks"]
+for c in ties:
+    e = c["evidence"]
+    expect(c["verdict"] == "FAIL" and 0 < len(e["tie_groups"]) == min(8, e["tie_groups_judged"]),
+           f"ties [{c['dtype']}]: {len(e['tie_groups'])} of {e['tie_groups_judged']} groups")
+    ps = [g["p_value"] for g in e["tie_groups"]]
+    expect(ps == sorted(ps) and ps[0] <= e["tie_level"], "the failing group comes first")
+    expect(all(sum(x["observed"] for x in g["cells"]) > 0 for g in e["tie_groups"]),
+           "every plotted group has draws")
+with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
+    expect(f.read().count(": tie groups") == len(ties), "a tie-groups plot per dtype")
+
 # A matmul mutant: the divergence map names M and the columns.
 out, _ = run("matmul", ["qualify", "--subject", "cpu.segmented:B01", "--checks",
                         "batch_invariance", "--m", "1,2,1024,1025", "--shape", "6144x4096",
