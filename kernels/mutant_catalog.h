@@ -105,6 +105,12 @@ inline constexpr std::array<mutant_entry, 41> mutant_catalog{{
 // kills them at the standard budget instead.
 inline constexpr std::array<std::string_view, 1> killed_at_standard_budget{{"X09"}};
 
+// Mutants whose named check costs more than half a minute a dtype at the quick budget (S23:
+// the Gumbel subject's tail check draws 100,000 samples of O(V) each, 35 s of CPU per dtype):
+// the mutants test judges them on f32 alone; on bf16 and f16 the same defect is killed the
+// same way (docs/mutants.md has the three).
+inline constexpr std::array<std::string_view, 1> judged_on_f32_only{{"S23"}};
+
 inline const mutant_entry* find_mutant(std::string_view id) {
   for (const auto& m : mutant_catalog)
     if (m.id == id) return &m;
