@@ -16,18 +16,18 @@ TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
           "[battery][mutation]") {
   subject_catalog catalog;
   catalog.add_in_tree();
-  std::vector<subject> cpu, f32_only;
-  const auto& costly = samplecheck::judged_on_f32_only;
+  std::vector<subject> cpu, one_dtype;
+  const auto& costly = samplecheck::judged_on_bf16_only;
   for (const auto& s : catalog.all()) {
     if (s.kind() != subject_kind::sampler || s.name().rfind("cpu.", 0) != 0) continue;
     const std::string id = s.name().substr(s.name().rfind(':') + 1);
-    (std::find(costly.begin(), costly.end(), id) != costly.end() ? f32_only : cpu).push_back(s);
+    (std::find(costly.begin(), costly.end(), id) != costly.end() ? one_dtype : cpu).push_back(s);
   }
   run_options options;
   options.budget = quick_budget();
   auto results = run_mutants(cpu, options, catalog.lookup(), /*named_only=*/true);
-  options.dtype = "f32";
-  for (auto& m : run_mutants(f32_only, options, catalog.lookup(), /*named_only=*/true))
+  options.dtype = "bf16";
+  for (auto& m : run_mutants(one_dtype, options, catalog.lookup(), /*named_only=*/true))
     results.push_back(std::move(m));
   std::fputs(format_kill_matrix(results).c_str(), stdout);
   // One CPU mutant per sampler row of the catalog (S01..S23, X01..X10).
