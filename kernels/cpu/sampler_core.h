@@ -49,7 +49,7 @@ enum class defect : int {
   S20,  // offset-never-advances: the call site passes offset 0, whatever the caller's offset
   S21,  // noise-by-rank: u inverted over the sorted row whenever any batchmate filters
   S22,  // top-p-near-one-oob: the float cumsum ends below top_p, the boundary index is V
-  S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped near 16.6
+  S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped at 17.3
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means
