@@ -23,7 +23,17 @@ namespace {
 // top 10 bits are all set as 0xffffffff. The mechanism is unchanged: u = 1 -> v = 0
 // -> q = 0 -> an infinite (or, after the FLT_MIN clamp, enormous) key for whichever
 // token drew it.
+//
+// S23 (vLLM #51367 before its 32-bit fix): a hash's 32 bits cut to 24, v = (x >> 8 +
+// 0.5) / 2^24, so v >= 2^-25 and the noise -log(-log1p(-v)) never exceeds 17.3 (the
+// host's reaches 22.9): a token 17.3 nats below the top wins only if the top's noise is
+// below 0, one 19 nats below only if it is below -1.7 (a chance of 0.5%) and the token
+// drew one of the two smallest v (2^-24 each). (Capped below 1: rounding would give -Inf.)
 float token_fraction(uint32_t raw, defect planted) {
+  if (planted == defect::S23) {
+    const float v = (static_cast<float>(raw >> 8) + 0.5f) * 5.9604644775390625e-8f;  // 2^-24
+    return v < 0.99999994039535522f ? v : 0.99999994039535522f;                      // 1 - 2^-24
+  }
   if (planted != defect::S05) return uniform_fine_near_zero(raw);
   if ((raw >> 22) == 0x3ffu) raw = 0xffffffffu;
   return 1.0f - curand_uniform_from_bits(raw);

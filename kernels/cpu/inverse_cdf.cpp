@@ -74,7 +74,13 @@ class sort_filter final : public row_sampler {
     // Stable: equal probabilities stay in token order, so top-k keeps the lowest ids.
     // With every filter off the order cannot matter, and a V log V sort per row would
     // dominate batches of many distinct rows.
-    if (params.top_k_on(vocab) || params.top_p_on() || params.min_p_on())
+    bool sorted = params.top_k_on(vocab) || params.top_p_on() || params.min_p_on();
+    // S21 (sglang #35697): the sorted path is taken for the whole batch when any request
+    // filters (a batch-level any()), and u is inverted over the row in rank order, not
+    // token order. Either order draws the right distribution; which token one u gives
+    // an unfiltered request depends on whether a batchmate turned a filter on.
+    if (planted_ == defect::S21 && batch_filters) sorted = true;
+    if (sorted)
       std::stable_sort(order_.begin(), order_.end(),
                        [&](int32_t a, int32_t b) { return row[a] > row[b]; });
 
@@ -120,6 +126,7 @@ class sort_filter final : public row_sampler {
   // theirs (top_k_first: top-p measured after top-k's renormalisation). The
   // cumulative sum is float, as torch.cumsum on a float tensor.
   size_t top_p_prefix(const std::vector<float>& row, size_t keep, float top_p) const {
+    if (planted_ == defect::S22) return top_p_prefix_unclamped(row, keep, top_p);
     std::vector<float> cumulative(keep);
     float sum = 0.0f;
     for (size_t j = 0; j < keep; ++j) cumulative[j] = sum += row[order_[j]];
@@ -134,6 +141,29 @@ class sort_filter final : public row_sampler {
     // A token is needed while the mass before it is still short of p.
     while (n < keep && (n == 0 ? 0.0f : cumulative[n - 1]) < threshold) ++n;
     return n;
+  }
+
+  // S22 (TensorRT-LLM #19485): the kept probabilities normalised to sum 1 (a softmax's
+  // output), then searchsorted(float cumsum, top_p) for the boundary token. The float
+  // cumsum can end below a top_p near 1 (each addition below half an ulp of the running
+  // sum is lost: a tail of 1e-9 tokens adds nothing), so the search returns `keep`, V
+  // when top-k is off, and the scatter that keeps the boundary token indexes one past
+  // the mask. The scatter is bounds-checked here, as torch's scatter_ is on the CPU
+  // (IndexError; on CUDA a device-side assert): the call fails, with no undefined read.
+  size_t top_p_prefix_unclamped(const std::vector<float>& row, size_t keep, float top_p) const {
+    double mass = 0.0;
+    for (size_t j = 0; j < keep; ++j) mass += row[order_[j]];
+    std::vector<float> cumulative(keep);
+    float sum = 0.0f;
+    for (size_t j = 0; j < keep; ++j)
+      cumulative[j] = sum += static_cast<float>(row[order_[j]] / mass);
+    const auto boundary = static_cast<size_t>(
+        std::lower_bound(cumulative.begin(), cumulative.end(), top_p) - cumulative.begin());
+    std::vector<char> removed(keep);
+    for (size_t j = 0; j < keep; ++j) removed[j] = cumulative[j] > top_p;
+    removed.at(boundary) = 0;  // scatter_(boundary, False): out of range when boundary == keep
+    // The kept tokens: the prefix the mask leaves (through the boundary token).
+    return static_cast<size_t>(std::find(removed.begin(), removed.end(), 1) - removed.begin());
   }
 
   defect planted_;

@@ -74,7 +74,9 @@ const struct {
     {"cpu.dual_pivot", "X04", defect::X04},    {"cpu.gumbel_logits", "X05", defect::X05},
     {"cpu.multinomial", "X06", defect::X06},   {"cpu.multinomial", "X07", defect::X07},
     {"cpu.multinomial", "X08", defect::X08},   {"cpu.multinomial", "X09", defect::X09},
-    {"cpu.gumbel_logits", "X10", defect::X10},
+    {"cpu.gumbel_logits", "X10", defect::X10}, {"cpu.sort_filter", "S20", defect::S20},
+    {"cpu.sort_filter", "S21", defect::S21},   {"cpu.sort_filter", "S22", defect::S22},
+    {"cpu.gumbel_logits", "S23", defect::S23},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection

@@ -98,6 +98,10 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
   if (planted == defect::S10) source = first_output_of_input;
   stream_key key{b.seed[source], b.subsequence ? b.subsequence[source] : 0, b.offset[source]};
   if (planted == defect::S02) key.offset = 0;  // frozen at "capture"
+  // S20 (TensorRT-Edge-LLM #211): the sampler's call sites initialise the generator as
+  // curand_init(seed, subsequence, 0), so every decode step of a request replays offset
+  // 0 of its subsequence. The tokens S02 gives; the cause is the call site, not a capture.
+  if (planted == defect::S20) key.offset = 0;
   if (planted == defect::S04) key.subsequence = static_cast<uint64_t>(r);
   // X01: a generator state of the subject's own (a global torch.Generator, say) moves
   // on every call, so the caller's (seed, subsequence, offset) no longer decide the draw.
@@ -114,6 +118,16 @@ stream_key stream_for(const sc_sample_batch& b, int64_t r, int64_t first_output_
     key.subsequence = product & ((uint32_t{1} << 20) - 1);
   }
   return key;
+}
+
+// Whether any output row of the call reads a filter that is on: the switch of a sampler
+// that takes its sorted path for the whole batch when one request needs it (S21).
+bool any_filter(const sc_sample_batch& b, const std::vector<int64_t>& params_of_row) {
+  for (const int64_t i : params_of_row) {
+    const row_params p = params_of(b, i);
+    if (p.top_k_on(b.vocab_size) || p.top_p_on() || p.min_p_on()) return true;
+  }
+  return false;
 }
 
 void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
@@ -140,6 +154,7 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
   auto sampler = subject.make(planted);
   static std::atomic<uint64_t> calls{0};
   sampler->batch_size = rows;
+  sampler->batch_filters = any_filter(b, params_of_row);
   sampler->call_number = planted == defect::S16 ? calls.fetch_add(1) : 0;
   std::vector<float> row;
   for (size_t g = 0; g < order.size();) {

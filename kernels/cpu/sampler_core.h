@@ -46,6 +46,10 @@ enum class defect : int {
   X08,  // offset written back: the caller's offset array advanced in place
   X09,  // absorbed CDF increments: the running sum in float32, tiny tokens never drawn
   X10,  // Gumbel noise rounded to bf16: keys of a large tie group collide, the lower id wins
+  S20,  // offset-never-advances: the call site passes offset 0, whatever the caller's offset
+  S21,  // noise-by-rank: u inverted over the sorted row whenever any batchmate filters
+  S22,  // top-p-near-one-oob: the float cumsum ends below top_p, the boundary index is V
+  S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped at 17.3
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means
@@ -74,12 +78,14 @@ class row_sampler {
   virtual bool prepare(std::vector<float>& row, const row_params& params) = 0;
   virtual draw_result draw(philox_stream& stream) = 0;
 
-  // Set by the driver before prepare(): the call's output rows (its batch size B) and
-  // how many calls this process made before it. A correct subject reads neither; the
-  // batch-variant (X02) and run-to-run-variant (S16) mutants do, as their kernels' grids
-  // and atomics arrival orders follow them.
+  // Set by the driver before prepare(): the call's output rows (its batch size B), how
+  // many calls this process made before it, and whether any row of the call has a filter
+  // on. A correct subject reads none of them; the batch-variant (X02, S21) and
+  // run-to-run-variant (S16) mutants do, as their kernels' grids, atomics arrival orders
+  // and batch-wide code paths follow them.
   int64_t batch_size = 0;
   uint64_t call_number = 0;
+  bool batch_filters = false;
 };
 
 // The fixed facts of one subject, shared by its sc_sampler and the driver.

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "kernels/cpu/tests/batch_harness.h"
+#include "reference/philox.h"
+#include "reference/uniform.h"
 
 using namespace samplecheck;
 using namespace samplecheck::cpu_test;
@@ -396,4 +398,74 @@ TEST_CASE("X10: bf16 noise ties the top keys of a flat row, and the lower id tak
   CAPTURE(lower);
   REQUIRE(lower >= 10);
   REQUIRE(lower <= 150);
+}
+
+TEST_CASE("S20: the call site drops the offset, so a later decode step repeats the first") {
+  call first = draws_of(kFlat64, 256), later = draws_of(kFlat64, 256);
+  later.offset.assign(256, 2);  // the next call of each request: 2 outputs on
+  pair_run a(first, "cpu.sort_filter", "S20"), b(later, "cpu.sort_filter", "S20");
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) == 256);
+  REQUIRE(equal_rows(a.host.tokens, b.host.tokens) < 20);  // 1/64 each: about 4 expected
+}
+
+TEST_CASE("S21: an unfiltered request's token changes when a batchmate turns top-k on") {
+  // 256 unfiltered requests on an ascending row, alone and beside one request with
+  // top_k = 20: the host inverts u in token order both times, the mutant in rank order
+  // (the row reversed) once a batchmate filters.
+  const std::vector<float> row = jittered_row(64);
+  call alone = draws_of(row, 256), mixed = alone;
+  mixed.input.insert(mixed.input.end(), row.begin(), row.end());
+  mixed.num_input_rows = 2;
+  mixed.row_index.push_back(1);
+  mixed.seed.push_back(9999);
+  mixed.offset.push_back(0);
+  mixed.top_k = {0, 20};
+  pair_run a(alone, "cpu.sort_filter", "S21"), b(mixed, "cpu.sort_filter", "S21");
+  b.host.tokens.pop_back(), b.mutant.tokens.pop_back();
+  REQUIRE(a.host.tokens == b.host.tokens);
+  REQUIRE(a.mutant.tokens == a.host.tokens);                   // alone, the token order: the host's
+  REQUIRE(equal_rows(a.mutant.tokens, b.mutant.tokens) < 64);  // 1/64 each: about 4
+}
+
+TEST_CASE(
+    "S22: top_p near 1 above the float cumsum: the boundary scatter overruns, the call fails") {
+  // Four tokens of ~1/4 and 4,092 of 1e-9: each tail addition is below half an ulp of the
+  // running sum and lost, so the float cumsum ends near 1 - 4e-6, below p = 1 - 1e-7, and
+  // the search returns V. At p = 0.999 the search finds the fourth token: the host's tokens.
+  std::vector<float> row(4096, 1e-9f);
+  for (int i = 0; i < 4; ++i) row[i * 1000] = (1.0f - 4092e-9f) / 4;
+  for (const float p : {0.999f, 1.0f - 1e-7f}) {
+    CAPTURE(p);
+    call c = draws_of(row, 64);
+    c.top_p.assign(1, p);
+    call host = c, mutant = c;
+    host.sample(sampler_named("cpu.sort_filter"));
+    const sc_sample_batch b = mutant.view();
+    const sc_status status = mutant.run(sampler_named("cpu.sort_filter:S22"), b);
+    CAPTURE(mutant.error);
+    if (p < 0.9999f) {
+      REQUIRE(status == SC_OK);
+      REQUIRE(mutant.tokens == host.tokens);
+    } else {
+      REQUIRE(status == SC_ERR_INTERNAL);  // no token, no read past the row
+      REQUIRE(mutant.error.find("4096") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("S23: 24-bit noise stops at 17.3, so a token 18 nats down loses where the host's wins") {
+  // Output 177,175,861 of stream (seed 1, subsequence 0) is 27: the host's v = 27.5 / 2^32
+  // gives the token drawing it noise 18.9; the mutant's 24-bit v = 2^-25, noise 17.33. Token 1
+  // draws it (offset one before), 18 nats below token 0's key: the host's, not the mutant's.
+  constexpr uint64_t kTinyOutput = 177175861;
+  philox_stream stream(1, 0, kTinyOutput - 1);
+  const float v0 = uniform_fine_near_zero(stream.next());
+  REQUIRE(stream.next() == 27);
+  const float g0 = -std::log(-std::log1p(-v0));
+  call c = draws_of({0.0f, g0 - 18.0f}, 1);
+  c.offset = {kTinyOutput - 1};
+  c.temperature = {1.0f};
+  pair_run run(c, "cpu.gumbel_logits", "S23");
+  REQUIRE(run.host.tokens[0] == 1);
+  REQUIRE(run.mutant.tokens[0] == 0);
 }

@@ -16,14 +16,21 @@ TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
           "[battery][mutation]") {
   subject_catalog catalog;
   catalog.add_in_tree();
-  std::vector<subject> cpu;
-  for (const auto& s : catalog.all())
-    if (s.kind() == subject_kind::sampler && s.name().rfind("cpu.", 0) == 0) cpu.push_back(s);
+  std::vector<subject> cpu, one_dtype;
+  const auto& costly = samplecheck::judged_on_bf16_only;
+  for (const auto& s : catalog.all()) {
+    if (s.kind() != subject_kind::sampler || s.name().rfind("cpu.", 0) != 0) continue;
+    const std::string id = s.name().substr(s.name().rfind(':') + 1);
+    (std::find(costly.begin(), costly.end(), id) != costly.end() ? one_dtype : cpu).push_back(s);
+  }
   run_options options;
   options.budget = quick_budget();
-  const auto results = run_mutants(cpu, options, catalog.lookup(), /*named_only=*/true);
+  auto results = run_mutants(cpu, options, catalog.lookup(), /*named_only=*/true);
+  options.dtype = "bf16";
+  for (auto& m : run_mutants(one_dtype, options, catalog.lookup(), /*named_only=*/true))
+    results.push_back(std::move(m));
   std::fputs(format_kill_matrix(results).c_str(), stdout);
-  // One CPU mutant per sampler row of the catalog (S01..S15, X01).
+  // One CPU mutant per sampler row of the catalog (S01..S23, X01..X10).
   size_t sampler_rows = 0;
   for (const auto& m : samplecheck::mutant_catalog) sampler_rows += m.id[0] != 'B' ? 1 : 0;
   CHECK(results.size() == sampler_rows);
@@ -89,4 +96,21 @@ TEST_CASE("X03, X04 and X07 pass every check but the stream-contract ones", "[ba
     CAPTURE(t.mutant, format_report(report, false));
     CHECK(report.passed());
   }
+}
+
+// Catalog rows that name two checks: S20's (the offset never advances) names
+// round_advancement beside offset_advancement, which the first test judges.
+TEST_CASE("S20 is killed by round_advancement too", "[battery][mutation]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  const subject* s = catalog.find("cpu.sort_filter:S20");
+  REQUIRE(s != nullptr);
+  run_options options;
+  options.budget = quick_budget();
+  options.dtype = "f32";
+  options.checks = {"round_advancement"};
+  const battery_report report = run_battery(*s, options, catalog.lookup());
+  CAPTURE(format_report(report, false));
+  REQUIRE(report.checks.size() == 1);
+  CHECK(report.checks[0].result == verdict::fail);
 }
