@@ -204,3 +204,21 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
 def test_load_without_a_tree_says_how_to_make_one(tmp_path):
     with pytest.raises(shipped.ShippedError, match=r"extract_shipped\.py"):
         shipped.load(tmp_path / "absent", ["fakepkg.rule"])
+
+
+def test_the_sglang_manifest_names_a_shim_file_for_each_shim_and_none_under_test():
+    manifest = extract_shipped.read_manifest(
+        extract_shipped.Path(os.path.dirname(SCRIPT)) / "shipped" / "sglang.toml")
+    assert "sglang.srt.layers.sampler" in manifest.under_test
+    for module in manifest.shim_for:
+        base = manifest.shims_dir / module.replace(".", "/")
+        assert (base / "__init__.py").is_file() or base.with_suffix(".py").is_file(), module
+
+
+def test_the_sglang_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify):
+    # No tree here (and, in CI, no torch): every check skipped with the reason, never passed.
+    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
+    code, out = run_qualify(command, "--subject", "sglang.sampling_from_probs_torch", "--budget", "quick",
+                            "--checks", "replay", env={"SAMPLECHECK_SGLANG_TREE": "/nonexistent"}, timeout=120)
+    assert code == 77, out
+    assert "torch is not installed" in out or "extract_shipped.py" in out, out

@@ -284,3 +284,7 @@ def subjects() -> tuple[list[tuple[Callable[[Any], Any], Any]], str | None]:
     if cuda:
         torch.zeros(1, device="cuda")
     return pairs, None
+
+
+# Every subject as a CUDA machine serves it, by name (tools/scripts/h200_qualify_python.sh).
+DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors("cuda", True, True)}
