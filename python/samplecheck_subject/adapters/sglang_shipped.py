@@ -230,8 +230,8 @@ def _modules() -> dict[str, Any]:
 
 
 def _sampler(name: str, fn: Callable[[Any], Any], memory: str, **kw: Any) -> tuple[Callable[[Any], Any], Any]:
-    base = {"input_kind": "probs", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
-            "degenerate_rows": "error", "memory_space": memory}
+    base: dict[str, Any] = {"input_kind": "probs", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
+                            "degenerate_rows": "error", "memory_space": memory}
     base.update(kw)
     return fn, SamplerDescriptor(name=name, **base)
 
