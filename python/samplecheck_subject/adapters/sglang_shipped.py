@@ -280,7 +280,7 @@ def subjects() -> tuple[list[tuple[Callable[[Any], Any], Any]], str | None]:
     try:
         _modules()
     except (shipped.ShippedError, ImportError) as e:
-        return pairs, f"SGLang's extracted modules do not load: {type(e).__name__}: {e}"
+        return pairs, f"SGLang's extracted modules do not load ({TREE_VARIABLE}): {type(e).__name__}: {e}"
     if cuda:
         torch.zeros(1, device="cuda")
     return pairs, None
