@@ -18,6 +18,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from . import batch as batch_mod
+from . import shipped
 from ._version import __version__
 from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .protocol import (
@@ -48,13 +49,15 @@ def serve(fn: Subject, descriptor: Descriptor) -> int:
 
 def environment() -> dict[str, Any]:
     """The hello's "environment": this Python's version and the versions of the packages a
-    subject's numbers depend on, those this process has imported (samplecheck records them)."""
+    subject's numbers depend on, those this process has imported, and the sha256 of each
+    file of a shipped package that ran (samplecheck records them)."""
     packages = {"samplecheck_subject": __version__}
     for name in REPORTED_PACKAGES:
         module = sys.modules.get(name)
         version = getattr(module, "__version__", None)
         if version is not None:
             packages[name] = str(version)  # torch's is a str subclass
+    packages.update(shipped.recorded())  # upstream files that ran, with their sha256
     return {"python": platform.python_version(), "packages": packages}
 
 

@@ -107,11 +107,15 @@ def subject_facts(run):
             "uniform_rule", "inputs", "tie_policy", "filter_order")
     contracts = ", ".join(f"{k} {d[k]}" for k in keys if k in d)
     env = run.get("environment") or {}
-    versions = ", ".join([f"Python {env['python']}"] if "python" in env else []
-                         + [f"{n} {v}" for n, v in (env.get("packages") or {}).items()])
+    packages = (env.get("packages") or {}).items()
+    # A shipped package's wheel and files that ran carry sha256s (samplecheck_subject.shipped):
+    # a line of their own, so the versions stay readable.
+    versions = ", ".join(([f"Python {env['python']}"] if "python" in env else [])
+                         + [f"{n} {v}" for n, v in packages if "sha256:" not in v])
+    shipped = ", ".join(f"{n} {v}" for n, v in packages if "sha256:" in v)
     platform = ", ".join(f"{k} {v}" for k, v in (run.get("platform") or {}).items())
     lines = [(label, text) for label, text in (("declares", contracts), ("runs on", versions),
-                                               ("platform", platform)) if text]
+                                               ("shipped code that ran", shipped), ("platform", platform)) if text]
     return "".join(f'<p class="muted">{label}: {esc(text)}</p>' for label, text in lines)
 
 
