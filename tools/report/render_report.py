@@ -114,8 +114,9 @@ def subject_facts(run):
                          + [f"{n} {v}" for n, v in packages if "sha256:" not in v])
     shipped = ", ".join(f"{n} {v}" for n, v in packages if "sha256:" in v)
     platform = ", ".join(f"{k} {v}" for k, v in (run.get("platform") or {}).items())
-    lines = [(label, text) for label, text in (("declares", contracts), ("runs on", versions),
-                                               ("shipped code that ran", shipped), ("platform", platform)) if text]
+    facts = (("declares", contracts), ("runs on", versions), ("shipped code that ran", shipped),
+             ("platform", platform))
+    lines = [(label, text) for label, text in facts if text]
     return "".join(f'<p class="muted">{label}: {esc(text)}</p>' for label, text in lines)
 
 

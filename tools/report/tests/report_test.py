@@ -2,13 +2,14 @@
 """--report-dir end to end (ctest samplecheck_report_dir, label cpu): samplecheck writes
 report.json valid against docs/report-schema.json, a junit.xml that parses with one
 testcase per check, and report.html with its plots, for qualify (a sampler mutant and
-a matmul mutant), mutants, calibrate and fingerprint --compare. Progress on stderr changes no sample plan.
+a matmul mutant), mutants, calibrate and fingerprint --compare. Progress on stderr
+changes no sample plan.
 
     report_test.py SAMPLECHECK SCHEMA WORK_DIR
 """
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,8 +100,14 @@ rows = len(report["runs"][0]["checks"])
 expect(loud.stderr.count("samplecheck: [") == rows and f"[{rows}/{rows}]" in loud.stderr,
        f"a progress line per check:\n{loud.stderr}")
 again = validated(out2)
-key = lambda r: [(c["check"], c["dtype"], c["p_value"], c["samples"], c["evidence"].get("fit"))
-                 for c in r["runs"][0]["checks"]]
+
+
+def key(r):
+    return [(c["check"], c["dtype"], c["p_value"], c["samples"], c["evidence"].get("fit"))
+            for c in r["runs"][0]["checks"]]
+
+
+
 expect(key(report) == key(again), "progress changed the sample plan or the numbers")
 
 # A tie mutant (S03: the boundary's ties always go to the lower id): each dtype's ties
