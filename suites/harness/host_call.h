@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +55,29 @@ inline std::vector<uint16_t> encode_input(const sample_call& call) {
   }
   return bits;
 }
+
+// encode_input for a run of calls: a check's draw loop sends the same rows call after
+// call, and encoding is then the judge's largest own cost (docs/judging-power.md, the
+// profiles). One memcmp decides whether the previous call's encoding still applies.
+class input_encoder {
+ public:
+  const std::vector<uint16_t>& encode(const sample_call& call) {
+    const bool same =
+        call.input_dtype == dtype_ && call.input.size() == input_.size() &&
+        std::memcmp(call.input.data(), input_.data(), input_.size() * sizeof(float)) == 0;
+    if (!same) {
+      dtype_ = -1;  // a throwing encode_input leaves nothing cached
+      bits_ = encode_input(call);
+      input_ = call.input, dtype_ = call.input_dtype;
+    }
+    return bits_;
+  }
+
+ private:
+  std::vector<float> input_;
+  int32_t dtype_ = -1;
+  std::vector<uint16_t> bits_;
+};
 
 // A batch's scalars: the shape and the dtype.
 struct batch_shape {

@@ -361,9 +361,9 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
     index_parameters_by_output_row(expanded);
   }
   sample_call& call = by_output_row ? expanded : original;
-  std::vector<uint16_t> bits;
+  const std::vector<uint16_t>* encoded = nullptr;
   try {
-    bits = encode_input(call);
+    encoded = &encoder_.encode(call);
   } catch (const bad_request& e) {
     return {call_fault::harness, SC_OK, e.what(), -1};
   }
@@ -374,6 +374,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   if (!shm_->reserve(layout.used))
     return {call_fault::harness, SC_OK,
             fmt::format("cannot grow the shared region to {} bytes", layout.used), -1};
+  const std::vector<uint16_t>& bits = *encoded;
   put_inputs(*shm_, arrays, call, bits);
   std::vector<int32_t> tokens = guarded_buffer(rows, kUnwrittenToken, kGuardToken);
   std::vector<uint8_t> valid = guarded_buffer(rows, kUnwrittenValid, kGuardValid);

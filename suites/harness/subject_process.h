@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "suites/harness/call.h"
+#include "suites/harness/host_call.h"
 #include "suites/harness/protocol.h"
 
 namespace samplecheck::harness {
@@ -130,6 +131,7 @@ class subject_process {
   nlohmann::json first_hello_;  // the subjects of the first hello
   nlohmann::json environment_;
   std::vector<std::unique_ptr<protocol::descriptor>> descriptors_;
+  input_encoder encoder_;  // the last call's input, encoded to its dtype
 };
 
 }  // namespace samplecheck::harness
