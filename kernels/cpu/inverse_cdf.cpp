@@ -87,6 +87,7 @@ class sort_filter final : public row_sampler {
     size_t keep = order_.size();
     if (params.top_k_on(vocab)) {
       keep = static_cast<size_t>(params.top_k);
+      if (planted_ == defect::X12) heap_survivors(row, keep);
       if (planted_ == defect::S06)  // S06: every tie with the k-th survives
         while (keep < order_.size() && row[order_[keep]] == row[order_[keep - 1]]) ++keep;
       // S18: top_k = 1 read as "greedy, but among ties sample": every token tied with
@@ -164,6 +165,25 @@ class sort_filter final : public row_sampler {
     removed.at(boundary) = 0;  // scatter_(boundary, False): out of range when boundary == keep
     // The kept tokens: the prefix the mask leaves (through the boundary token).
     return static_cast<size_t>(std::find(removed.begin(), removed.end(), 1) - removed.begin());
+  }
+
+  // X12 (llama.cpp's top-k, docs/shipped.md "Ties: top-k keeps exactly k, but not the
+  // lowest ids of a tie"): the k survivors are those std::partial_sort leaves in front
+  // when it runs over the row in token order comparing values alone, a heap of the first
+  // k tokens that a later token enters only when strictly larger than the heap's least.
+  // Among tokens tied with the k-th, the ones the heap met first and never evicted stay,
+  // not the lowest ids. The survivors are then put in the host's order (value, then id),
+  // so the top-k set is the only difference. (llama.cpp takes this path for k <= 128; the
+  // mutant takes it for every k.)
+  void heap_survivors(const std::vector<float>& row, size_t k) {
+    std::vector<int32_t> ids(row.size());
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
+                      [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    ids.resize(k);
+    std::sort(ids.begin(), ids.end());
+    std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    std::copy(ids.begin(), ids.end(), order_.begin());
   }
 
   defect planted_;

@@ -130,6 +130,15 @@ bool any_filter(const sc_sample_batch& b, const std::vector<int64_t>& params_of_
   return false;
 }
 
+// The id a drawn result is written as. X11: through a 16-bit store (a kernel whose id
+// buffer is uint16_t), so an id above 65,535 comes back as its low 16 bits, another
+// token of the row; below 65,536 it is the host's. A row with no draw keeps its -1.
+int32_t written_token(const draw_result& result, defect planted) {
+  if (planted == defect::X11 && result.valid)
+    return static_cast<int32_t>(static_cast<uint16_t>(result.token));
+  return result.token;
+}
+
 void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
   const int64_t rows = b.num_output_rows;
   const defect planted = subject.planted;
@@ -175,7 +184,7 @@ void sample_rows(const subject_context& subject, const sc_sample_batch& b) {
       } else if (planted == defect::S08) {
         result = {0, true};  // S08: the degenerate row passes as token 0
       }
-      b.out_token[r] = result.token;
+      b.out_token[r] = written_token(result, planted);
       b.out_valid[r] = result.valid ? 1 : 0;
       // X08: the stream position kept in the request's own array (as an engine that owns its
       // requests' generator state does), written through the batch's const pointer.

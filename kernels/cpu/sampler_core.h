@@ -50,6 +50,8 @@ enum class defect : int {
   S21,  // noise-by-rank: u inverted over the sorted row whenever any batchmate filters
   S22,  // top-p-near-one-oob: the float cumsum ends below top_p, the boundary index is V
   S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped at 17.3
+  X11,  // token-id-u16: the drawn id passes through a 16-bit store (id & 0xFFFF)
+  X12,  // topk-heap-ties: top-k's survivors among ties are std::partial_sort's heap order
 };
 
 // The filters of one input row, already checked; a value at its "off" setting means

@@ -36,6 +36,10 @@ struct budget_settings {
   int64_t tie_flat_vocab = 8192;
   // goodness_of_fit: rows whose settings are drawn from the run seed, beside the fixed grid
   size_t drawn_rows = 2;
+  // support and goodness_of_fit: rows at V = 65,535 and 65,537 beside the budget's V
+  // (check_helpers.h, wide_vocab_rows). Off, every row is at the budget's V: the tests use
+  // it to show what a budget of that V alone misses (X11, a 16-bit token id).
+  bool wide_vocab = true;
 };
 
 // quick: CI on 2 cores (V = 32,000). standard: V = 151,936, 5x finer targets (goodness of

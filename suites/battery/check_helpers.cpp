@@ -34,6 +34,33 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
   return make_rows(s, specs);
 }
 
+uint32_t declared_params(const subject& s) {
+  return s.sampler->filters & (s.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE);
+}
+
+std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, uint64_t seed) {
+  using fixtures::shape;
+  std::vector<std::vector<judged_row>> out;
+  if (!ctx.budget.wide_vocab) return out;
+  for (const int64_t V : {int64_t{65535}, int64_t{65537}}) {
+    std::vector<row_spec> specs{{shape::peaked, {.vocab_size = V, .seed = seed + V}, {}}};
+    for (const auto& f : fixtures::drawn_settings(declared_params(ctx.subj), V, seed + V, 1))
+      specs.push_back({shape::peaked, {.vocab_size = V, .seed = seed + V + 1}, f});
+    // Above 65,536 the peaked rows rarely put mass on an id past 65,535 (at 65,537 only id
+    // 65,536 is past it, a tail token unless the permutation puts a head token there). A
+    // 16-bit id store (X11) moves such an id to id & 0xFFFF: the high_ids row gives V - 1
+    // the top token's mass (goodness_of_fit sees it move), and at k = 8 its wrapped id 0 is
+    // OUT (support fails exactly).
+    if (V > 65536) {
+      specs.push_back({shape::high_ids, {.vocab_size = V, .seed = seed + V + 2}, {}});
+      if (declared_params(ctx.subj) & SC_FILTER_TOP_K)
+        specs.push_back({shape::high_ids, {.vocab_size = V, .seed = seed + V + 3}, {.top_k = 8}});
+    }
+    out.push_back(make_rows(ctx.subj, specs));
+  }
+  return out;
+}
+
 bool sends_unnormalised_rows(const subject& s) {
   return s.is_logits() ||
          registry::contracts_of(*s.sampler).probs_normalisation != SC_PROBS_ASSUME_SUM_ONE;

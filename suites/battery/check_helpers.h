@@ -21,6 +21,15 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
                                   const std::vector<fixtures::shape>& filtered,
                                   const std::vector<fixtures::shape>& unfiltered);
 
+// The filters whose parameters the subject reads (temperature only for logits).
+uint32_t declared_params(const subject& s);
+
+// Rows at V = 65,535 and 65,537 whatever the budget's V (one list each: a call holds one
+// V), so a path switched at 65,536 is reached: the peaked shape unfiltered and under one
+// setting drawn from the seed; at 65,537 also the high_ids shape, unfiltered and (where
+// top-k is declared) at k = 8. Empty where the budget turns them off (wide_vocab).
+std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, uint64_t seed);
+
 // Rows the reference rejected are a harness error (a fixture that is not a valid
 // input): the message names the row and the reference's field and index.
 // Whether the subject is sent rows that do not sum to 1 (the subnormal shape, which holds

@@ -98,6 +98,21 @@ inline call rows_of(const std::vector<std::vector<float>>& rows, uint64_t first_
   return c;
 }
 
+// Runs the same call on the host and on its mutant (the mutants tests).
+struct pair_run {
+  call host, mutant;
+  pair_run(const call& c, const char* host_name, const char* id) : host(c), mutant(c) {
+    host.sample(sampler_named(host_name));
+    mutant.sample(sampler_named(std::string(host_name) + ":" + id));
+  }
+};
+
+inline int equal_rows(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  int same = 0;
+  for (size_t r = 0; r < a.size(); ++r) same += a[r] == b[r];
+  return same;
+}
+
 // Tokens per id; an id outside [0, V) lands in the extra last cell.
 inline std::vector<int64_t> histogram(const call& c) {
   std::vector<int64_t> counts(static_cast<size_t>(c.vocab_size) + 1, 0);

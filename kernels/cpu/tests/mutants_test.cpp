@@ -17,21 +17,6 @@ namespace {
 
 const std::vector<float> kFlat64(64, 1.0f / 64);
 
-// Runs the same call on the host and on its mutant.
-struct pair_run {
-  call host, mutant;
-  pair_run(const call& c, const char* host_name, const char* id) : host(c), mutant(c) {
-    host.sample(sampler_named(host_name));
-    mutant.sample(sampler_named(std::string(host_name) + ":" + id));
-  }
-};
-
-int equal_rows(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  int same = 0;
-  for (size_t r = 0; r < a.size(); ++r) same += a[r] == b[r];
-  return same;
-}
-
 int distinct(const std::vector<int32_t>& tokens) {
   return static_cast<int>(std::set<int32_t>(tokens.begin(), tokens.end()).size());
 }

@@ -38,7 +38,7 @@ call prepared(const sc_sampler& s, std::vector<float> probs, int64_t n) {
 
 TEST_CASE("the registry lists six correct subjects, then one mutant per sampler catalog id") {
   const auto& all = cpu_samplers();
-  size_t sampler_rows = 0;  // S01..S23, X01..X10: every catalog row but the matmuls' B ids
+  size_t sampler_rows = 0;  // S01..S23, X01..X12: every catalog row but the matmuls' B ids
   for (const auto& m : mutant_catalog) sampler_rows += m.id[0] != 'B' ? 1 : 0;
   REQUIRE(all.size() == 6 + sampler_rows);
   std::set<std::string> names;

@@ -30,7 +30,7 @@ TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
   for (auto& m : run_mutants(one_dtype, options, catalog.lookup(), /*named_only=*/true))
     results.push_back(std::move(m));
   std::fputs(format_kill_matrix(results).c_str(), stdout);
-  // One CPU mutant per sampler row of the catalog (S01..S23, X01..X10).
+  // One CPU mutant per sampler row of the catalog (S01..S23, X01..X12).
   size_t sampler_rows = 0;
   for (const auto& m : samplecheck::mutant_catalog) sampler_rows += m.id[0] != 'B' ? 1 : 0;
   CHECK(results.size() == sampler_rows);
@@ -113,4 +113,32 @@ TEST_CASE("S20 is killed by round_advancement too", "[battery][mutation]") {
   CAPTURE(format_report(report, false));
   REQUIRE(report.checks.size() == 1);
   CHECK(report.checks[0].result == verdict::fail);
+}
+
+// X11 (token ids stored in 16 bits) acts only where V > 65,536: the quick budget kills it
+// through its rows at V = 65,537 (the high_ids row at k = 8, where V - 1 = 65,536 carries the
+// most mass and its wrapped id 0 is OUT), and the same check on rows at V = 32,000 alone
+// (budget.wide_vocab off) passes it, as a budget of that V alone would have.
+TEST_CASE("X11 is killed by support only through the rows above V = 2^16", "[battery][mutation]") {
+  subject_catalog catalog;
+  catalog.add_in_tree();
+  const subject* s = catalog.find("cpu.sort_filter:X11");
+  REQUIRE(s != nullptr);
+  for (const bool wide : {true, false}) {
+    run_options options;
+    options.budget = quick_budget();
+    options.budget.wide_vocab = wide;
+    options.dtype = "f32";
+    options.checks = {"support"};
+    const battery_report report = run_battery(*s, options, catalog.lookup());
+    CAPTURE(wide, format_report(report, false));
+    REQUIRE(report.checks.size() == 1);
+    const check_report& c = report.checks[0];
+    if (!wide) {
+      CHECK(c.result == verdict::pass);
+      continue;
+    }
+    CHECK(c.result == verdict::fail);
+    CHECK(c.detail.find("row 'high_ids k=8': token 0 drawn") != std::string::npos);
+  }
 }
