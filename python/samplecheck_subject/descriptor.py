@@ -227,7 +227,11 @@ def from_json(obj):
         routes = obj.pop("routes", None) or []
         if not isinstance(routes, list) or not all(isinstance(r, dict) for r in routes):
             raise DescriptorError(f"{obj.get('name')}: routes must be a list of {{name, tie_policy}} objects")
-        return SamplerDescriptor(**obj, routes=tuple(Route(**r) for r in routes)).validate()
+        try:
+            parsed = tuple(Route(**r) for r in routes)
+        except TypeError as e:  # a key other than name and tie_policy, or one missing
+            raise DescriptorError(f"{obj.get('name')}: routes: {e}") from e
+        return SamplerDescriptor(**obj, routes=parsed).validate()
     if kind == "matmul":
         return MatmulDescriptor(**obj).validate()
     raise DescriptorError(f"kind = {kind!r} is not 'sampler' or 'matmul'")

@@ -4,6 +4,9 @@ passes, and each check whose premise the contract breaks reports n/a with the re
 never pass. The slot-keyed sampler is S04's mechanism: undeclared, batch_reorder kills it
 (test_mutants.py)."""
 
+import json
+import shlex
+
 import pytest
 
 from conftest import subject_command
@@ -126,3 +129,14 @@ def test_abi_1_5_descriptor_rules_name_the_field():
     keyed = sampler(rng_policy="request_keyed", degenerate_rows="treat_as_zero").to_json()
     assert keyed["rng_policy"] == "request_keyed" and keyed["degenerate_rows"] == "treat_as_zero"
     assert "routes" not in keyed
+
+
+def test_unwritten_route_is_a_contract_failure(run_qualify):
+    d = {"kind": "sampler", "name": "test.routes_unwritten", "input_kind": "probs", "input_dtypes": ["f32"],
+         "filters": ["top_k"], "tie_policy": "lowest_index", "philox_outputs_per_call": 2,
+         "routes": [{"name": "sort", "tie_policy": "lowest_index"}]}
+    status, table = run_qualify(
+        subject_command("faulty_subjects:routes_unwritten", "--descriptor", shlex.quote(json.dumps(d))),
+        "--budget", "quick", "--checks", "support", "-v")
+    assert status == 1, table
+    assert "never wrote out_route[0] (it declares 1 routes)" in table, table

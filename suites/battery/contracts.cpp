@@ -47,7 +47,8 @@ std::string contract_not_applicable(std::string_view check, const subject& s) {
         "the subject declares rng_policy {}: a request's random numbers follow its slot or "
         "the call's generator, so its token may change with the batch by declaration",
         rng_word(c.rng_policy));
-  if (c.rng_policy == SC_RNG_REQUEST_KEYED) return keyed_not_applicable(check);
+  if (c.rng_policy == SC_RNG_REQUEST_KEYED)
+    if (std::string why = keyed_not_applicable(check); !why.empty()) return why;
   if (check == "offset_advancement" && own)
     return "the subject declares rng_policy subject_generator: offsets do not address its "
            "generator, so there is no declared advance to judge";
