@@ -32,7 +32,8 @@ SC_FIELD(sc_abi_version, minor, 4, 4);
 /* Status, memory space, dtype and enum words are int32 / uint32 everywhere. */
 SC_LAYOUT_ASSERT(sizeof(sc_status) == 4, "sizeof(sc_status)");
 
-SC_SIZE(sc_sample_batch, 144);
+/* Minor 0 to 4 ended at flags: 144 bytes. */
+SC_SIZE(sc_sample_batch, 152);
 SC_FIELD(sc_sample_batch, abi_version, 0, 8);
 SC_FIELD(sc_sample_batch, input, 8, 8);
 SC_FIELD(sc_sample_batch, input_dtype, 16, 4);
@@ -52,9 +53,17 @@ SC_FIELD(sc_sample_batch, out_token, 112, 8);
 SC_FIELD(sc_sample_batch, out_valid, 120, 8);
 SC_FIELD(sc_sample_batch, stream, 128, 8);
 SC_FIELD(sc_sample_batch, flags, 136, 8);
+SC_FIELD(sc_sample_batch, out_route, 144, 8); /* minor 5 */
 
-/* Minor 0 and 1 ended at sample: 80 bytes, the stride of a minor-0 / minor-1 array. */
-SC_SIZE(sc_sampler, 104);
+/* Minor 5. */
+SC_SIZE(sc_route, 16);
+SC_FIELD(sc_route, name, 0, 8);
+SC_FIELD(sc_route, tie_policy, 8, 4);
+SC_FIELD(sc_route, reserved0, 12, 4);
+
+/* Minor 0 and 1 ended at sample: 80 bytes, the stride of a minor-0 / minor-1 array; minor 3
+ * and 4 at inputs: 104 bytes. */
+SC_SIZE(sc_sampler, 120);
 SC_FIELD(sc_sampler, abi_version, 0, 8);
 SC_FIELD(sc_sampler, name, 8, 8);
 SC_FIELD(sc_sampler, description, 16, 8);
@@ -74,6 +83,9 @@ SC_FIELD(sc_sampler, degenerate_rows, 88, 4);     /* minor 2 */
 SC_FIELD(sc_sampler, probs_normalisation, 92, 4); /* minor 3 */
 SC_FIELD(sc_sampler, uniform_rule, 96, 4);        /* minor 3 */
 SC_FIELD(sc_sampler, inputs, 100, 4);             /* minor 4; reserved2 in minor 3 */
+SC_FIELD(sc_sampler, num_routes, 104, 4);         /* minor 5 */
+SC_FIELD(sc_sampler, reserved3, 108, 4);          /* minor 5 */
+SC_FIELD(sc_sampler, routes, 112, 8);             /* minor 5 */
 
 SC_SIZE(sc_matmul_problem, 88);
 SC_FIELD(sc_matmul_problem, abi_version, 0, 8);

@@ -75,6 +75,11 @@
  *        reserved2 appended (sc_sampler grows from 96 to 104 bytes).
  *   1.4  sc_sampler: inputs, in the place of 1.3's reserved2 (which had to be 0: the same
  *        contract as SC_INPUTS_PRESERVED).
+ *   1.5  SC_RNG_REQUEST_KEYED (noise hashed from the request's seed and position, vLLM's and
+ *        SGLang's seeded samplers) and SC_DEGENERATE_TREAT_AS_ZERO (NaN and negative entries
+ *        count as zero probability, FlashInfer's cake sampler). Routes: sc_route; sc_sampler
+ *        appends num_routes, reserved3, routes (104 to 120 bytes); sc_sample_batch appends
+ *        out_route (144 to 152 bytes).
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -92,7 +97,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 4
+#define SC_ABI_VERSION_MINOR 5
 
 typedef struct {
   uint32_t major;
@@ -148,6 +153,14 @@ typedef int32_t sc_status;
 #define SC_RNG_PER_REQUEST 1       /* curand_init(seed[r], subsequence[r], offset[r]), any slot */
 #define SC_RNG_BATCH_SLOT 2        /* keyed by the output row (FlashInfer: subsequence = row) */
 #define SC_RNG_SUBJECT_GENERATOR 3 /* the subject's own generator: same call, same tokens */
+/* Minor 5: the noise is a hash of the request's key, not a Philox stream (vLLM's hash-keyed
+ * Gumbel sampler, SGLang's multinomial_with_seed): output r's numbers are a function of
+ * (seed[r], offset[r]) alone, offset[r] being the request's position (the token's index in
+ * its sequence), and of nothing else in the batch. The caller folds the planned subsequence
+ * into the seed it sends (docs/subject-protocol.md, section 6), so the subject may ignore
+ * subsequence[r]. philox_outputs_per_call does not describe such a subject (it must still
+ * be >= 1); the battery steps positions by 1. Needs uniform_rule SC_RULE_UNDECLARED. */
+#define SC_RNG_REQUEST_KEYED 4
 /* Which row the top_k / top_p / min_p / temperature arrays are indexed by. */
 #define SC_PARAMS_BY_INPUT_ROW 1  /* [num_input_rows], as sc_sample_batch says */
 #define SC_PARAMS_BY_OUTPUT_ROW 2 /* [num_output_rows]: the caller repeats params[row_index[r]] */
@@ -155,6 +168,11 @@ typedef int32_t sc_status;
 #define SC_DEGENERATE_VALID_FLAG 1 /* out_valid[r] = 0, the other rows undisturbed */
 #define SC_DEGENERATE_ERROR 2      /* the call fails with a non-zero status */
 #define SC_DEGENERATE_UNDEFINED 3  /* nothing is promised; the battery does not judge them */
+/* Minor 5, input_kind SC_INPUT_PROBS only (FlashInfer's cake sampler): NaN, negative (-Inf
+ * included) and -0.0 entries count as probability 0 and the row is sampled from the rest; a
+ * row with +Inf entries draws uniformly among its +Inf entries; a row left with no positive
+ * mass (all zero) gets out_valid[r] = 0, its neighbours undisturbed. */
+#define SC_DEGENERATE_TREAT_AS_ZERO 4
 /* What a probs row may sum to (minor 3). */
 #define SC_PROBS_RENORMALISE 1    /* anything positive: sampled in proportion to the values */
 #define SC_PROBS_ASSUME_SUM_ONE 2 /* 1: only float32 rows that sum to 1 are sent (FlashInfer) */
@@ -176,6 +194,8 @@ typedef int32_t sc_status;
  * and does not compare. */
 #define SC_INPUTS_PRESERVED 1 /* it only reads them: every read-only array stays as sent */
 #define SC_INPUTS_MUTATED 2   /* it may write them */
+/* The most routes a sampler may declare (minor 5): out_route holds one byte a row. */
+#define SC_MAX_ROUTES 16
 
 /*
  * One batched sampling call.
@@ -191,7 +211,8 @@ typedef int32_t sc_status;
  * 1 = off. min_p in [0, 1], 0 = off. temperature >= 0, 0 = greedy.
  *
  * Randomness belongs to the request, so it is indexed by OUTPUT row: output r
- * draws from the cuRAND Philox4x32-10 stream curand_init(seed[r], subsequence[r],
+ * (under SC_RNG_PER_REQUEST; rng_policy states the others) draws from the cuRAND
+ * Philox4x32-10 stream curand_init(seed[r], subsequence[r],
  * offset[r]) and from no other. A subject must not key its stream on the row's
  * position in the batch (defect S04) or share streams between outputs (S10).
  * `subsequence` may be NULL (all zero). One call consumes at most
@@ -200,7 +221,8 @@ typedef int32_t sc_status;
  *
  * Degenerate rows (NaN, Inf, negative or all-zero probabilities, nothing left
  * after filtering) get out_valid[r] = 0 and an unspecified token; they must not
- * disturb any other row. Otherwise out_valid[r] = 1 and out_token[r] is in
+ * disturb any other row (under SC_DEGENERATE_VALID_FLAG; the other degenerate_rows
+ * values state their own outcome). Otherwise out_valid[r] = 1 and out_token[r] is in
  * [0, vocab_size).
  */
 typedef struct {
@@ -223,7 +245,23 @@ typedef struct {
   uint8_t* out_valid;          /* [num_output_rows] */
   void* stream;                /* cudaStream_t / hipStream_t, NULL = default; ignored on host */
   uint64_t flags;              /* 0 */
+  /* Minor 5: [num_output_rows] or NULL. The caller passes it for a sampler that declares
+   * routes (num_routes > 0); the sampler writes, for every row it returns valid, the index
+   * in its routes of the route that row took. Read it only from a batch whose
+   * abi_version.minor >= 5. */
+  uint8_t* out_route;
 } sc_sample_batch;
+
+/* One route of a sampler whose rule changes with the call (minor 5): FlashInfer's cake
+ * sampler falls back to an older kernel for k > 1024 and 16-bit inputs, whose ties at the
+ * k-th go another way. The battery judges each output row's ties at the k-th by the
+ * tie_policy of the route out_route names. The array is strided by sizeof(sc_route) as of
+ * minor 5; a later minor that grows it adds its size to sc_sampler first. */
+typedef struct {
+  const char* name;   /* non-empty, at most 64 bytes, unique within the sampler */
+  int32_t tie_policy; /* SC_TIE_* */
+  int32_t reserved0;  /* 0 */
+} sc_route;
 
 typedef struct {
   sc_abi_version abi_version; /* the subject's SC_ABI_VERSION_*; must be first */
@@ -254,6 +292,12 @@ typedef struct {
   int32_t uniform_rule;
   /* Minor 4 (reserved, 0, in minor 3): SC_INPUTS_*, 0 = SC_INPUTS_PRESERVED. */
   int32_t inputs;
+  /* Minor 5: the routes, [num_routes] with 0 <= num_routes <= SC_MAX_ROUTES. 0 / NULL: one
+   * route, tie_policy above, and out_route is not passed (today's contract). Declaring
+   * routes needs SC_FILTER_TOP_K (a tie policy only acts at top-k's boundary). */
+  int32_t num_routes;
+  int32_t reserved3; /* 0 */
+  const sc_route* routes;
 } sc_sampler;
 
 /* ---------------------------------------------------------------------------

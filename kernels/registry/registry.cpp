@@ -109,7 +109,8 @@ bool known_memory_space(int32_t space) {
 
 // The fields a descriptor of `minor` has, in bytes, as far as this host knows them.
 size_t sampler_bytes(uint32_t minor) {
-  if (minor >= 3) return sizeof(sc_sampler);
+  if (minor >= 5) return sizeof(sc_sampler);
+  if (minor >= 3) return kSamplerSizeMinor4;
   return minor == 2 ? kSamplerSizeMinor2 : kSamplerSizeMinor1;
 }
 size_t matmul_bytes(uint32_t minor) { return minor >= 1 ? sizeof(sc_matmul) : kMatmulSizeMinor0; }
@@ -137,15 +138,84 @@ std::string check_thresholds(const std::string& name, const sc_matmul& m) {
   return {};
 }
 
-// The declared contracts of minors 2 to 4: 0 (the default) or a known value each.
+// The values minor 5 added, refused by name in a descriptor of an older minor (its writer
+// could not have meant them).
+std::string check_minor5_values(const std::string& name, const sc_sampler& s) {
+  if (s.abi_version.minor >= 5) return {};
+  if (s.rng_policy == SC_RNG_REQUEST_KEYED)
+    return fmt::format(
+        "sampler {}: field rng_policy is request_keyed ({}), a value of minor 5; "
+        "the descriptor states minor {}",
+        name, s.rng_policy, s.abi_version.minor);
+  if (s.degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO)
+    return fmt::format(
+        "sampler {}: field degenerate_rows is treat_as_zero ({}), a value of minor "
+        "5; the descriptor states minor {}",
+        name, s.degenerate_rows, s.abi_version.minor);
+  return {};
+}
+
+// The route table of minor 5: at most SC_MAX_ROUTES routes, each named once, each with a
+// known tie policy; routes only where top-k has a boundary for them to act at.
+std::string check_routes(const std::string& name, const sc_sampler& s) {
+  if (s.reserved3 != 0)
+    return fmt::format("sampler {}: field reserved3 is {}, must be 0", name, s.reserved3);
+  if (s.num_routes == 0) return {};
+  if (s.num_routes < 0 || s.num_routes > SC_MAX_ROUTES)
+    return fmt::format("sampler {}: field num_routes is {}, must be 0..{}", name, s.num_routes,
+                       SC_MAX_ROUTES);
+  if (s.routes == nullptr)
+    return fmt::format("sampler {}: field routes is NULL but num_routes is {}", name, s.num_routes);
+  if ((s.filters & SC_FILTER_TOP_K) == 0)
+    return fmt::format(
+        "sampler {}: field num_routes is {}, but routes state tie policies, which "
+        "act only at top-k's boundary, and the sampler does not declare top_k",
+        name, s.num_routes);
+  for (int32_t i = 0; i < s.num_routes; ++i) {
+    const sc_route& r = s.routes[i];
+    const size_t length = r.name != nullptr ? std::strlen(r.name) : 0;
+    if (length == 0 || length > 64)
+      return fmt::format("sampler {}: field routes[{}].name is {}, must be 1 to 64 bytes", name, i,
+                         length == 0 ? "NULL or empty" : fmt::format("{} bytes", length));
+    for (int32_t j = 0; j < i; ++j)
+      if (std::strcmp(s.routes[j].name, r.name) == 0)
+        return fmt::format("sampler {}: field routes[{}].name '{}' repeats routes[{}]'s", name, i,
+                           r.name, j);
+    if (r.tie_policy != SC_TIE_KEEP_TIES && r.tie_policy != SC_TIE_LOWEST_INDEX)
+      return fmt::format("sampler {}: field routes[{}].tie_policy has unknown value {}", name, i,
+                         r.tie_policy);
+    if (r.reserved0 != 0)
+      return fmt::format("sampler {}: field routes[{}].reserved0 is {}, must be 0", name, i,
+                         r.reserved0);
+  }
+  return {};
+}
+
+// Pairings a minor-5 value does not allow.
+std::string check_minor5_pairings(const std::string& name, const sc_sampler& s) {
+  if (s.rng_policy == SC_RNG_REQUEST_KEYED && s.abi_version.minor >= 3 && s.uniform_rule != 0)
+    return fmt::format(
+        "sampler {}: field uniform_rule is inverse_cdf_u53, which is stated on the Philox stream; "
+        "rng_policy request_keyed draws no Philox stream",
+        name);
+  if (s.degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO && s.input_kind != SC_INPUT_PROBS)
+    return fmt::format(
+        "sampler {}: field degenerate_rows is treat_as_zero, which needs input_kind probs (it "
+        "says which probabilities count as zero)",
+        name);
+  if (s.abi_version.minor >= 5) return check_routes(name, s);
+  return check_minor5_values(name, s);
+}
+
+// The declared contracts of minors 2 to 5: 0 (the default) or a known value each.
 std::string check_contracts(const std::string& name, const sc_sampler& s) {
   const struct {
     int32_t value, last;
     const char* field;
   } fields[] = {
-      {s.rng_policy, SC_RNG_SUBJECT_GENERATOR, "rng_policy"},
+      {s.rng_policy, SC_RNG_REQUEST_KEYED, "rng_policy"},
       {s.parameter_indexing, SC_PARAMS_BY_OUTPUT_ROW, "parameter_indexing"},
-      {s.degenerate_rows, SC_DEGENERATE_UNDEFINED, "degenerate_rows"},
+      {s.degenerate_rows, SC_DEGENERATE_TREAT_AS_ZERO, "degenerate_rows"},
       {s.probs_normalisation, SC_PROBS_ASSUME_SUM_ONE, "probs_normalisation"},
       // Appended in minor 3: a minor-2 struct has no such word, so it reads 0 there.
       {s.abi_version.minor >= 3 ? s.uniform_rule : 0, SC_RULE_INVERSE_CDF_U53, "uniform_rule"},
@@ -170,7 +240,7 @@ std::string check_contracts(const std::string& name, const sc_sampler& s) {
         "sampler {}: field probs_normalisation is assume_sum_one, which needs input_kind probs "
         "and input_dtypes f32 only (a row rounded to bf16 or fp16 does not sum to 1)",
         name);
-  return {};
+  return check_minor5_pairings(name, s);
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ inline constexpr size_t kSamplerSizeMinor0 = offsetof(sc_sampler, rng_policy);
 inline constexpr size_t kSamplerSizeMinor1 = kSamplerSizeMinor0;
 // Minor 2 ended at probs_normalisation (then reserved1); minor 3 appended uniform_rule.
 inline constexpr size_t kSamplerSizeMinor2 = offsetof(sc_sampler, uniform_rule);
+// Minors 3 and 4 ended at inputs; minor 5 appended the routes.
+inline constexpr size_t kSamplerSizeMinor4 = offsetof(sc_sampler, num_routes);
 inline constexpr size_t kMatmulSizeMinor0 = offsetof(sc_matmul, num_batch_thresholds);
 
 // A dlopen()ed plugin library. The handle stays open for the object's lifetime;
@@ -106,6 +108,13 @@ inline sampler_contracts contracts_of(const sc_sampler& s) {
   c.uniform_rule = s.uniform_rule;
   if (s.abi_version.minor >= 4 && s.inputs != 0) c.inputs = s.inputs;
   return c;
+}
+
+// The sampler's routes (minor 5), or none when its minor predates them or it declares none
+// (then every row is judged by its tie_policy). Assumes a descriptor validate_sampler accepts.
+inline std::vector<sc_route> routes_of(const sc_sampler& s) {
+  if (s.abi_version.minor < 5 || s.num_routes <= 0 || s.routes == nullptr) return {};
+  return {s.routes, s.routes + s.num_routes};
 }
 
 // The matmul's batch_thresholds, or none when its abi_version.minor predates them

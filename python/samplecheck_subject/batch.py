@@ -37,6 +37,9 @@ class SampleBatch:
     out_token, out_valid
                  [num_output_rows] int32 / uint8 views of the reply; the callable returns
                  (tokens, valid) or writes these and returns None
+    out_route    [num_output_rows] uint8, only when the descriptor declares routes (ABI 1.5):
+                 the index of the route each output row took; the callable returns (tokens,
+                 valid, routes) or writes it
     """
 
     def __init__(self, descriptor, request, arrays):
@@ -57,6 +60,7 @@ class SampleBatch:
         self.offset = arrays["offset"]
         self.out_token = arrays["out_token"]
         self.out_valid = arrays["out_valid"]
+        self.out_route = arrays.get("out_route")
 
     def rows(self):
         """The input rows as float32 numpy (host subjects)."""
@@ -83,6 +87,7 @@ def sample_views(region, request):
         "input": element, "row_index": np.int32, "top_k": np.int32, "top_p": np.float32,
         "min_p": np.float32, "temperature": np.float32, "seed": np.uint64,
         "subsequence": np.uint64, "offset": np.uint64, "out_token": np.int32, "out_valid": np.uint8,
+        "out_route": np.uint8,  # ABI 1.5: only for a subject that declares routes
     }
     out = {}
     for name, t in kinds.items():
@@ -91,7 +96,7 @@ def sample_views(region, request):
         if out["input"].size != v * ni:
             raise ProtocolError(f"arrays.input.count = {out['input'].size}, expected {ni} * {v}")
         out["input"] = out["input"].reshape(ni, v)
-    for name in ("seed", "offset", "out_token", "out_valid", "row_index", "subsequence"):
+    for name in ("seed", "offset", "out_token", "out_valid", "out_route", "row_index", "subsequence"):
         if out[name] is not None and out[name].size != no:
             raise ProtocolError(f"arrays.{name}.count = {out[name].size}, expected num_output_rows = {no}")
     return out

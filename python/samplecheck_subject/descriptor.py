@@ -1,11 +1,11 @@
 """What a subject is: the sampler and matmul descriptors of the protocol's hello
-(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.4),
+(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.5),
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Literal, Optional, get_args
 
 INPUT_KINDS = ("probs", "logits")
 DTYPES = ("f32", "bf16", "f16")
@@ -13,13 +13,36 @@ FILTERS = ("top_k", "top_p", "min_p", "temperature")
 FILTER_ORDERS = ("top_k_first", "joint")
 TIE_POLICIES = ("keep_ties", "lowest_index")
 MEMORY_SPACES = ("host", "cuda")
-# Declared contracts (section 6).
-RNG_POLICIES = ("per_request", "batch_slot", "subject_generator")
-PARAMETER_INDEXINGS = ("input_row", "output_row")
-DEGENERATE_ROWS = ("valid_flag", "error", "undefined")
-PROBS_NORMALISATIONS = ("renormalise", "assume_sum_one")
-UNIFORM_RULES = ("undeclared", "inverse_cdf_u53")
-INPUTS = ("preserved", "mutated")
+# Declared contracts (section 6), typed: a checker names a misspelt value before any run.
+RngPolicy = Literal["per_request", "batch_slot", "subject_generator", "request_keyed"]
+ParameterIndexing = Literal["input_row", "output_row"]
+DegenerateRows = Literal["valid_flag", "error", "undefined", "treat_as_zero"]
+ProbsNormalisation = Literal["renormalise", "assume_sum_one"]
+UniformRule = Literal["undeclared", "inverse_cdf_u53"]
+Inputs = Literal["preserved", "mutated"]
+RNG_POLICIES: tuple[str, ...] = get_args(RngPolicy)
+PARAMETER_INDEXINGS: tuple[str, ...] = get_args(ParameterIndexing)
+DEGENERATE_ROWS: tuple[str, ...] = get_args(DegenerateRows)
+PROBS_NORMALISATIONS: tuple[str, ...] = get_args(ProbsNormalisation)
+UNIFORM_RULES: tuple[str, ...] = get_args(UniformRule)
+INPUTS: tuple[str, ...] = get_args(Inputs)
+
+
+TiePolicy = Literal["keep_ties", "lowest_index"]
+# Route ids travel as one byte a row; a table this long already names every fallback of a kernel.
+MAX_ROUTES = 16
+MAX_ROUTE_NAME_BYTES = 64
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route of a sampler whose tie rule changes with the call (sc_route, ABI 1.5): FlashInfer's
+    cake sampler falls back to an older kernel for k > 1024 and 16-bit inputs. The callable
+    reports per output row the index of the route it took; the ties check judges each row by
+    its route's tie_policy."""
+
+    name: str
+    tie_policy: TiePolicy
 
 
 class DescriptorError(ValueError):
@@ -38,8 +61,12 @@ class SamplerDescriptor:
     The contract fields say which promise the battery checks: rng_policy "per_request" (output
     r draws from curand_init(seed[r], subsequence[r], offset[r])), "batch_slot" (the stream is
     keyed by the output row, as FlashInfer documents), "subject_generator" (the subject owns
-    its generator: same seeds and batch give the same tokens); parameter_indexing "input_row"
-    or "output_row"; degenerate_rows "valid_flag", "error" or "undefined"; probs_normalisation
+    its generator: same seeds and batch give the same tokens), "request_keyed" (ABI 1.5: the
+    noise is a hash of (seed[r], offset[r]), offset[r] the request's position, as vLLM's and
+    SGLang's seeded samplers; samplecheck folds the planned subsequence into the seed it sends);
+    parameter_indexing "input_row" or "output_row"; degenerate_rows "valid_flag", "error",
+    "undefined" or "treat_as_zero" (ABI 1.5, probs only: NaN and negative entries count as 0,
+    a row with +Inf entries draws among them, an all-zero row comes back valid 0); probs_normalisation
     "renormalise" (a probs row is sampled in proportion to its values, whatever they sum to)
     or "assume_sum_one" (rows must sum to 1: only float32 rows that do are sent, so it takes
     input_kind "probs" and input_dtypes ("f32",)); uniform_rule "undeclared" or
@@ -61,12 +88,13 @@ class SamplerDescriptor:
     tie_policy: Optional[str] = None
     description: str = ""
     memory_space: str = "host"
-    rng_policy: str = "per_request"
-    parameter_indexing: str = "input_row"
-    degenerate_rows: str = "valid_flag"
-    probs_normalisation: str = "renormalise"
-    uniform_rule: str = "undeclared"
-    inputs: str = "preserved"
+    rng_policy: RngPolicy = "per_request"
+    parameter_indexing: ParameterIndexing = "input_row"
+    degenerate_rows: DegenerateRows = "valid_flag"
+    probs_normalisation: ProbsNormalisation = "renormalise"
+    uniform_rule: UniformRule = "undeclared"
+    inputs: Inputs = "preserved"
+    routes: Sequence[Route] = ()
     kind: str = field(default="sampler", init=False)
 
     def validate(self):
@@ -102,7 +130,32 @@ class SamplerDescriptor:
             raise DescriptorError(f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
                                   "inverts the running sum of the row as given)")
         _one_of(n, "inputs", self.inputs, INPUTS)
+        if self.rng_policy == "request_keyed" and self.uniform_rule != "undeclared":
+            raise DescriptorError(f"{n}: uniform_rule = {self.uniform_rule!r} is stated on the Philox stream; "
+                                  "rng_policy 'request_keyed' draws no Philox stream")
+        if self.degenerate_rows == "treat_as_zero" and self.input_kind != "probs":
+            raise DescriptorError(f"{n}: degenerate_rows = 'treat_as_zero' needs input_kind 'probs' (it says "
+                                  "which probabilities count as zero)")
+        self._validate_routes(n)
         return self
+
+    def _validate_routes(self, n: str) -> None:
+        if not self.routes:
+            return
+        if "top_k" not in self.filters:
+            raise DescriptorError(f"{n}: routes state tie policies, which only top_k's boundary uses: "
+                                  "declare filter top_k")
+        if len(self.routes) > MAX_ROUTES:
+            raise DescriptorError(f"{n}: routes holds {len(self.routes)} routes, more than {MAX_ROUTES}")
+        seen: set[str] = set()
+        for i, r in enumerate(self.routes):
+            if not isinstance(r, Route):
+                raise DescriptorError(f"{n}: routes[{i}] = {r!r} is not a Route")
+            if not r.name or len(r.name.encode()) > MAX_ROUTE_NAME_BYTES or r.name in seen:
+                raise DescriptorError(f"{n}: routes[{i}].name = {r.name!r} must be non-empty, at most "
+                                      f"{MAX_ROUTE_NAME_BYTES} bytes and unique")
+            seen.add(r.name)
+            _one_of(n, f"routes[{i}].tie_policy", r.tie_policy, TIE_POLICIES)
 
     def to_json(self):
         self.validate()
@@ -126,6 +179,8 @@ class SamplerDescriptor:
             out["filter_order"] = self.filter_order
         if self.tie_policy is not None:
             out["tie_policy"] = self.tie_policy
+        if self.routes:
+            out["routes"] = [{"name": r.name, "tie_policy": r.tie_policy} for r in self.routes]
         return out
 
 
@@ -169,7 +224,14 @@ def from_json(obj):
     obj = dict(obj)
     kind = obj.pop("kind", None)
     if kind == "sampler":
-        return SamplerDescriptor(**obj).validate()
+        routes = obj.pop("routes", None) or []
+        if not isinstance(routes, list) or not all(isinstance(r, dict) for r in routes):
+            raise DescriptorError(f"{obj.get('name')}: routes must be a list of {{name, tie_policy}} objects")
+        try:
+            parsed = tuple(Route(**r) for r in routes)
+        except TypeError as e:  # a key other than name and tie_policy, or one missing
+            raise DescriptorError(f"{obj.get('name')}: routes: {e}") from e
+        return SamplerDescriptor(**obj, routes=parsed).validate()
     if kind == "matmul":
         return MatmulDescriptor(**obj).validate()
     raise DescriptorError(f"kind = {kind!r} is not 'sampler' or 'matmul'")

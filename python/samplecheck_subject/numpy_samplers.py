@@ -14,7 +14,7 @@ import hashlib
 import numpy as np
 
 from .batch import SubjectError
-from .descriptor import SamplerDescriptor
+from .descriptor import Route, SamplerDescriptor
 from .philox import stream_outputs, uniform_double
 from .protocol import SC_ERR_INVALID_ARGUMENT
 
@@ -48,8 +48,9 @@ def descriptor(name="numpy.sort_filter", planted=None, **contract):
     )
 
 
-def _kept(row, top_k, top_p, min_p, planted):
-    """(token ids kept in sampling order, float64 cumulative mass) or None if degenerate."""
+def _kept(row, top_k, top_p, min_p, planted, keep_ties=False):
+    """(token ids kept in sampling order, float64 cumulative mass) or None if degenerate;
+    keep_ties: every tie at the k-th survives (the routed sampler's fallback)."""
     vocab = row.size
     if not np.isfinite(row).all() or (row < 0).any():
         return None
@@ -65,7 +66,7 @@ def _kept(row, top_k, top_p, min_p, planted):
     keep = vocab
     if k_on:
         keep = int(top_k)
-        if planted == "S06":  # every tie with the k-th survives
+        if planted == "S06" or keep_ties:  # every tie with the k-th survives
             while keep < vocab and row[order[keep]] == row[order[keep - 1]]:
                 keep += 1
     if p_on:
@@ -96,12 +97,73 @@ def _invert(cdf, u):
     return hit
 
 
-def make(planted=None, slot_keyed=False):
+# Defects of the ABI 1.5 contracts, planted in the subjects that declare them (contract_subjects).
+CONTRACT_PLANTED = {
+    "position_ignored": "request_keyed, but the key ignores the position: every token of a request "
+                        "draws the same noise (S02 in hash form)",
+    "nan_largest": "treat_as_zero, but a NaN entry counts as the row's largest probability",
+    "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' "
+                  "(lowest_index)",
+}
+# The routed sampler's fallback threshold (FlashInfer's cake sampler falls back for k > 1024):
+# small, so that the ties check's rows (k 2, 3, 5, 9) reach both routes.
+ROUTE_K = 4
+ROUTES = (Route("sort", "lowest_index"), Route("fallback", "keep_ties"))
+
+
+def _mix64(x):
+    """splitmix64's finaliser, wrapping in uint64: a keyed hash as vLLM's and SGLang's are."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def keyed_uniform(seed, position):
+    """[0, 1) with 53 bits hashed from (seed, position): rng_policy "request_keyed"."""
+    with np.errstate(over="ignore"):
+        salted = np.asarray(position, np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    key = _mix64(np.asarray(seed, np.uint64) ^ _mix64(salted))
+    return (key >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def zero_cleaned(row, planted=None):
+    """The row as degenerate_rows "treat_as_zero" reads it: +Inf entries alone if any (drawn
+    uniformly), else NaN, negative and -0.0 entries set to 0."""
+    if planted == "nan_largest":
+        finite = row[np.isfinite(row)]
+        row = np.where(np.isnan(row), finite.max() if finite.size else np.float32(1), row)
+    if np.isposinf(row).any():
+        return np.isposinf(row).astype(np.float32)
+    return np.where(row > 0, row, np.float32(0)).astype(np.float32)
+
+
+def _uniforms(b, source, planted, slot_keyed, keyed):
+    """u in [0, 1) for every output row, from its Philox stream or, keyed, its (seed, position)."""
+    n_out = b.num_output_rows
+    seed = b.seed[source]
+    offset = b.offset[source]
+    if keyed:
+        return keyed_uniform(seed, np.zeros(n_out, np.uint64) if planted == "position_ignored" else offset)
+    subsequence = np.zeros(n_out, np.uint64) if b.subsequence is None else b.subsequence[source]
+    if planted == "S02":
+        offset = np.zeros(n_out, np.uint64)
+    if planted == "S04" or slot_keyed:
+        subsequence = np.arange(n_out, dtype=np.uint64)
+    words = stream_outputs(seed, subsequence, offset, 2)
+    return uniform_double(words[:, 0], words[:, 1])
+
+
+def make(planted=None, slot_keyed=False, keyed=False, zero=False, routed=False):
     """The sampler callable; `planted` one of PLANTED's ids or None (the correct one).
     slot_keyed: the stream's subsequence is the output row (FlashInfer's rule), which is
-    S04's mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect."""
-    if planted is not None and planted not in PLANTED:
-        raise ValueError(f"no planted defect {planted!r}; known: {', '.join(PLANTED)}")
+    S04's mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect.
+    keyed: u hashed from (seed, position) (rng_policy "request_keyed"); zero: degenerate rows
+    read by degenerate_rows "treat_as_zero"; routed: rows with k > ROUTE_K take route 1
+    (keep_ties), the rest route 0 (lowest_index), reported per output row. CONTRACT_PLANTED's
+    ids plant their defects."""
+    if planted is not None and planted not in PLANTED and planted not in CONTRACT_PLANTED:
+        raise ValueError(f"no planted defect {planted!r}; known: {', '.join([*PLANTED, *CONTRACT_PLANTED])}")
 
     def sample(b):
         n_out, n_in = b.num_output_rows, b.num_input_rows
@@ -115,29 +177,26 @@ def make(planted=None, slot_keyed=False):
             _, first = np.unique(input_of, return_index=True)
             first_of = dict(zip(input_of[first].tolist(), first.tolist()))
             source = np.array([first_of[i] for i in input_of.tolist()], dtype=np.int64)
-        seed = b.seed[source]
-        subsequence = np.zeros(n_out, np.uint64) if b.subsequence is None else b.subsequence[source]
-        offset = b.offset[source]
-        if planted == "S02":
-            offset = np.zeros(n_out, np.uint64)
-        if planted == "S04" or slot_keyed:
-            subsequence = np.arange(n_out, dtype=np.uint64)
-        words = stream_outputs(seed, subsequence, offset, 2)
-        u = uniform_double(words[:, 0], words[:, 1])
+        u = _uniforms(b, source, planted, slot_keyed, keyed)
 
         tokens = np.zeros(n_out, np.int32)
         valid = np.zeros(n_out, np.uint8)
+        routes = np.zeros(n_out, np.uint8)
         groups = {}
         for r, key in enumerate(zip(input_of.tolist(), param_of.tolist())):
             groups.setdefault(key, []).append(r)
         for (i, p), outputs in groups.items():
             outputs = np.asarray(outputs)
+            k = int(b.top_k[p]) if b.top_k is not None else 0
+            fallback = routed and ROUTE_K < k < b.vocab_size
+            routes[outputs] = 1 if fallback and planted != "route_lied" else 0
             kept = _kept(
-                rows[i],
-                int(b.top_k[p]) if b.top_k is not None else 0,
+                zero_cleaned(rows[i], planted) if zero else rows[i],
+                k,
                 float(b.top_p[p]) if b.top_p is not None else 1.0,
                 float(b.min_p[p]) if b.min_p is not None else 0.0,
                 planted,
+                keep_ties=fallback,
             )
             if kept is None:
                 if planted == "S08":  # the degenerate row passes as token 0
@@ -147,7 +206,7 @@ def make(planted=None, slot_keyed=False):
             hit = _invert(cdf, u[outputs] * cdf[-1])
             tokens[outputs] = hit if order is None else order[hit]
             valid[outputs] = 1
-        return tokens, valid
+        return (tokens, valid, routes) if routed else (tokens, valid)
 
     return sample
 
@@ -181,7 +240,26 @@ def contract_subjects():
     generator = SamplerDescriptor(
         name="numpy.multinomial.generator", description="numpy: inverse CDF on a seeded numpy Generator",
         input_kind="probs", input_dtypes=("f32",), rng_policy="subject_generator", degenerate_rows="error")
-    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator)]
+    keyed = descriptor(name="numpy.sort_filter.keyed", rng_policy="request_keyed")
+    zero = descriptor(name="numpy.sort_filter.zero", degenerate_rows="treat_as_zero")
+    routed = descriptor(name="numpy.sort_filter.routed", routes=ROUTES)
+    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator),
+            (make(None, keyed=True), keyed), (make(None, zero=True), zero),
+            (make("position_ignored", keyed=True),
+             _contract_mutant(keyed, "position_ignored")),
+            (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
+            (make(None, routed=True), routed), (make("route_lied", routed=True),
+                                                 _contract_mutant(routed, "route_lied"))]
+
+
+def _contract_mutant(correct, planted):
+    """The descriptor `correct` declares, under the name NAME:PLANTED and its defect's text."""
+    contract = {"rng_policy": correct.rng_policy, "degenerate_rows": correct.degenerate_rows,
+                "routes": correct.routes}
+    d = descriptor(name=correct.name, **contract)
+    d.name = f"{correct.name}:{planted}"
+    d.description = f"numpy: {CONTRACT_PLANTED[planted]}"
+    return d
 
 
 def subjects():

@@ -174,12 +174,16 @@ class _Subject:
             device.to_device(b)
         returned = self.fn(b)
         if returned is not None:
-            tokens, valid = returned if isinstance(returned, tuple) else (returned, None)
+            # (tokens, valid) or, for a subject that declares routes, (tokens, valid, routes).
+            parts = returned if isinstance(returned, tuple) else (returned, None)
+            tokens, valid = parts[0], parts[1]
             self._write(arrays["out_token"], tokens, np.int32, "tokens")
             if valid is None:
                 arrays["out_valid"][:] = 1
             else:
                 self._write(arrays["out_valid"], valid, np.uint8, "valid flags")
+            if len(parts) > 2 and arrays.get("out_route") is not None:
+                self._write(arrays["out_route"], parts[2], np.uint8, "routes")
         return SC_OK, ""
 
     def matmul(self, region: SharedRegion, message: dict[str, Any]) -> tuple[int, str]:

@@ -59,6 +59,11 @@ def faulty(b):
     raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
 
 
+# A subject that declares routes (--descriptor) but never writes out_route: samplecheck must
+# fail the call naming the row and the array, never judge its rows by a route it made up.
+routes_unwritten = numpy_samplers.make(None)
+
+
 def subjects():
     inputs = os.environ.get("SAMPLECHECK_TEST_INPUTS", "preserved")
     return [(faulty, numpy_samplers.descriptor(name="test.faulty", inputs=inputs))]

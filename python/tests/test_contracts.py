@@ -4,6 +4,9 @@ passes, and each check whose premise the contract breaks reports n/a with the re
 never pass. The slot-keyed sampler is S04's mechanism: undeclared, batch_reorder kills it
 (test_mutants.py)."""
 
+import json
+import shlex
+
 import pytest
 
 from conftest import subject_command
@@ -15,6 +18,8 @@ NA_BY_CONTRACT = {
         "offset_advancement": "subject_generator", "per_request_seeds": "subject_generator",
         "batch_reorder": "subject_generator", "batch_invariance": "subject_generator",
         "degenerate_rows": "degenerate_rows error"},
+    # ABI 1.5: hash-keyed noise has no Philox counter for these two to judge.
+    "numpy.sort_filter.keyed": {"round_advancement": "request_keyed", "stream_position": "request_keyed"},
 }
 # The rest of the battery on the slot-keyed sampler; degenerate_rows apart (below): it keeps
 # every good row in its slot, so it applies under batch_slot.
@@ -48,3 +53,90 @@ def test_degenerate_rows_under_batch_slot(run_qualify):
         subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
                         "numpy.sort_filter.batch_slot"), "--budget", "quick", "--checks", "degenerate_rows")
     assert status == 0, table
+
+
+# ABI 1.5's contracts, each with the defect it exists to catch, planted and killed through the
+# protocol by the named check (numpy_samplers.CONTRACT_PLANTED).
+KILLED_UNDER_CONTRACT = {
+    "numpy.sort_filter.keyed:position_ignored": "offset_advancement",
+    "numpy.sort_filter.zero:nan_largest": "degenerate_rows",
+    "numpy.sort_filter.routed:route_lied": "ties",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KILLED_UNDER_CONTRACT))
+def test_contract_mutant_is_killed(run_qualify, name):
+    check = KILLED_UNDER_CONTRACT[name]
+    status, table = run_qualify(
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", name),
+        "--budget", "quick", "--checks", check)
+    assert status == 1, table
+    rows = [line for line in table.splitlines() if line.startswith(check)]
+    assert rows and any(" FAIL " in f" {line} " for line in rows), table
+
+
+def test_position_ignored_is_named_by_position(run_qualify):
+    # The kill names positions, not Philox offsets: the check is read under the contract.
+    _, table = run_qualify(
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
+                        "numpy.sort_filter.keyed:position_ignored"), "--budget", "quick",
+        "--checks", "offset_advancement", "-v")
+    assert "positions" in table and "request_keyed" in table, table
+
+
+def test_treat_as_zero_passes_degenerate_rows(run_qualify):
+    status, table = run_qualify(
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
+                        "numpy.sort_filter.zero"), "--budget", "quick", "--checks", "degenerate_rows", "-v")
+    assert status == 0, table
+    assert "treat_as_zero" in table, table
+
+
+def test_routed_sampler_is_judged_per_route(run_qualify):
+    # Rows with k above the fallback threshold take route 1 (keep_ties) and are judged so.
+    status, table = run_qualify(
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
+                        "numpy.sort_filter.routed"), "--budget", "quick", "--checks", "ties,replay")
+    assert status == 0, table
+
+
+def test_route_lied_names_the_route(run_qualify):
+    _, table = run_qualify(
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
+                        "numpy.sort_filter.routed:route_lied"), "--budget", "quick", "--checks", "ties", "-v")
+    failed = [line for line in table.splitlines() if "[FAIL]" in line]
+    assert failed and all("(route 0 'sort', lowest_index)" in line for line in failed), table
+
+
+def test_abi_1_5_descriptor_rules_name_the_field():
+    from samplecheck_subject.descriptor import DescriptorError, Route, SamplerDescriptor
+
+    def sampler(**fields):
+        base = {"name": "x", "input_kind": "probs", "input_dtypes": ["f32"]}
+        return SamplerDescriptor(**{**base, **fields})
+
+    with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf_u53' is stated on the Philox"):
+        sampler(rng_policy="request_keyed", uniform_rule="inverse_cdf_u53").validate()
+    with pytest.raises(DescriptorError, match="x: degenerate_rows = 'treat_as_zero' needs input_kind 'probs'"):
+        sampler(input_kind="logits", degenerate_rows="treat_as_zero").validate()
+    with pytest.raises(DescriptorError, match=r"x: routes state tie policies, .* declare filter top_k"):
+        sampler(routes=(Route("a", "keep_ties"),)).validate()
+    with pytest.raises(DescriptorError, match=r"x: routes\[1\].name = 'a' must be"):
+        sampler(filters=["top_k"], tie_policy="keep_ties",
+                routes=(Route("a", "keep_ties"), Route("a", "lowest_index"))).validate()
+    with pytest.raises(DescriptorError, match=r"x: routes\[0\].tie_policy = 'highest' is not one of"):
+        sampler(filters=["top_k"], tie_policy="keep_ties", routes=(Route("a", "highest"),)).validate()  # type: ignore[arg-type]
+    keyed = sampler(rng_policy="request_keyed", degenerate_rows="treat_as_zero").to_json()
+    assert keyed["rng_policy"] == "request_keyed" and keyed["degenerate_rows"] == "treat_as_zero"
+    assert "routes" not in keyed
+
+
+def test_unwritten_route_is_a_contract_failure(run_qualify):
+    d = {"kind": "sampler", "name": "test.routes_unwritten", "input_kind": "probs", "input_dtypes": ["f32"],
+         "filters": ["top_k"], "tie_policy": "lowest_index", "philox_outputs_per_call": 2,
+         "routes": [{"name": "sort", "tie_policy": "lowest_index"}]}
+    status, table = run_qualify(
+        subject_command("faulty_subjects:routes_unwritten", "--descriptor", shlex.quote(json.dumps(d))),
+        "--budget", "quick", "--checks", "support", "-v")
+    assert status == 1, table
+    assert "never wrote out_route[0] (it declares 1 routes)" in table, table

@@ -59,6 +59,14 @@ inline check_outcome harness_failure(std::string message) {
   return out;
 }
 
+// The subject failed exactly (a call it answered wrongly): `detail` says how.
+inline check_outcome exact_failure(std::string detail) {
+  check_outcome out;
+  out.exact_failure = true;
+  out.detail = std::move(detail);
+  return out;
+}
+
 struct check_definition {
   std::string_view name;
   subject_kind applies_to;

@@ -409,7 +409,11 @@ check_outcome run_ties(const check_context& ctx) {
 
 check_outcome run_ties_at_k(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "ties");
-  return fit_rows(ctx, "ties", seed, ties_at_k_rows(ctx, seed));
+  std::vector<judged_row> rows = ties_at_k_rows(ctx, seed);
+  // A routed subject (ABI 1.5): each row judged by the tie policy of the route it takes.
+  if (std::string probe = assign_routes(ctx.subj, rows, seed); !probe.empty())
+    return exact_failure(probe);
+  return fit_rows(ctx, "ties", seed, rows);
 }
 
 namespace {

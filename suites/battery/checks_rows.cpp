@@ -2,6 +2,7 @@
 // spelling_agreement.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -47,6 +48,107 @@ std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint6
   return cases;
 }
 
+// Under degenerate_rows treat_as_zero (kernels/samplecheck_plugin.h): the tokens a degenerate
+// row may draw, ascending; none when it is left with no positive mass (then valid = 0).
+struct zero_rule {
+  std::vector<int32_t> allowed;
+  std::string reading;  // how the row is read, for the detail line
+};
+
+zero_rule treat_as_zero_rule(const std::vector<float>& values) {
+  zero_rule z;
+  for (size_t t = 0; t < values.size(); ++t)
+    if (std::isinf(values[t]) && values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
+  if (!z.allowed.empty()) {
+    z.reading = "drawn uniformly among its +Inf entries";
+    return z;
+  }
+  // NaN, negative and -0.0 all fail `> 0`: exactly the entries the contract counts as zero.
+  for (size_t t = 0; t < values.size(); ++t)
+    if (values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
+  z.reading = z.allowed.empty() ? "no positive mass left, so valid = 0"
+                                : "NaN and negative entries count as probability 0";
+  return z;
+}
+
+// Empty when an output of the row keeps the rule; else what broke it.
+std::string zero_rule_breach(const zero_rule& z, bool valid, int32_t token) {
+  if (z.allowed.empty())
+    return valid ? fmt::format("came back valid = 1 with token {} ({})", token, z.reading) : "";
+  if (!valid)
+    return fmt::format("came back valid = 0 although it has positive mass ({})", z.reading);
+  if (!std::binary_search(z.allowed.begin(), z.allowed.end(), token))
+    return fmt::format("drew token {}, which holds probability 0 under treat_as_zero ({})", token,
+                       z.reading);
+  return {};
+}
+
+// Draws of each degenerate row under treat_as_zero: a token that should hold probability 0
+// but is drawn as the row's largest holds at least a few percent of the row, so this many
+// draws miss it with a probability far below the check's level.
+constexpr uint64_t kZeroRuleDraws = 256;
+
+// What a pass under treat_as_zero says of the degenerate rows (kZeroRuleDraws + 1 draws each).
+static_assert(kZeroRuleDraws == 256, "kZeroRuleKept states the draws");
+constexpr const char* kZeroRuleKept =
+    "kept degenerate_rows treat_as_zero over 257 draws each (NaN / negative count as 0, +Inf "
+    "drawn among the +Inf entries, all-zero valid = 0)";
+
+// The degenerate rows as judged rows; an error when the reference accepts one.
+std::string degenerate_rows_of(const subject& s, const std::vector<degenerate_case>& cases,
+                               std::vector<judged_row>& bad) {
+  for (const auto& c : cases) {
+    judged_row r;
+    r.label = c.label;
+    r.values = c.values;
+    r.target = reference_for(s, r.values, {});
+    if (r.target.ok())
+      return fmt::format("harness: the reference accepts degenerate row '{}'", c.label);
+    bad.push_back(std::move(r));
+  }
+  return {};
+}
+
+bool treats_as_zero(const subject& s) {
+  return registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO;
+}
+
+// Every degenerate row drawn kZeroRuleDraws times in one call, each output judged exactly by
+// the rule; false (with `out` the exact failure) at the first output that breaks it.
+bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& bad, uint64_t seed,
+                     check_outcome& out) {
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : bad) ptrs.push_back(&r);
+  sample_call call = call_for_rows(ctx.subj, ptrs);
+  for (uint64_t j = 0; j < kZeroRuleDraws * bad.size(); ++j)
+    add_output(call, static_cast<int32_t>(j % bad.size()), seed, 5000 + j, 8);
+  const call_status st = run_call(ctx.subj, call);
+  out.samples += static_cast<uint64_t>(call.num_output_rows());
+  if (!st.ok()) {
+    out.exact_failure = true;
+    out.detail =
+        fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe());
+    return false;
+  }
+  for (int64_t r = 0; r < call.num_output_rows(); ++r) {
+    const judged_row& row = bad[static_cast<size_t>(call.row_index[r])];
+    const std::string why =
+        zero_rule_breach(treat_as_zero_rule(row.values), call.valid[r] != 0, call.tokens[r]);
+    if (why.empty()) continue;
+    out.exact_failure = true;
+    out.detail =
+        fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why);
+    out.repro = repro_base(seed);
+    out.repro.update({{"row_label", row.label},
+                      {"output", r},
+                      {"token", call.tokens[r]},
+                      {"subsequence", 5000 + r},
+                      {"offset", 8}});
+    return false;
+  }
+  return true;
+}
+
 // Invalid parameters a subject must refuse with a message (those of its declared filters).
 struct bad_param {
   uint32_t filter;
@@ -86,7 +188,8 @@ uint64_t planned_degenerate_rows(const check_context& ctx) {
           .size();
   // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
   // bad parameter.
-  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size();
+  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() +
+         (treats_as_zero(ctx.subj) ? kZeroRuleDraws * cases : 0);
 }
 
 uint64_t planned_parameter_routing(const check_context& ctx) {
@@ -95,11 +198,116 @@ uint64_t planned_parameter_routing(const check_context& ctx) {
 
 uint64_t planned_spelling_agreement(const check_context&) { return 2 * kSpellingOutputs; }
 
+namespace {
+
+// The batch with degenerate rows against the one with good rows in their slots: each bad
+// row by the declared contract (valid = 0, or treat_as_zero's rule), each good row unchanged.
+// False (with `out` the exact failure) at the first row that is not.
+bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call& with_bad,
+                 const sample_call& only_good, bool zero_contract, check_outcome& out) {
+  const int64_t V = with_bad.vocab_size;
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    const bool is_bad = !mixed[i]->target.ok();
+    const int32_t t = with_bad.tokens[i];
+    const std::string zero_breach =
+        is_bad && zero_contract
+            ? zero_rule_breach(treat_as_zero_rule(mixed[i]->values), with_bad.valid[i] != 0, t)
+            : "";
+    if (!zero_breach.empty()) {
+      out.exact_failure = true;
+      out.detail = fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i,
+                               mixed[i]->label, zero_breach);
+      out.repro.update(
+          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      return false;
+    }
+    if (is_bad && !zero_contract && with_bad.valid[i]) {
+      const auto& e = mixed[i]->target.error();
+      out.exact_failure = true;
+      out.detail = fmt::format(
+          "row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
+          i, mixed[i]->label, e.field, e.index, e.message, t);
+      out.repro.update(
+          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      return false;
+    }
+    if (!is_bad) {
+      const size_t g = i;  // the same slot of the batch with good fillers
+      const bool in_range = t >= 0 && t < V;
+      if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
+        out.exact_failure = true;
+        out.detail = fmt::format(
+            "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
+            "their slots: valid {} token {}",
+            i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
+            static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
+        out.repro.update(
+            {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Invalid parameters must be refused with a message, never sampled and never a crash; so
+// must bad shapes. False (with `out` the exact failure) at the first that is not.
+bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t seed, int& refused,
+                    check_outcome& out) {
+  // Invalid parameters must be refused with a message, never sampled and never a crash.
+  for (const auto& bp : bad_params(ctx.subj)) {
+    judged_row r = good;
+    r.setting = bp.setting;
+    sample_call call = call_for_rows(ctx.subj, {&good, &r});
+    add_output(call, 0, seed, 1, 0);
+    add_output(call, 1, seed, 2, 0);
+    const call_status s = run_call(ctx.subj, call);
+    out.samples += 2;
+    if (s.ok() && call.valid[1]) {
+      out.exact_failure = true;
+      out.detail =
+          fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
+                      bp.field, call.tokens[1]);
+      out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
+      return false;
+    }
+    if (!s.ok() && s.fault != harness::call_fault::subject_status) {
+      out.exact_failure = true;
+      out.detail = fmt::format("input row 1 with {}: {}", bp.field, s.describe());
+      return false;
+    }
+    if (!s.ok() && s.message.empty()) {
+      out.exact_failure = true;
+      out.detail = fmt::format("{} refused with status {} but no message", bp.field, s.status);
+      return false;
+    }
+    ++refused;
+  }
+  // Bad shapes: an empty vocabulary and a row_index past the input rows.
+  for (int which = 0; which < 2; ++which) {
+    sample_call call = call_for_rows(ctx.subj, {&good});
+    add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
+    if (which == 0) call.vocab_size = 0;
+    const call_status s = run_call(ctx.subj, call);
+    const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
+    if (s.ok() || s.fault != harness::call_fault::subject_status) {
+      out.exact_failure = true;
+      out.detail =
+          s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 check_outcome run_degenerate_rows(const check_context& ctx) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "degenerate_rows");
   const int64_t V = ctx.budget.vocab_size;
   const auto cases = degenerate_cases(ctx.subj, V, seed);
+  const bool zero_contract = treats_as_zero(ctx.subj);
   // Good rows between the bad ones: [good, bad, good, bad, ..., good].
   std::vector<judged_row> good;
   for (size_t i = 0; i <= cases.size(); ++i)
@@ -107,16 +315,7 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
                             {.vocab_size = V, .seed = seed + 100 + i}, {}));
   if (auto e = reference_errors(good); !e.empty()) return harness_failure(e);
   std::vector<judged_row> bad;
-  for (const auto& c : cases) {
-    judged_row r;
-    r.label = c.label;
-    r.values = c.values;
-    r.target = reference_for(ctx.subj, r.values, {});
-    if (r.target.ok())
-      return harness_failure(
-          fmt::format("harness: the reference accepts degenerate row '{}'", c.label));
-    bad.push_back(std::move(r));
-  }
+  if (auto e = degenerate_rows_of(ctx.subj, cases, bad); !e.empty()) return harness_failure(e);
   // The same batch with a good filler row in each degenerate row's slot: every good row
   // keeps its slot and its stream, so this holds for slot-keyed streams too.
   std::vector<const judged_row*> mixed, filled;
@@ -147,84 +346,15 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
             : fmt::format("{}: {}", which, bad_call.describe());
     return out;
   }
-  for (size_t i = 0; i < mixed.size(); ++i) {
-    const bool is_bad = !mixed[i]->target.ok();
-    const int32_t t = with_bad.tokens[i];
-    if (is_bad && with_bad.valid[i]) {
-      const auto& e = mixed[i]->target.error();
-      out.exact_failure = true;
-      out.detail = fmt::format(
-          "row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
-          i, mixed[i]->label, e.field, e.index, e.message, t);
-      out.repro.update(
-          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
-      return out;
-    }
-    if (!is_bad) {
-      const size_t g = i;  // the same slot of the batch with good fillers
-      const bool in_range = t >= 0 && t < V;
-      if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
-        out.exact_failure = true;
-        out.detail = fmt::format(
-            "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
-            "their slots: valid {} token {}",
-            i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
-            static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
-        out.repro.update(
-            {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
-        return out;
-      }
-    }
-  }
-  // Invalid parameters must be refused with a message, never sampled and never a crash.
+  if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
+  if (zero_contract && !judge_zero_rule(ctx, bad, seed, out)) return out;
   int refused = 0;
-  for (const auto& bp : bad_params(ctx.subj)) {
-    judged_row r = good.front();
-    r.setting = bp.setting;
-    sample_call call = call_for_rows(ctx.subj, {&good.front(), &r});
-    add_output(call, 0, seed, 1, 0);
-    add_output(call, 1, seed, 2, 0);
-    const call_status s = run_call(ctx.subj, call);
-    out.samples += 2;
-    if (s.ok() && call.valid[1]) {
-      out.exact_failure = true;
-      out.detail =
-          fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
-                      bp.field, call.tokens[1]);
-      out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
-      return out;
-    }
-    if (!s.ok() && s.fault != harness::call_fault::subject_status) {
-      out.exact_failure = true;
-      out.detail = fmt::format("input row 1 with {}: {}", bp.field, s.describe());
-      return out;
-    }
-    if (!s.ok() && s.message.empty()) {
-      out.exact_failure = true;
-      out.detail = fmt::format("{} refused with status {} but no message", bp.field, s.status);
-      return out;
-    }
-    ++refused;
-  }
-  // Bad shapes: an empty vocabulary and a row_index past the input rows.
-  for (int which = 0; which < 2; ++which) {
-    sample_call call = call_for_rows(ctx.subj, {&good.front()});
-    add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
-    if (which == 0) call.vocab_size = 0;
-    const call_status s = run_call(ctx.subj, call);
-    const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
-    if (s.ok() || s.fault != harness::call_fault::subject_status) {
-      out.exact_failure = true;
-      out.detail =
-          s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
-      return out;
-    }
-  }
+  if (!judge_refusals(ctx, good.front(), seed, refused, out)) return out;
   out.power = "exact (every row compared)";
   out.detail = fmt::format(
-      "{} degenerate rows gave valid = 0, {} good neighbours unchanged; {} invalid parameters "
+      "{} degenerate rows {}, {} good neighbours unchanged; {} invalid parameters "
       "and 2 bad shapes refused",
-      bad.size(), good.size(), refused);
+      bad.size(), zero_contract ? kZeroRuleKept : "gave valid = 0", good.size(), refused);
   out.repro = nullptr;
   return out;
 }

@@ -159,7 +159,10 @@ check_outcome run_offset_advancement(const check_context& ctx) {
   const uint64_t seed = check_seed(ctx.seed, "offset_advancement");
   const auto [row, pairs] = plan_collisions(ctx, seed, kOffsetPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
-  const uint64_t advance = ctx.subj.sampler->philox_outputs_per_call;
+  // Under request_keyed the offset is the request's position: the next token is position + 1,
+  // and its key must differ from this one's, so the step is 1 whatever the declaration.
+  const bool keyed = registry::contracts_of(*ctx.subj.sampler).rng_policy == SC_RNG_REQUEST_KEYED;
+  const uint64_t advance = keyed ? 1 : ctx.subj.sampler->philox_outputs_per_call;
   // Two consecutive calls: the second at offset + the declared advance must draw
   // numbers the first never used, so its tokens are independent of the first's.
   sample_call first = call_for_rows(ctx.subj, {&row});
@@ -173,7 +176,11 @@ check_outcome run_offset_advancement(const check_context& ctx) {
   const auto c = stats::collision_test(first.tokens, second.tokens, row.target.distribution().prob);
   collision_outcome(
       ctx, seed, c,
-      fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance), out);
+      keyed
+          ? fmt::format("positions {} and {} (rng_policy request_keyed: offset = position)", start,
+                        start + advance)
+          : fmt::format("offsets {} and {} (declared advance {})", start, start + advance, advance),
+      out);
   out.repro = repro_base(seed);
   out.repro.update(
       {{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});

@@ -137,6 +137,7 @@ struct tie_split_plan {
   std::vector<judged_row> flat_rows;
   std::vector<uint64_t> flat_draws;
   tie_group flat_group;
+  std::string probe_failure;  // a routed subject's route probe failed: nothing is drawn
 };
 
 // The flat row's copies and draws: halves in the ratio 1 + tie_halves_ratio detected.
@@ -153,7 +154,10 @@ void plan_flat(const check_context& ctx, tie_split_plan& plan) {
   }
 }
 
-tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t seed) {
+// probe: learn a routed subject's route of each row first (a call; planning for the budget
+// does not probe, so a routed row's draws are planned on the sampler's own tie policy).
+tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t seed,
+                              bool probe = false) {
   tie_split_plan plan;
   const int64_t V = ctx.budget.vocab_size;
   const uint32_t filters =
@@ -163,6 +167,7 @@ tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t s
     for (const auto& setting : fixtures::tied_boundaries(c == 0 ? filters : 0u))
       rows.push_back(tied_row(ctx.subj, V, seed + rows.size(), setting, c));
   if (plan.error = reference_errors(rows); !plan.error.empty()) return plan;
+  if (probe && !(plan.probe_failure = assign_routes(ctx.subj, rows, seed)).empty()) return plan;
   for (const auto& r : rows)
     for (const auto& g : plan.groups.emplace_back(tied_in_groups(r))) plan.tests += g.tests();
   // The whole row one tie group, where keys of a quantised noise collide most.
@@ -345,8 +350,9 @@ void note_group(const group_verdict& v, const judged_row& row, const tie_group& 
 check_outcome run_tie_split(const check_context& ctx, double alpha) {
   check_outcome out;
   const uint64_t seed = check_seed(ctx.seed, "ties.split");
-  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
+  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed, true);
   if (!plan.error.empty()) return harness_failure(plan.error);
+  if (!plan.probe_failure.empty()) return exact_failure(plan.probe_failure);
   const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0);
   out.samples = drawn.samples;
   out.repro = repro_base(seed);

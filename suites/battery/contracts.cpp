@@ -8,7 +8,21 @@ namespace {
 const char* rng_word(int32_t v) {
   return v == SC_RNG_BATCH_SLOT          ? "batch_slot"
          : v == SC_RNG_SUBJECT_GENERATOR ? "subject_generator"
+         : v == SC_RNG_REQUEST_KEYED     ? "request_keyed"
                                          : "per_request";
+}
+
+// Under request_keyed the offset is the request's position, hashed into its key: the checks
+// that judge how a call walks the Philox counter have no counter to judge. Positions stay
+// judged where independence is the premise (offset_advancement steps them by 1).
+std::string keyed_not_applicable(std::string_view check) {
+  if (check == "round_advancement")
+    return "the subject declares rng_policy request_keyed: its noise is hashed from (seed, "
+           "position), so there are no Philox outputs a round could read past its declaration";
+  if (check == "stream_position")
+    return "the subject declares rng_policy request_keyed: offsets are positions hashed into its "
+           "key, not a Philox counter whose 64-bit arithmetic the far-apart offsets judge";
+  return {};
 }
 
 }  // namespace
@@ -33,6 +47,8 @@ std::string contract_not_applicable(std::string_view check, const subject& s) {
         "the subject declares rng_policy {}: a request's random numbers follow its slot or "
         "the call's generator, so its token may change with the batch by declaration",
         rng_word(c.rng_policy));
+  if (c.rng_policy == SC_RNG_REQUEST_KEYED)
+    if (std::string why = keyed_not_applicable(check); !why.empty()) return why;
   if (check == "offset_advancement" && own)
     return "the subject declares rng_policy subject_generator: offsets do not address its "
            "generator, so there is no declared advance to judge";

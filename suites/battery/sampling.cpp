@@ -54,8 +54,37 @@ judged_row fixture_row(const subject& s, fixtures::shape shape,
 judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
                     const fixtures::filter_setting& setting) {
   judged_row row = fixture_row(s, shape, options, setting);
-  row.target = reference_for(s, row.values, setting, shape == fixtures::shape::subnormal);
+  row.renormalise = shape == fixtures::shape::subnormal;
+  row.target = reference_for(s, row.values, setting, row.renormalise);
   return row;
+}
+
+std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint64_t seed) {
+  const std::vector<sc_route> routes = registry::routes_of(*s.sampler);
+  if (routes.empty() || rows.empty()) return {};
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  sample_call call = call_for_rows(s, ptrs);
+  // Subsequences far past any check's draws: the probe's tokens are never counted.
+  constexpr uint64_t kProbeSubsequences = uint64_t{1} << 40;
+  for (size_t i = 0; i < rows.size(); ++i)
+    add_output(call, static_cast<int32_t>(i), seed, kProbeSubsequences + i, 0);
+  const call_status st = run_call(s, call);
+  if (!st.ok()) return fmt::format("the route probe (one output a row): {}", st.describe());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!call.valid[i] || i >= call.route.size()) continue;  // draw_more reports the row
+    const sc_route& route = routes[call.route[i]];
+    sc_sampler as_routed = *s.sampler;
+    as_routed.tie_policy = route.tie_policy;
+    subject routed = s;
+    routed.sampler = &as_routed;
+    rows[i].target = reference_for(routed, rows[i].values, rows[i].setting, rows[i].renormalise);
+    rows[i].route = call.route[i];
+    rows[i].label +=
+        fmt::format(" (route {} '{}', {})", call.route[i], route.name,
+                    route.tie_policy == SC_TIE_LOWEST_INDEX ? "lowest_index" : "keep_ties");
+  }
+  return {};
 }
 
 std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs) {
@@ -176,6 +205,14 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
         out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]},
                      {"offset", 0},  {"row", jr.label},
                      {"token", t},   {"params", setting_json(jr.setting)}};
+        return;
+      }
+      if (jr.route >= 0 && j < call.route.size() && call.route[j] != jr.route) {
+        out.failure = fmt::format(
+            "row '{}': the draw at seed {} subsequence {} reported route {}, the row's probe "
+            "call route {} (a route follows the row and the batch, not the draw)",
+            jr.label, seed, call.subsequence[j], call.route[j], jr.route);
+        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"row", jr.label}};
         return;
       }
       if (jr.target.ok() &&

@@ -22,6 +22,10 @@ struct judged_row {
   std::vector<float> values;  // probabilities, or log p for a logits subject
   fixtures::filter_setting setting;
   reference_result target{row_error{}};
+  bool renormalise = false;  // the reference divides out the row's sum (reference_for)
+  // The route its probe call reported (assign_routes, ABI 1.5); -1: not routed, judged by the
+  // sampler's own tie_policy. draw_more fails a draw of the row that reports another route.
+  int32_t route = -1;
 };
 
 // The reference's view of a subject's declaration plus one row's setting.
@@ -30,6 +34,13 @@ filter_params reference_params(const subject& s, const fixtures::filter_setting&
 // shape); otherwise the reference's strict sum check applies.
 reference_result reference_for(const subject& s, const std::vector<float>& values,
                                const fixtures::filter_setting& setting, bool renormalise = false);
+
+// For a subject that declares routes: one probe call (an output a row, all rows in one
+// batch, as the draws will be) learns each row's route; the row's target becomes the
+// reference under that route's tie policy and its label names the route, so every finding
+// on it does. Empty when done or when the subject declares no routes; else what the probe
+// call did wrong.
+std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint64_t seed);
 
 // A fixture shape as the subject's input (probs or log-probs), with its reference.
 judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,

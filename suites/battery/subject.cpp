@@ -64,7 +64,8 @@ call_status run_call(const subject& s, sample_call& call) {
       return harness::run_call(*s.sampler, call);
     });
   };
-  if (registry::contracts_of(*s.sampler).rng_policy != SC_RNG_BATCH_SLOT ||
+  const int32_t rng = registry::contracts_of(*s.sampler).rng_policy;
+  if ((rng != SC_RNG_BATCH_SLOT && rng != SC_RNG_REQUEST_KEYED) ||
       call.subsequence.size() != call.seed.size())
     return call_subject();
   const std::vector<uint64_t> planned = call.seed;

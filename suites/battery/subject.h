@@ -82,6 +82,8 @@ class subject_clock {
 // (seed, subsequence): so it is sent slot_stream_seed(seed[r], subsequence[r]) instead of
 // seed[r]. Distinct planned streams stay distinct across calls (the 65,536-output calls
 // of one row reuse slots), and the same request in the same slot gets the same stream.
+// A request_keyed subject hashes (seed[r], offset[r]) only, offset[r] its position: it is
+// sent the same folded seed, so distinct planned requests keep distinct keys.
 call_status run_call(const subject& s, sample_call& call);
 
 // The seed a batch_slot subject is sent for the planned stream (seed, subsequence).

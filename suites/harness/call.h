@@ -34,6 +34,8 @@ struct sample_call {
   // Filled by the call: the output rows, whatever the subject left in them.
   std::vector<int32_t> tokens;
   std::vector<uint8_t> valid;
+  // The route each output row took (ABI 1.5), filled only for a subject that declares routes.
+  std::vector<uint8_t> route;
 
   int64_t num_output_rows() const { return static_cast<int64_t>(seed.size()); }
 };
@@ -42,6 +44,8 @@ struct sample_call {
 // and a valid flag that is neither 0 nor 1.
 inline constexpr int32_t kUnwrittenToken = INT32_MIN;
 inline constexpr uint8_t kUnwrittenValid = 0xA5;
+// Above SC_MAX_ROUTES: no route index a subject may write.
+inline constexpr uint8_t kUnwrittenRoute = 0xFF;
 
 enum class call_fault {
   none,

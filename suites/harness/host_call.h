@@ -98,6 +98,7 @@ struct batch_arrays {
   const uint64_t *seed = nullptr, *subsequence = nullptr, *offset = nullptr;
   int32_t* out_token = nullptr;
   uint8_t* out_valid = nullptr;
+  uint8_t* out_route = nullptr;  // minor 5: only for a subject that declares routes
 };
 
 inline sc_sample_batch make_batch(const batch_shape& shape, const batch_arrays& arrays,
@@ -119,6 +120,7 @@ inline sc_sample_batch make_batch(const batch_shape& shape, const batch_arrays& 
   b.offset = arrays.offset;
   b.out_token = arrays.out_token;
   b.out_valid = arrays.out_valid;
+  b.out_route = arrays.out_route;
   b.stream = stream;
   return b;
 }

@@ -197,12 +197,14 @@ constexpr spelling kTie[] = {{SC_TIE_KEEP_TIES, "keep_ties"},
                              {SC_TIE_LOWEST_INDEX, "lowest_index"}};
 constexpr spelling kRng[] = {{SC_RNG_PER_REQUEST, "per_request"},
                              {SC_RNG_BATCH_SLOT, "batch_slot"},
-                             {SC_RNG_SUBJECT_GENERATOR, "subject_generator"}};
+                             {SC_RNG_SUBJECT_GENERATOR, "subject_generator"},
+                             {SC_RNG_REQUEST_KEYED, "request_keyed"}};
 constexpr spelling kParams[] = {{SC_PARAMS_BY_INPUT_ROW, "input_row"},
                                 {SC_PARAMS_BY_OUTPUT_ROW, "output_row"}};
 constexpr spelling kDegenerate[] = {{SC_DEGENERATE_VALID_FLAG, "valid_flag"},
                                     {SC_DEGENERATE_ERROR, "error"},
-                                    {SC_DEGENERATE_UNDEFINED, "undefined"}};
+                                    {SC_DEGENERATE_UNDEFINED, "undefined"},
+                                    {SC_DEGENERATE_TREAT_AS_ZERO, "treat_as_zero"}};
 constexpr spelling kNormalisation[] = {{SC_PROBS_RENORMALISE, "renormalise"},
                                        {SC_PROBS_ASSUME_SUM_ONE, "assume_sum_one"}};
 constexpr spelling kUniformRule[] = {{SC_RULE_UNDECLARED, "undeclared"},
@@ -303,6 +305,35 @@ void read_common(const entry_reader& r, const descriptor& d, Subject& s) {
   if (s.memory_space == 0) s.memory_space = SC_MEMORY_HOST;
 }
 
+// The routes (ABI 1.5): [{"name": ..., "tie_policy": ...}, ...]; the table's rules are
+// registry::validate_sampler's, which read_sampler applies after.
+void read_routes(const entry_reader& r, descriptor& d) {
+  const nlohmann::json& routes = r.array("routes", false);
+  if (routes.size() > SC_MAX_ROUTES)
+    r.refuse("routes", fmt::format("holds {} routes, more than {}", routes.size(), SC_MAX_ROUTES));
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const nlohmann::json& e = routes[i];
+    const std::string field = fmt::format("routes[{}]", i);
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+      r.refuse(field, "is not an object with a string name: " + e.dump());
+    d.route_names.push_back(printable(e["name"].get<std::string>()));
+    const std::string policy = e.value("tie_policy", nlohmann::json()).is_string()
+                                   ? e["tie_policy"].get<std::string>()
+                                   : std::string();
+    int32_t tie = 0;
+    for (const auto& t : kTie)
+      if (policy == t.word) tie = t.value;
+    if (tie == 0)
+      r.refuse(field + ".tie_policy",
+               fmt::format("is {}, not \"keep_ties\" or \"lowest_index\"",
+                           e.contains("tie_policy") ? e["tie_policy"].dump() : "missing"));
+    d.routes.push_back({nullptr, tie, 0});
+  }
+  for (size_t i = 0; i < d.routes.size(); ++i) d.routes[i].name = d.route_names[i].c_str();
+  d.sampler.num_routes = static_cast<int32_t>(d.routes.size());
+  d.sampler.routes = d.routes.empty() ? nullptr : d.routes.data();
+}
+
 void read_sampler(const entry_reader& r, descriptor& d) {
   sc_sampler& s = d.sampler;
   read_common(r, d, s);
@@ -338,6 +369,7 @@ void read_sampler(const entry_reader& r, descriptor& d) {
   s.probs_normalisation = r.word("probs_normalisation", kNormalisation, false);
   s.uniform_rule = r.word("uniform_rule", kUniformRule, false);
   s.inputs = r.word("inputs", kInputs, false);
+  read_routes(r, d);
   s.context = &d;
   s.sample = called_in_the_parent;
   if (std::string why = registry::validate_sampler(s); !why.empty())
@@ -396,6 +428,8 @@ nlohmann::json to_json(const sc_sampler& s, const std::string& unavailable) {
   j["probs_normalisation"] = word_of(kNormalisation, c.probs_normalisation);
   j["uniform_rule"] = word_of(kUniformRule, c.uniform_rule);
   j["inputs"] = word_of(kInputs, c.inputs);
+  for (const sc_route& route : registry::routes_of(s))
+    j["routes"].push_back({{"name", route.name}, {"tie_policy", word_of(kTie, route.tie_policy)}});
   return j;
 }
 

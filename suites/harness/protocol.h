@@ -79,6 +79,8 @@ struct descriptor {
   std::string name, description, unavailable;
   std::vector<std::string> launch_config_names;
   std::vector<int64_t> batch_thresholds;
+  std::vector<std::string> route_names;  // sampler.routes points into these two
+  std::vector<sc_route> routes;
   nlohmann::json source;  // as it came, for comparing the hello of a restarted subject
 
   descriptor() = default;

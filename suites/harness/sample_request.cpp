@@ -40,7 +40,8 @@ void index_parameters_by_output_row(sample_call& c) {
   expand(c.top_k), expand(c.top_p), expand(c.min_p), expand(c.temperature);
 }
 
-nlohmann::json place_sample_arrays(const sample_call& call, protocol::region_layout& layout) {
+nlohmann::json place_sample_arrays(const sample_call& call, protocol::region_layout& layout,
+                                   bool routes) {
   const auto rows = static_cast<size_t>(call.num_output_rows());
   nlohmann::json arrays;
   arrays["input"] = layout.place(call.input.size(), call.input_dtype == SC_DTYPE_F32 ? 4 : 2);
@@ -55,7 +56,41 @@ nlohmann::json place_sample_arrays(const sample_call& call, protocol::region_lay
   arrays["out_token"] = layout.place(rows + kGuardRows, 4);
   arrays["out_valid"] = layout.place(rows + kGuardRows, 1);
   arrays["out_token"]["count"] = rows, arrays["out_valid"]["count"] = rows;
+  if (routes) {
+    arrays["out_route"] = layout.place(rows + kGuardRows, 1);
+    arrays["out_route"]["count"] = rows;
+  }
   return arrays;
+}
+
+void put_route_sentinels(protocol::shared_region& shm, const nlohmann::json& arrays, size_t rows) {
+  const std::vector<uint8_t> route = guarded_buffer(rows, kUnwrittenRoute, kGuardValid);
+  put(shm, arrays["out_route"], route.data(), route.size());
+}
+
+call_status read_routes(const protocol::shared_region& shm, const nlohmann::json& arrays,
+                        sample_call& call, size_t num_routes) {
+  const auto rows = static_cast<size_t>(call.num_output_rows());
+  std::vector<uint8_t> buffer(rows + kGuardRows);
+  std::memcpy(buffer.data(), shm.data() + arrays["out_route"]["at"].get<size_t>(), buffer.size());
+  if (std::string touched = touched_guard(buffer, rows, kGuardValid, "out_route"); !touched.empty())
+    return {call_fault::contract, SC_OK, std::move(touched), -1};
+  call.route.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(rows));
+  for (size_t r = 0; r < rows; ++r) {
+    if (call.valid[r] != 1 || call.route[r] < num_routes) continue;
+    const auto row = static_cast<int64_t>(r);
+    if (call.route[r] == kUnwrittenRoute)
+      return {call_fault::contract, SC_OK,
+              fmt::format("output row {} is valid but the subject never wrote out_route[{}] (it "
+                          "declares {} routes)",
+                          r, r, num_routes),
+              row};
+    return {call_fault::contract, SC_OK,
+            fmt::format("out_route[{}] = {} is not one of the subject's {} routes", r,
+                        call.route[r], num_routes),
+            row};
+  }
+  return {};
 }
 
 // One memcmp per array: the judge stays as fast as the copy in; the element-wise search

@@ -26,8 +26,17 @@ void put(protocol::shared_region& shm, const nlohmann::json& place, const T* dat
 void index_parameters_by_output_row(sample_call& c);
 
 // Every array's place in the region, outputs with their guard rows after them; an optional
-// array left empty is null.
-nlohmann::json place_sample_arrays(const sample_call& call, protocol::region_layout& layout);
+// array left empty is null. `routes`: the subject declares routes, so out_route is placed too.
+nlohmann::json place_sample_arrays(const sample_call& call, protocol::region_layout& layout,
+                                   bool routes = false);
+
+// Writes out_route's sentinels and guard rows (a subject that declares routes).
+void put_route_sentinels(protocol::shared_region& shm, const nlohmann::json& arrays, size_t rows);
+
+// After an SC_OK reply of a subject declaring `num_routes` routes: copies out_route into
+// call.route and judges it: guard rows untouched, every valid row's route one it declares.
+call_status read_routes(const protocol::shared_region& shm, const nlohmann::json& arrays,
+                        sample_call& call, size_t num_routes);
 
 // Writes every array the subject only reads: the input (`bits`, its 16-bit patterns, unless
 // f32), parameters and streams.

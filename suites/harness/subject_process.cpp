@@ -369,7 +369,8 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   }
   const auto rows = static_cast<size_t>(call.num_output_rows());
   protocol::region_layout layout;
-  const nlohmann::json arrays = place_sample_arrays(call, layout);
+  const size_t num_routes = registry::routes_of(d.sampler).size();
+  const nlohmann::json arrays = place_sample_arrays(call, layout, num_routes > 0);
   if (pid_ < 0) start();
   if (!shm_->reserve(layout.used))
     return {call_fault::harness, SC_OK,
@@ -380,6 +381,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   std::vector<uint8_t> valid = guarded_buffer(rows, kUnwrittenValid, kGuardValid);
   put(*shm_, arrays["out_token"], tokens.data(), tokens.size());
   put(*shm_, arrays["out_valid"], valid.data(), valid.size());
+  if (num_routes > 0) put_route_sentinels(*shm_, arrays, rows);
   const nlohmann::json reply = request({{"type", "sample"},
                                         {"subject", name},
                                         {"vocab_size", call.vocab_size},
@@ -393,6 +395,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   const std::string message = protocol::printable(reply.value("message", std::string()));
   call_status st =
       finish_call(reply["status"].get<sc_status>(), message.c_str(), call, tokens, valid);
+  if (num_routes > 0 && st.ok()) st = read_routes(*shm_, arrays, call, num_routes);
   if (contracts.inputs != SC_INPUTS_MUTATED)
     if (std::string changed = changed_input(*shm_, arrays, call, bits); !changed.empty())
       st = {call_fault::contract, st.status,
@@ -401,6 +404,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
                         name, changed),
             -1};
   if (by_output_row) original.tokens = call.tokens, original.valid = call.valid;
+  if (by_output_row) original.route = call.route;
   return st;
 }
 

@@ -96,14 +96,17 @@ sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, batch_
     // The outputs with the guard rows the host placed after them.
     device_copy<int32_t> token(h.out_token, rows + kGuardRows);
     device_copy<uint8_t> valid(h.out_valid, rows + kGuardRows);
-    batch_arrays d{input.get(), row_index.get(), top_k.get(),  top_p.get(), min_p.get(), temp.get(),
-                   seed.get(),  sub.get(),       offset.get(), token.get(), valid.get()};
+    device_copy<uint8_t> route(h.out_route, rows + kGuardRows);
+    batch_arrays d{input.get(),  row_index.get(), top_k.get(), top_p.get(),
+                   min_p.get(),  temp.get(),      seed.get(),  sub.get(),
+                   offset.get(), token.get(),     valid.get(), route.get()};
     const sc_sample_batch b = make_batch(shape, d, nullptr);
     const sc_status st = s.sample(s.context, &b, error, size);
     error[size - 1] = '\0';
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after sample");
     if (h.out_token != nullptr) token.buffer.download(h.out_token, rows + kGuardRows);
     if (h.out_valid != nullptr) valid.buffer.download(h.out_valid, rows + kGuardRows);
+    if (h.out_route != nullptr) route.buffer.download(h.out_route, rows + kGuardRows);
     return st;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "the subject host's CUDA copies failed: %s", e.what());
@@ -224,6 +227,7 @@ class server {
     const bool device = s.memory_space != SC_MEMORY_HOST;
     a.out_token = r.array<int32_t>("out_token", true, device ? kGuardRows : 0);
     a.out_valid = r.array<uint8_t>("out_valid", true, device ? kGuardRows : 0);
+    a.out_route = r.array<uint8_t>("out_route", false, device ? kGuardRows : 0);
     char error[1024] = {0};
     sc_status st = SC_ERR_INTERNAL;
     if (!device) {

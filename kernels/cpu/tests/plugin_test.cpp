@@ -184,7 +184,7 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   CHECK_THAT(loaded.error, Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
                                     ": ABI version mismatch: "
                                     "the plugin was built against samplecheck ABI 99.") &&
-                               Contains("this samplecheck speaks ABI 1.4"));
+                               Contains("this samplecheck speaks ABI 1.5"));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -211,7 +211,7 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 4, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 5, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
   };
   for (const refusal& r : refusals) {
@@ -406,7 +406,7 @@ TEST_CASE("the declared contracts of ABI 1.2 follow the versioning rule") {
         "sampler test.contracts: field rng_policy has unknown value 9");
   s.rng_policy = 0;
   CHECK(registry::kSamplerSizeMinor1 == 80);
-  CHECK(sizeof(sc_sampler) == 104);
+  CHECK(sizeof(sc_sampler) == 120);
 }
 
 // ABI 1.3: probs_normalisation takes minor 2's reserved word, which had to be 0 there; a

@@ -4,7 +4,9 @@
 // refuse naming the field; minor0 and future_minor are well formed but laid out
 // for another minor (ABI 1.0's smaller sc_matmul, a 1.2 with one more field per
 // struct), which the loader must read at their own strides.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "kernels/cpu/cpu_samplers.h"
@@ -29,6 +31,7 @@ enum class variant {
   short_stride,    // entries state minor 1 but matmul_size is the 1.0 size
   minor0,          // well formed, ABI 1.0 layout
   future_minor,    // well formed, a minor newer than the host's
+  minor4,          // well formed, ABI 1.4 layout (sc_sampler before minor 5's routes)
 };
 constexpr variant kVariant = variant::SAMPLECHECK_TEST_PLUGIN;
 
@@ -159,6 +162,7 @@ struct current_plugin {
         break;
       case variant::minor0:
       case variant::future_minor:
+      case variant::minor4:
         break;  // laid out by the structs below
     }
   }
@@ -180,6 +184,31 @@ struct minor0_plugin {
     plugin.name = "samplecheck test plugin, ABI 1.0";
     plugin.num_matmuls = 2;
     plugin.matmuls = matmuls;
+  }
+};
+
+// ABI 1.4: two samplers at 104 bytes each, the size sc_sampler had before minor 5 appended
+// the routes; read at today's stride, entry 1 would start 16 bytes into its name.
+struct sampler_v1_4 {
+  alignas(8) unsigned char bytes[offsetof(sc_sampler, num_routes)];
+};
+
+struct minor4_plugin {
+  sampler_v1_4 samplers[2];
+  sc_plugin plugin{};
+
+  minor4_plugin() {
+    for (int i = 0; i < 2; ++i) {
+      sc_sampler s = multinomial(4);
+      s.name = i == 0 ? "test.multinomial" : "test.multinomial_b";
+      std::memcpy(samplers[i].bytes, &s, sizeof samplers[i].bytes);
+    }
+    plugin.abi_version = {SC_ABI_VERSION_MAJOR, 4};
+    plugin.name = "samplecheck test plugin, ABI 1.4";
+    plugin.num_samplers = 2;
+    plugin.samplers = reinterpret_cast<const sc_sampler*>(samplers);
+    plugin.sampler_size = sizeof(sampler_v1_4);
+    plugin.matmul_size = sizeof(sc_matmul);
   }
 };
 
@@ -225,6 +254,10 @@ extern "C" __attribute__((visibility("default"))) const sc_plugin* samplecheck_p
     case variant::future_minor: {
       static const future_plugin instance;
       return &instance.plugin.known;
+    }
+    case variant::minor4: {
+      static const minor4_plugin instance;
+      return &instance.plugin;
     }
     default: {
       static const current_plugin instance;

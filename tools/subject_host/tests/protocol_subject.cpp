@@ -262,6 +262,16 @@ json descriptor(const std::string& mode) {
   if (mode == "output_params") d["parameter_indexing"] = "output_row";
   if (mode == "sum_one") d["probs_normalisation"] = "assume_sum_one";
   if (mode == "in_place") d["inputs"] = "mutated";
+  // ABI 1.5's values in pairings the host refuses, each naming its field.
+  if (mode == "keyed_rule") d["rng_policy"] = "request_keyed";
+  if (mode == "keyed_rule") d["uniform_rule"] = "inverse_cdf_u53";
+  if (mode == "zero_logits") d["degenerate_rows"] = "treat_as_zero";
+  if (mode == "zero_logits") d["input_kind"] = "logits";
+  if (mode == "bad_rng") d["rng_policy"] = "request_hashed";
+  if (mode == "routes_no_top_k")
+    d["routes"] = {{{"name", "a"}, {"tie_policy", "keep_ties"}},
+                   {{"name", "b"}, {"tie_policy", "lowest_index"}}};
+  if (mode == "bad_route_policy") d["routes"] = {{{"name", "a"}, {"tie_policy", "highest"}}};
   return d;
 }
 

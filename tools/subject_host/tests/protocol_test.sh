@@ -48,6 +48,11 @@ cases=(
   "bad_name|2|field name holds a control character|--exec '$subject bad_name'"
   "long_name|2|field name is 200 bytes long, more than 128|--exec '$subject long_name'"
   "many|2|field subjects holds 5000 subjects, more than the 256|--exec '$subject many'"
+  "keyed_rule|2|field uniform_rule is inverse_cdf_u53, which is stated on the Philox stream|--exec '$subject keyed_rule'"
+  "zero_logits|2|field degenerate_rows is treat_as_zero, which needs input_kind probs|--exec '$subject zero_logits'"
+  "bad_rng|2|field rng_policy is \"request_hashed\", not one of|\"request_keyed\"|--exec '$subject bad_rng'"
+  "routes_no_top_k|2|field num_routes is 2, but routes state tie policies|--exec '$subject routes_no_top_k'"
+  "bad_route_policy|2|field routes[0].tie_policy is \"highest\"|--exec '$subject bad_route_policy'"
 )
 for row in "${cases[@]}"; do
   IFS='|' read -r -a f <<<"$row"
