@@ -41,9 +41,7 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
                         {"subsequence", drawn.first_out[i].subsequence},
                         {"offset", drawn.first_out[i].offset}});
       out.repro.update(where);
-      uint64_t draws = 0;
-      for (const uint64_t c : drawn.counts[i]) draws += c;
-      out.repro["row_data"] = row_data(rows[i], i, draws);
+      out.repro["row_data"] = row_data(rows[i], i, drawn.counts[i]);
       return true;
     }
   return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <boost/math/distributions/binomial.hpp>
+#include <numeric>
 
 #include "suites/stats/binomial_intervals.h"
 
@@ -71,6 +72,10 @@ nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws) {
   j["q_f64"] = base64_of(q);
   j["boundary_mass"] = {d.boundary_target_mass_min, d.boundary_target_mass_max};
   return j;
+}
+
+nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts) {
+  return row_data(row, index, std::accumulate(counts.begin(), counts.end(), uint64_t{0}));
 }
 
 nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& counts,

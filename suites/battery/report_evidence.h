@@ -42,6 +42,8 @@ nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t to
 // status per token (I, O, B) and its IN-conditional probabilities as float64 bits, both
 // little-endian base64; `draws` is what the check drew from the row.
 nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws);
+// The same, `draws` the sum of the row's counts.
+nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts);
 
 // The tie groups a report plots: the `shown` with the smallest p-values of those judged.
 inline constexpr size_t kTieEvidenceGroups = 8;
