@@ -31,10 +31,14 @@ std::string generator_python() {
 }
 
 // A build tree's command runs the source tree's package, ahead of any installed one, so
-// the generator and the adapters' script calls are this checkout's.
+// the generator and the adapters' script calls are this checkout's; an installed command
+// (outside the build tree, as pip puts it) runs the installed package.
 void use_source_package() {
-#ifdef SAMPLECHECK_SOURCE_PYTHON
+#if defined(SAMPLECHECK_SOURCE_PYTHON) && defined(SAMPLECHECK_BINARY_DIR)
   std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const std::string build = fs::path(SAMPLECHECK_BINARY_DIR).lexically_normal().string() + "/";
+  if (ec || exe.lexically_normal().string().rfind(build, 0) != 0) return;
   if (!fs::is_directory(fs::path(SAMPLECHECK_SOURCE_PYTHON) / "samplecheck_subject", ec)) return;
   std::string path = SAMPLECHECK_SOURCE_PYTHON;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
@@ -54,12 +58,26 @@ CLI::App* add_repro_script(CLI::App& app, repro_script_request& r) {
   return sub;
 }
 
+// Starts the module through -c so that a Python without the package is a usage error
+// (exit 2, saying which Python), not `python -m`'s exit 1, which would read as a verdict.
+constexpr const char* kBootstrap =
+    "import sys\n"
+    "try:\n"
+    "    from samplecheck_subject import repro_script\n"
+    "except ImportError as e:\n"
+    "    print(f'samplecheck repro-script: {sys.executable} cannot import samplecheck_subject "
+    "({e}): '\n"
+    "          'pip install samplecheck there, set PYTHONPATH, or name another in "
+    "SAMPLECHECK_PYTHON',\n"
+    "          file=sys.stderr)\n"
+    "    sys.exit(2)\n"
+    "sys.exit(repro_script.main(sys.argv[1:]))\n";
+
 int run_repro_script(const repro_script_request& r) {
   use_source_package();
-  std::string python = generator_python(), dash_m = "-m",
-              module = "samplecheck_subject.repro_script";
+  std::string python = generator_python(), dash_c = "-c", bootstrap = kBootstrap;
   std::string file = r.file, dash_o = "-o", output = r.output;
-  std::vector<char*> argv{python.data(), dash_m.data(), module.data(), file.data()};
+  std::vector<char*> argv{python.data(), dash_c.data(), bootstrap.data(), file.data()};
   if (!output.empty()) argv.insert(argv.end(), {dash_o.data(), output.data()});
   argv.push_back(nullptr);
   std::fflush(stdout);
