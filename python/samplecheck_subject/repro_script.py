@@ -200,7 +200,7 @@ subject's own generator or numpy's, not the check's streams) and judges them:
 Needs the subject's package, numpy and/or torch; nothing of samplecheck.
 
 Run:  {run}  [--seed N]
-Exit status: 1 reproduced, 0 not reproduced.
+Exit status: 1 reproduced, 0 not reproduced, 2 it could not run (an import or the call failed).
 Written by samplecheck_subject.repro_script (docs/repro-format.md, "Standalone scripts").
 """
 '''
@@ -235,8 +235,12 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
         f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",
         "# (I in, O out, B boundary) and its IN-conditional probabilities (float64): zlib, then base64.",
         f"ROW = {packed(row['values'])}", f"STATUS = {packed(row['status'])}", f"Q = {packed(row['q'])}"])
-    imports = "import argparse\nimport base64\nimport math\nimport sys\nimport zlib\n\nimport numpy as np"
-    extra = "\n".join(line for line in call.imports.splitlines() if line not in imports.splitlines())
+    imports = "import argparse\nimport base64\nimport math\nimport sys\nimport traceback\nimport zlib\n"
+    upstream = ["import numpy as np"] + [line for line in call.imports.splitlines() if line != "import numpy as np"]
+    # A missing package is exit 2, never read as a verdict (Python's own exit is 1).
+    extra = ("try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
+             f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
+             "    sys.exit(2)")
     parts = [header(record, path, run, call, module, v), imports, extra, "", constants, "", "",
              call.code.strip() + "\n", repro_template.MATH, repro_template.MAIN]
     return "\n".join(parts), run

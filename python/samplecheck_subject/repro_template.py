@@ -127,7 +127,12 @@ def main():
     args = parser.parse_args()
     row, status, q = unpack(ROW, "<f4").copy(), unpack(STATUS, np.uint8), unpack(Q, "<f8")
     print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): {DRAWS} draws, seed {args.seed}")
-    tokens = np.asarray(draw(row, PARAMS, DRAWS, args.seed, args.device)).astype(np.int64)
+    try:
+        tokens = np.asarray(draw(row, PARAMS, DRAWS, args.seed, args.device)).astype(np.int64)
+    except Exception:  # the call could not run here: no verdict either way (Python's own exit is 1)
+        traceback.print_exc()
+        print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
+        return 2
     if tokens.size != DRAWS or (tokens < 0).any() or (tokens >= row.size).any():
         print(f"the call returned {tokens.size} tokens, some outside [0, {row.size}): reproduced")
         return 1

@@ -134,8 +134,9 @@ def test_chi_square_tail_without_torch(s07, tmp_path):
 
 
 def test_sglang_script_calls_the_shipped_function(s07, tmp_path):
-    """The SGLang adapter's call (not run: CI has no torch): it imports SGLang's module,
-    calls the filtered function as the adapter does and names the recorded wheel."""
+    """The SGLang adapter's call (CI has no torch, so it runs only to its import): it imports
+    SGLang's module, calls the filtered function as the adapter does and names the recorded
+    wheel; without the package the script exits 2, not a verdict."""
     _, record = s07
     sglang = copy.deepcopy(record)
     sglang["subject"] = "sglang.top_k_top_p_min_p_sampling_from_probs_torch"
@@ -151,6 +152,8 @@ def test_sglang_script_calls_the_shipped_function(s07, tmp_path):
     assert "sampler.top_k_top_p_min_p_sampling_from_probs_torch(" in text
     assert "sglang wheel 0.5.10.post1 sha256 abc, torch 2.15.0+cu132" in text
     assert "PYTHONPATH=build/shipped/sglang/site" in text
+    done = run_script(out)  # Debian's Python has neither torch nor SGLang: no verdict, exit 2
+    assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
 
 
 def refused(record_path, field, *words, via=None):
