@@ -117,6 +117,9 @@ def script_call(record: dict[str, Any]) -> tuple[ScriptCall, str]:
             known_in = name
     if known_in:
         raise RecordError("subject", f"{subject} ({known_in}) declares no script call (SCRIPT_CALLS)")
+    if not any(record.get(k) for k in ("exec", "connect", "plugin")):
+        raise RecordError("subject", f"{subject} is one of samplecheck's own C++ subjects (the record names no "
+                          "process): only the Python adapters declare script calls; samplecheck replay runs it")
     raise RecordError("subject", f"unknown subject {subject}: no adapter module ({', '.join(candidates)}) serves it")
 
 

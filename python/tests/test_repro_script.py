@@ -177,6 +177,9 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
                   exec="python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects")
     refused(write_record(tmp_path, seeded, "seeded.json"), "subject", "sglang.sampling_from_probs_torch.seeded",
             "declares no script call")
+    in_tree = {k: v for k, v in record.items() if k != "exec"}
+    in_tree["subject"] = "cpu.sort_filter"
+    refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
     stream = dict(record, check="per_request_seeds")
     refused(write_record(tmp_path, stream, "stream.json"), "check", "per_request_seeds")
     old = copy.deepcopy(record)
