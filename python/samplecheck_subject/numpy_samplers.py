@@ -10,6 +10,7 @@ cumulative sum (float64) of what is kept.
 """
 
 import hashlib
+import inspect
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from .batch import SubjectError
 from .descriptor import Route, SamplerDescriptor
 from .philox import stream_outputs, uniform_double
 from .protocol import SC_ERR_INVALID_ARGUMENT
+from .script_call import ScriptCall
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -265,3 +267,41 @@ def _contract_mutant(correct, planted):
 def subjects():
     """The correct sampler and every planted one, for `python -m samplecheck_subject.run`."""
     return [(make(None), descriptor())] + [(make(p), descriptor(planted=p)) for p in PLANTED]
+
+
+# Standalone reproduction scripts (samplecheck_subject.repro_script): these subjects are
+# this package's own code, which a script may not import, so the rule's functions travel
+# as their source. The Philox stream is replaced by numpy's Generator: the checks a script
+# reproduces (support, goodness_of_fit, ties) judge where draws land, not the stream.
+_SORT_FILTER_DRAW = """
+def draw(row, params, n, seed, device):
+    kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
+    if kept is None:
+        raise SystemExit("the rule finds the row degenerate: nothing to draw")
+    order, cdf = kept
+    hit = _invert(cdf, np.random.default_rng(seed).random(n) * cdf[-1])
+    return hit if order is None else order[hit]
+"""
+
+_GENERATOR_DRAW = """
+def draw(row, params, n, seed, device):
+    cdf = np.cumsum(row, dtype=np.float64)
+    return _invert(cdf, np.random.default_rng(seed).random(n) * cdf[-1])
+"""
+
+
+def _script_call(planted: str | None) -> ScriptCall:
+    code = "\n\n".join([f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
+                         inspect.getsource(_kept), inspect.getsource(_invert)])
+    what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert; its source inlined)"
+    return ScriptCall(what=what, imports="import numpy as np", code=code + "\n" + _SORT_FILTER_DRAW)
+
+
+SCRIPT_CALLS = {
+    descriptor().name: _script_call(None),
+    "numpy.sort_filter.batch_slot": _script_call(None),
+    **{descriptor(planted=p).name: _script_call(p) for p in PLANTED},
+    "numpy.multinomial.generator": ScriptCall(
+        what="samplecheck_subject.numpy_samplers' generator_sampler (inverse CDF; _invert's source inlined)",
+        imports="import numpy as np", code=inspect.getsource(_invert) + "\n" + _GENERATOR_DRAW),
+}

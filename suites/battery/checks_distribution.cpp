@@ -41,6 +41,7 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
                         {"subsequence", drawn.first_out[i].subsequence},
                         {"offset", drawn.first_out[i].offset}});
       out.repro.update(where);
+      out.repro["row_data"] = row_data(rows[i], i, drawn.counts[i]);
       return true;
     }
   return false;
@@ -328,6 +329,7 @@ check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_
        {"look", std::min(stop_look, looks)},
        {"looks", looks},
        {"draws_per_row_at_look", done}});
+  out.repro["row_data"] = row_data(rows[worst_row], worst_row, done[worst_row]);
   if (p_check <= kFitEvidenceBelow)
     out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row],
                                     stats::sidak_level(ctx.alpha_share * last_weight, tested));

@@ -299,6 +299,7 @@ bool tie_split_exact_failure(const std::vector<judged_row>& rows,
                         {"subsequence", drawn.first_out[i].subsequence},
                         {"offset", 0},
                         {"draws_per_row", draws}});
+      out.repro["row_data"] = row_data(rows[i], i, draws[i]);
       return true;
     }
   return false;

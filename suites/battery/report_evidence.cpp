@@ -1,7 +1,9 @@
 #include "suites/battery/report_evidence.h"
 
 #include <algorithm>
+#include <bit>
 #include <boost/math/distributions/binomial.hpp>
+#include <numeric>
 
 #include "suites/stats/binomial_intervals.h"
 
@@ -26,7 +28,55 @@ std::pair<double, double> clopper_pearson(uint64_t k, uint64_t n, double level) 
   return {lo, hi};
 }
 
+// Base64 (RFC 4648, padded) of little-endian bytes: JSON has no binary type, and decimal
+// text would neither keep the bits nor stay small.
+std::string base64(const unsigned char* data, size_t size) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((size + 2) / 3 * 4);
+  for (size_t i = 0; i < size; i += 3) {
+    const uint32_t b0 = data[i], b1 = i + 1 < size ? data[i + 1] : 0u,
+                   b2 = i + 2 < size ? data[i + 2] : 0u;
+    const uint32_t word = (b0 << 16) | (b1 << 8) | b2;
+    out += kDigits[(word >> 18) & 63];
+    out += kDigits[(word >> 12) & 63];
+    out += i + 1 < size ? kDigits[(word >> 6) & 63] : '=';
+    out += i + 2 < size ? kDigits[word & 63] : '=';
+  }
+  return out;
+}
+
+template <typename T>
+std::string base64_of(const std::vector<T>& values) {
+  static_assert(std::endian::native == std::endian::little, "the record's bits are little-endian");
+  return base64(reinterpret_cast<const unsigned char*>(values.data()), values.size() * sizeof(T));
+}
+
 }  // namespace
+
+nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws) {
+  nlohmann::json j{{"index", index},
+                   {"draws", draws},
+                   {"label", row.label},
+                   {"values_f32", base64_of(row.values)}};
+  if (!row.target.ok()) return j;
+  const filtered_distribution& d = row.target.distribution();
+  std::string status(d.status.size(), 'O');
+  std::vector<double> q(d.status.size(), 0.0);
+  for (size_t t = 0; t < d.status.size(); ++t) {
+    if (d.status[t] == membership::in) status[t] = 'I', q[t] = d.source[t] / d.in_source_mass;
+    if (d.status[t] == membership::boundary) status[t] = 'B';
+  }
+  j["status"] = status;
+  j["q_f64"] = base64_of(q);
+  j["boundary_mass"] = {d.boundary_target_mass_min, d.boundary_target_mass_max};
+  return j;
+}
+
+nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts) {
+  return row_data(row, index, std::accumulate(counts.begin(), counts.end(), uint64_t{0}));
+}
 
 nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& counts,
                             double alpha) {

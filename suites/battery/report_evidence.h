@@ -35,6 +35,16 @@ nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t,
 nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t total, double share,
                         double level);
 
+// The judged row itself, for a standalone reproduction script (docs/repro-format.md,
+// "Standalone scripts"): the record otherwise names the row only by its label and seed,
+// and rebuilding it needs the subject's descriptor and the fixture code. `values` as
+// float32 bits (the dtype's values are exactly representable there), the reference's
+// status per token (I, O, B) and its IN-conditional probabilities as float64 bits, both
+// little-endian base64; `draws` is what the check drew from the row.
+nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws);
+// The same, `draws` the sum of the row's counts.
+nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts);
+
 // The tie groups a report plots: the `shown` with the smallest p-values of those judged.
 inline constexpr size_t kTieEvidenceGroups = 8;
 

@@ -139,6 +139,9 @@ check_report report_row(const planned_check& p,
   c.judge_seconds = r.seconds - r.subject_seconds;
   c.detail = r.outcome.detail;
   c.evidence = r.outcome.repro;
+  // The judged row's bits are for the record's standalone script alone: report.json and
+  // report.html would carry a row of V values per failed check for nothing.
+  if (c.evidence.is_object()) c.evidence.erase("row_data");
   if (!p.ran) {
     c.result = verdict::fail;
     c.detail =
@@ -325,6 +328,10 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
   j["plugin"] = s.plugin.empty() ? nlohmann::json() : nlohmann::json(s.plugin);
   if (!s.exec.empty()) j["exec"] = s.exec;
   if (!s.connect.empty()) j["connect"] = s.connect;
+  // The subject's packages and versions, so a standalone script can say which upstream
+  // release failed (the hello's environment, as report.json has it).
+  if (s.process && !s.in_tree() && !s.process->environment().is_null())
+    j["environment"] = s.process->environment();
   if (!c.dtype.empty()) j["dtype"] = c.dtype;
   if (c.p_value >= 0) j["p_value"] = c.p_value;
   if (c.planning_share >= 0) j["planning_share"] = c.planning_share;

@@ -13,6 +13,7 @@
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
 //   samplecheck fingerprint --subject NAME | --plugin lib.so | --exec CMD [--subject N] -o F.json
 //   samplecheck fingerprint --compare A.json B.json
+//   samplecheck repro-script FILE.json [-o OUT.py]
 //   samplecheck bisect --good REV --bad REV --build "CMD" --check "samplecheck ..." [--repo DIR]
 //
 // Every subject runs in a subject process (docs/subject-protocol.md); the checks and
@@ -38,6 +39,7 @@
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/repro_script_command.h"
 #include "tools/samplecheck/version.h"
 
 namespace sb = samplecheck::battery;
@@ -286,6 +288,9 @@ int main(int argc, char** argv) {
       "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
   cli::add_fingerprint_options(fingerprint, fingerprint_args);
 
+  cli::repro_script_request script_args;
+  auto* repro_script = cli::add_repro_script(app, script_args);
+
   cli::bisect_request bisect_args;
   auto* bisect = app.add_subcommand(
       "bisect",
@@ -297,6 +302,7 @@ int main(int argc, char** argv) {
   try {
     if (qualify->parsed()) return run_qualify(request, cli::convert(q_common), require_device);
     if (replay->parsed()) return run_replay(replay_args);
+    if (repro_script->parsed()) return cli::run_repro_script(script_args);
     if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
     if (fingerprint->parsed()) {
       fingerprint_args.command_line = command_line;

@@ -34,6 +34,7 @@ from .. import shipped
 from ..batch import SubjectError
 from ..descriptor import MatmulDescriptor, SamplerDescriptor
 from ..protocol import SC_ERR_INVALID_ARGUMENT
+from ..script_call import ScriptCall
 
 TREE_VARIABLE, TREE_DEFAULT = "SAMPLECHECK_SGLANG_TREE", "build/shipped/sglang"
 SAMPLER, HASH = "sglang.srt.layers.sampler", "sglang.srt.layers.utils.hash"
@@ -288,3 +289,59 @@ def subjects() -> tuple[list[tuple[Callable[[Any], Any], Any]], str | None]:
 
 # Every subject as a CUDA machine serves it, by name (tools/scripts/h200_qualify_python.sh).
 DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors("cuda", True, True)}
+
+
+# Standalone reproduction scripts (samplecheck_subject.repro_script): the unseeded functions
+# as the adapter calls them (one row per request, chunked, the default generator seeded).
+# The seeded pair has none yet: its noise is keyed by request and position, which a script
+# would have to rebuild from the record's streams.
+_SCRIPT_IMPORTS = """import torch
+from sglang.srt.layers import sampler  # SGLang's module, unmodified"""
+
+_SCRIPT_DRAW = """
+TOP_K_ALL = 1 << 30  # sglang.srt.sampling.sampling_params.TOP_K_ALL: top-k off
+CHUNK_ELEMENTS = 1 << 26  # requests per call: a chunk's sort and temporaries near 1 GiB
+
+
+def draw(row, params, n, seed, device):
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(seed)  # SGLang draws from the device's default generator
+    probs = torch.from_numpy(row).to(device)
+    step = max(1, CHUNK_ELEMENTS // row.size)
+    tokens = []
+    for start in range(0, n, step):
+        m = min(n, start + step) - start
+        batch = probs.expand(m, -1).contiguous()  # one row per request, as SGLang's Sampler has them
+        tokens.append(CALL)
+    return torch.cat(tokens).cpu().numpy()
+"""
+
+_FILTERED_CALL = """sampler.top_k_top_p_min_p_sampling_from_probs_torch(
+            batch, torch.full((m,), top_k(params, row.size), dtype=torch.int32, device=device),
+            torch.full((m,), float(params["top_p"]), dtype=torch.float32, device=device),
+            torch.full((m,), float(params["min_p"]), dtype=torch.float32, device=device),
+            float(params["min_p"]) > 0, None, None)"""
+
+_TOP_K = """
+
+def top_k(params, vocab):
+    k = int(params["top_k"])
+    return TOP_K_ALL if k <= 0 or k >= vocab else k  # the ABI's 0 / >= V: off
+"""
+
+
+def _script_call(function: str, call: str, extra: str = "") -> ScriptCall:
+    return ScriptCall(
+        what=f"sglang.srt.layers.sampler.{function}, as samplecheck_subject.adapters.sglang_shipped calls it",
+        imports=_SCRIPT_IMPORTS, code=_SCRIPT_DRAW.replace("CALL", call) + extra,
+        packages=("sglang wheel", "torch", "numpy"),
+        run="PYTHONPATH=build/shipped/sglang/site python3 {script} [--device cpu|cuda]  "
+            "(with SGLang installed in full, no PYTHONPATH)")
+
+
+SCRIPT_CALLS = {
+    "sglang.sampling_from_probs_torch": _script_call(
+        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch)"),
+    "sglang.top_k_top_p_min_p_sampling_from_probs_torch": _script_call(
+        "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K),
+}

@@ -53,3 +53,8 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
     assert "per_request_seeds [f32] FAIL" in text and "replay: " in text
     records = [line.split("record: ", 1)[1] for line in text.splitlines() if "record: " in line]
     assert records and all(Path(r).is_file() and tmp_path in Path(r).parents for r in records)
+    # The installed samplecheck starts the installed generator (the python3 beside it): the
+    # record of a stream check is refused by it, exit 2 naming the field.
+    scripted = subprocess.run([find_judge().path, "repro-script", records[0], "-o", str(tmp_path / "s03.py")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    assert scripted.returncode == 2 and "field 'check': per_request_seeds" in scripted.stdout, scripted.stdout

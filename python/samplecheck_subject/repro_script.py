@@ -1,0 +1,276 @@
+"""python -m samplecheck_subject.repro_script FILE.json [-o OUT.py]
+
+(also `samplecheck repro-script FILE.json [-o OUT.py]`, which starts this module.)
+
+Writes one Python file that reproduces a failed check's record (docs/repro-format.md,
+"Standalone scripts") with the subject's upstream package, numpy and torch only: the
+judged row's values as the subject was sent them, the subject called as its adapter calls
+it (the adapter's SCRIPT_CALLS), the check's number of draws of that row, and the
+verdict: an OUT token drawn, or Pearson's chi-square over the check's merged cells below
+the record's level. The script exits 1 when it reproduces, 0 when not.
+
+Exit status here: 0 written; 2 a record this cannot script, naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import importlib
+import json
+import os
+import sys
+import zlib
+from typing import Any
+
+from . import repro_template
+from .script_call import ScriptCall
+
+# The modules whose subjects can appear in a record, searched for the subject's call (the
+# one the record's exec names first; a record the pytest plugin wrote names none).
+ADAPTER_MODULES = ("samplecheck_subject.numpy_samplers", "samplecheck_subject.adapters.sglang_shipped",
+                   "samplecheck_subject.adapters.torch_samplers", "samplecheck_subject.adapters.flashinfer_samplers")
+# Checks that judge where one row's draws land; the others judge streams or batches.
+ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail")
+PARAMS = ("top_k", "top_p", "min_p", "temperature")
+
+
+class RecordError(Exception):
+    """A record this cannot script: the field and why."""
+
+    def __init__(self, field: str, why: str) -> None:
+        super().__init__(f"field '{field}': {why}")
+
+
+def read_record(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordError("file", f"cannot be read ({e.__class__.__name__}: {e})") from e
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError("file", f"not JSON ({e})") from e
+    if not isinstance(record, dict):
+        raise RecordError("file", "not a JSON object")
+    return record
+
+
+def field(record: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    """record[name] (dotted: nested), of the given type."""
+    value: Any = record
+    for part in name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise RecordError(name, "missing")
+        value = value[part]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise RecordError(name, f"{type(value).__name__}, not {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def exec_module(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(module, attribute) of `python -m samplecheck_subject.run MODULE:ATTRIBUTE` in the
+    record's exec, or (None, None)."""
+    words = str(record.get("exec") or "").split()
+    if "samplecheck_subject.run" in words:
+        after = words[words.index("samplecheck_subject.run") + 1:]
+        if after and ":" in after[0] and not after[0].endswith(".py"):
+            module, _, attribute = after[0].partition(":")
+            return module, attribute
+    return None, None
+
+
+def subject_names(module: Any, attribute: str | None) -> set[str]:
+    """The subjects a module serves: its DESCRIPTORS, else its factory's (the record's; a
+    module with DESCRIPTORS may need torch or a device to run its factory)."""
+    names = set(getattr(module, "DESCRIPTORS", {}) or {})
+    factory = getattr(module, attribute, None) if attribute else None
+    if not names and callable(factory):
+        try:
+            made = factory()
+            pairs = made[0] if isinstance(made, tuple) and len(made) == 2 else made
+            names |= {d.name for _, d in pairs}
+        except Exception:  # noqa: BLE001 - a factory that cannot run here lists nothing
+            pass
+    return names
+
+
+def script_call(record: dict[str, Any]) -> tuple[ScriptCall, str]:
+    """The subject's declared call and the module that declares it."""
+    subject = field(record, "subject", str)
+    # A record is data: only this package's adapter modules are imported, never a module
+    # the record's exec names by itself (that would run code from a shared file).
+    module_name, attribute = exec_module(record)
+    candidates = sorted(ADAPTER_MODULES, key=lambda m: m != module_name)
+    known_in = None
+    for name in candidates:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        calls = getattr(module, "SCRIPT_CALLS", {})
+        if subject in calls:
+            return calls[subject], name
+        if subject in subject_names(module, attribute if name == module_name else None):
+            known_in = name
+    if known_in:
+        raise RecordError("subject", f"{subject} ({known_in}) declares no script call (SCRIPT_CALLS)")
+    if not any(record.get(k) for k in ("exec", "connect", "plugin")):
+        raise RecordError("subject", f"{subject} is one of samplecheck's own C++ subjects (the record names no "
+                          "process): only the Python adapters declare script calls; samplecheck replay runs it")
+    raise RecordError("subject", f"unknown subject {subject}: no adapter module ({', '.join(candidates)}) serves it")
+
+
+def row_arrays(record: dict[str, Any]) -> dict[str, Any]:
+    """The judged row from evidence.row_data: values, status and q as raw bytes."""
+    if "row_data" not in record.get("evidence", {}):
+        raise RecordError("evidence.row_data", "missing: the record names its row only by label (written by a "
+                          "samplecheck before records kept the row, or by a check that judges no single row)")
+    values = decode(record, "values_f32")
+    vocab = len(values) // 4
+    status = field(record, "evidence.row_data.status", str).encode("ascii", "replace")
+    q = decode(record, "q_f64")
+    if len(values) % 4 or len(status) != vocab or len(q) != 8 * vocab or set(status) - set(b"IOB"):
+        raise RecordError("evidence.row_data", f"values, status and q_f64 disagree on V (values {len(values)} "
+                          f"bytes, status {len(status)}, q {len(q)} bytes)")
+    draws = field(record, "evidence.row_data.draws", int)
+    if draws <= 0:
+        raise RecordError("evidence.row_data.draws", f"{draws}: no draws")
+    return {"values": values, "status": status, "q": q, "draws": draws, "vocab": vocab,
+            "label": field(record, "evidence.row_data.label", str)}
+
+
+def decode(record: dict[str, Any], name: str) -> bytes:
+    text = field(record, f"evidence.row_data.{name}", str)
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as e:
+        raise RecordError(f"evidence.row_data.{name}", f"not base64 ({e})") from e
+
+
+def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
+    """Which verdict the script gives (an OUT draw, or Pearson at the record's level)."""
+    if field(record, "kind", str) != "sampler":
+        raise RecordError("kind", f"{record['kind']}: only sampler checks have a row to draw from")
+    check = field(record, "check", str)
+    if check not in ROW_CHECKS:
+        raise RecordError("check", f"{check} judges streams or batches, not one row's draws; "
+                          f"a script reproduces {', '.join(ROW_CHECKS)}")
+    evidence = field(record, "evidence", dict)
+    fit = "token" not in evidence and check in ("goodness_of_fit", "ties")
+    if "token" not in evidence and not fit:
+        raise RecordError("evidence.token", f"missing: a {check} failure without an OUT token is judged by a "
+                          "statistic a script does not reproduce")
+    level = field(record, "decision_level", (int, float)) if fit else 0.0
+    if fit and not 0 < level <= 0.5:
+        raise RecordError("decision_level", f"{level} is outside (0, 0.5]")
+    params = field(record, "evidence.params", dict)
+    for name in PARAMS:
+        field(record, f"evidence.params.{name}", (int, float))
+    return {"check": check, "fit": fit, "level": float(level), "params": {k: params[k] for k in PARAMS}}
+
+
+
+def packed(data: bytes) -> str:
+    """zlib, then base64, wrapped at 100 columns: a row of V float32 stays a few hundred KB."""
+    text = base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+    return "(\n" + "\n".join(f'    "{text[i:i + 100]}"' for i in range(0, len(text), 100)) + "\n)"
+
+
+def versions(record: dict[str, Any], call: ScriptCall) -> str:
+    environment = record.get("environment") or {}
+    packages = environment.get("packages") or {}
+    named = [f"{p} {packages[p]}" for p in call.packages if p in packages]
+    if not named:
+        return "not recorded (a record written before records kept the subject's environment)"
+    python = environment.get("python")
+    return ", ".join(named) + (f"; Python {python}" if python else "")
+
+
+HEADER = '''#!/usr/bin/env python3
+"""Standalone reproduction: {subject}, check {check}{dtype}, row {label!r}.
+
+Record: {record}
+  {verdict}, {recorded}, {samples} draws in the check
+  (budget {budget}, V = {vocab}, run seed {seed}).
+Upstream, as the record's environment names it: {versions}
+Calls: {what}; declared in {module}.SCRIPT_CALLS.
+Draws {draws} tokens from the row (the check's draws of it) from a seed of its own (the
+subject's own generator or numpy's, not the check's streams) and judges them:
+{judged}.
+Needs the subject's package, numpy and/or torch; nothing of samplecheck.
+
+Run:  {run}  [--seed N]
+Exit status: 1 reproduced, 0 not reproduced, 2 it could not run (an import or the call failed).
+Written by samplecheck_subject.repro_script (docs/repro-format.md, "Standalone scripts").
+"""
+'''
+
+
+def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, v: dict[str, Any]) -> str:
+    row = record["evidence"]["row_data"]
+    p_value = record.get("p_value")
+    judged = (f"Pearson's chi-square over the check's merged cells, p below {v['level']:.3e} (the record's "
+              "decision_level)" if v["fit"] else "a token the reference gives probability 0 (OUT) drawn")
+    return HEADER.format(
+        subject=record["subject"], check=v["check"], dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
+        label=row["label"], record=os.path.abspath(path), verdict=record.get("verdict", "FAIL"),
+        recorded=f"p-value {p_value:.3e}" if isinstance(p_value, (int, float)) else "exact failure",
+        samples=record.get("samples", "?"), budget=record.get("budget"), vocab=record.get("vocab_size"),
+        seed=record.get("seed"), versions=versions(record, call), what=call.what, module=module,
+        draws=row["draws"], judged=judged, run=run)
+
+
+def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
+    """The whole script and how to run it, or RecordError naming the field that stops it."""
+    v = verdict_inputs(record)
+    call, module = script_call(record)
+    row = row_arrays(record)
+    run = call.run.format(script=out)
+    seed = record["evidence"].get("check_seed", record.get("seed", 0))
+    constants = "\n".join([
+        f"SUBJECT = {record['subject']!r}", f"CHECK = {v['check']!r}", f"LABEL = {row['label']!r}",
+        f"PARAMS = {v['params']!r}", f"DRAWS = {row['draws']}", f"SEED = {int(seed) % (1 << 63)}",
+        f"FIT = {v['fit']}  # False: the verdict is an OUT draw alone",
+        f"LEVEL = {v['level']!r}  # the record's decision_level",
+        f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",
+        "# (I in, O out, B boundary) and its IN-conditional probabilities (float64): zlib, then base64.",
+        f"ROW = {packed(row['values'])}", f"STATUS = {packed(row['status'])}", f"Q = {packed(row['q'])}"])
+    imports = "import argparse\nimport base64\nimport math\nimport sys\nimport traceback\nimport zlib\n"
+    upstream = ["import numpy as np"] + [line for line in call.imports.splitlines() if line != "import numpy as np"]
+    # A missing package is exit 2, never read as a verdict (Python's own exit is 1).
+    extra = ("try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
+             f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
+             "    sys.exit(2)")
+    parts = [header(record, path, run, call, module, v), imports, extra, "", constants, "", "",
+             call.code.strip() + "\n", repro_template.MATH, repro_template.MAIN]
+    return "\n".join(parts), run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m samplecheck_subject.repro_script",
+                                     description="a standalone reproduction script for a failed check's record")
+    parser.add_argument("file", help="a record written by --repro-dir (or the pytest plugin)")
+    parser.add_argument("-o", "--output", help="the script to write (default: FILE with .py)")
+    args = parser.parse_args(argv)
+    out = args.output or (args.file[:-5] if args.file.endswith(".json") else args.file) + ".py"
+    try:
+        text, run = script_text(read_record(args.file), args.file, out)
+    except RecordError as e:
+        print(f"samplecheck repro-script: {args.file}: {e}", file=sys.stderr)
+        return 2
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        print(f"samplecheck repro-script: {out}: cannot be written ({e})", file=sys.stderr)
+        return 2
+    os.chmod(out, 0o755)
+    print(f"wrote {out} ({len(text) // 1024} KB); run: {run}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

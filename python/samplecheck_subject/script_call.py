@@ -1,0 +1,26 @@
+"""How a standalone reproduction script calls a subject: data each adapter declares beside
+its subjects (SCRIPT_CALLS, by subject name), read by samplecheck_subject.repro_script.
+
+A script needs nothing of samplecheck, so a call is source text: `imports` (the subject's
+upstream package, torch and/or numpy), then `code`, which defines
+
+    def draw(row, params, n, seed, device):  # -> numpy array of n token ids
+
+calling the subject's function as its adapter does: `row` a float32 numpy array (the
+values the subject was sent, bit for bit), `params` the row's filter setting (top_k,
+top_p, min_p, temperature, as the record holds it), `seed` an int, `device` a string or
+None (the subject's default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ScriptCall:
+    what: str  # the call, in words, for the script's header
+    imports: str  # import lines; only the upstream package, torch, numpy and the standard library
+    code: str  # defines draw(row, params, n, seed, device)
+    packages: tuple[str, ...] = ("numpy",)  # the environment's packages the header names, with versions
+    run: str = "python3 {script}"  # how to run it; {script} is the file's name

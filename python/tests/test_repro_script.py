@@ -1,0 +1,190 @@
+"""samplecheck repro-script (samplecheck_subject.repro_script): records of failed numpy
+checks become standalone scripts that reproduce them with numpy alone, a correct subject's
+does not, and records the generator cannot script are refused with exit 2 naming the file
+and the field (docs/repro-format.md, "Standalone scripts")."""
+
+import copy
+import glob
+import json
+import os
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PACKAGE_ROOT, subject_command
+
+# The script runs with Debian's Python and nothing on its path: numpy is all it may need.
+SCRIPT_PYTHON = "/usr/bin/python3"
+NUMPY = "samplecheck_subject.numpy_samplers:subjects"
+
+
+def failing_record(run_qualify, tmp_path_factory, planted, check):
+    folder = tmp_path_factory.mktemp(f"repro-{planted}")
+    status, table = run_qualify(subject_command(NUMPY, "--subject", f"numpy.sort_filter:{planted}"),
+                                "--budget", "quick", "--checks", check, "--repro-dir", str(folder))
+    assert status == 1, table
+    records = sorted(glob.glob(str(folder / f"*.{check}.f32.json")))
+    assert records, table
+    with open(records[0]) as f:
+        return records[0], json.load(f)
+
+
+@pytest.fixture(scope="module")
+def s07(samplecheck_bin, tmp_path_factory):
+    """S07 (top-p drops the token that crosses p) fails goodness_of_fit: a Pearson verdict."""
+    return failing_record(_qualify(samplecheck_bin), tmp_path_factory, "S07", "goodness_of_fit")
+
+
+@pytest.fixture(scope="module")
+def s06(samplecheck_bin, tmp_path_factory):
+    """S06 (keeps every tie at the k-th while declaring lowest_index) draws OUT tokens in ties."""
+    return failing_record(_qualify(samplecheck_bin), tmp_path_factory, "S06", "ties")
+
+
+def _qualify(samplecheck_bin):
+    def run(exec_command, *args):
+        environment = dict(os.environ, PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
+        done = subprocess.run([samplecheck_bin, "qualify", "--exec", exec_command, *args], env=environment,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        return done.returncode, done.stdout
+    return run
+
+
+def generate(record_path, out, via=None):
+    """The generator through the command (via = samplecheck's path) or the module."""
+    command = ([via, "repro-script", str(record_path), "-o", str(out)] if via else
+               [sys.executable, "-m", "samplecheck_subject.repro_script", str(record_path), "-o", str(out)])
+    environment = dict(os.environ, PYTHONPATH=PACKAGE_ROOT)
+    return subprocess.run(command, env=environment, capture_output=True, text=True,
+                          timeout=120)
+
+
+def run_script(path):
+    """The script alone: Debian's Python, no PYTHONPATH, another working directory."""
+    environment = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+    return subprocess.run([SCRIPT_PYTHON, str(path)], env=environment, cwd="/", stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=300)
+
+
+def write_record(tmp_path, record, name="crafted.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_failing_fit_reproduces(s07, samplecheck_bin, tmp_path):
+    path, record = s07
+    out = tmp_path / "s07.py"
+    made = generate(path, out, via=samplecheck_bin)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    assert "samplecheck_subject" not in text.split('"""', 2)[2].replace("samplecheck_subject.numpy_samplers", "")
+    assert "import scipy" not in text and "\nfrom samplecheck" not in text and "\nimport samplecheck" not in text
+    assert f"numpy {record['environment']['packages']['numpy']}" in text  # the recorded version
+    done = run_script(out)
+    print(done.stdout)
+    assert done.returncode == 1, done.stdout
+    assert "REPRODUCED: p" in done.stdout and "Pearson X2" in done.stdout
+    assert "regularized upper incomplete gamma" in done.stdout  # no torch in Debian's Python
+    deviating = [t["token"] for t in record["evidence"]["fit"]["tokens"] if t["deviating"]]
+    assert deviating
+    for token in deviating:  # the cells the check named: a single token's cell each
+        assert any(line.startswith(f"token {token} ") for line in done.stdout.splitlines()), done.stdout
+    assert f"{record['evidence']['row_data']['draws']} draws" in done.stdout
+
+
+def test_correct_subject_is_not_reproduced(s07, tmp_path):
+    _, record = s07
+    passing = copy.deepcopy(record)
+    passing["subject"] = "numpy.sort_filter"  # the same row and draws, the correct rule
+    out = tmp_path / "correct.py"
+    made = generate(write_record(tmp_path, passing), out)
+    assert made.returncode == 0, made.stderr
+    done = run_script(out)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout
+    assert "NOT REPRODUCED: p" in done.stdout
+
+
+def test_out_token_reproduces(s06, tmp_path):
+    path, record = s06
+    assert "token" in record["evidence"], record["evidence"]
+    out = tmp_path / "s06.py"
+    made = generate(path, out)
+    assert made.returncode == 0, made.stderr
+    done = run_script(out)
+    print(done.stdout)
+    assert done.returncode == 1, done.stdout
+    assert f"token {record['evidence']['token']} (OUT)" in done.stdout
+    assert "REPRODUCED: a token outside the reference's support was drawn" in done.stdout
+
+
+def test_chi_square_tail_without_torch(s07, tmp_path):
+    """The script's own regularized gamma against known chi-square tails (series and
+    continued-fraction branches)."""
+    out = tmp_path / "math.py"
+    assert generate(s07[0], out).returncode == 0
+    script = runpy.run_path(str(out), run_name="not_main")
+    tail = script["gammaincc"]
+    for x, df, p in [(3.841458820694124, 1, 0.05), (23.209251158954356, 10, 0.01), (2.0, 10, 0.9963401531),
+                     (128.0, 1, 1.1224297e-29), (0.5, 3, 0.9188914117)]:
+        assert tail(df / 2, x / 2) == pytest.approx(p, rel=1e-6 if p > 1e-20 else 1e-3)
+
+
+def test_sglang_script_calls_the_shipped_function(s07, tmp_path):
+    """The SGLang adapter's call (CI has no torch, so it runs only to its import): it imports
+    SGLang's module, calls the filtered function as the adapter does and names the recorded
+    wheel; without the package the script exits 2, not a verdict."""
+    _, record = s07
+    sglang = copy.deepcopy(record)
+    sglang["subject"] = "sglang.top_k_top_p_min_p_sampling_from_probs_torch"
+    sglang["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
+    sglang["environment"] = {"python": "3.11.2", "packages": {"sglang wheel": "0.5.10.post1 sha256 abc",
+                                                             "torch": "2.15.0+cu132", "numpy": "2.4.6"}}
+    out = tmp_path / "sglang.py"
+    made = generate(write_record(tmp_path, sglang), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    assert "from sglang.srt.layers import sampler" in text
+    assert "sampler.top_k_top_p_min_p_sampling_from_probs_torch(" in text
+    assert "sglang wheel 0.5.10.post1 sha256 abc, torch 2.15.0+cu132" in text
+    assert "PYTHONPATH=build/shipped/sglang/site" in text
+    done = run_script(out)  # Debian's Python has neither torch nor SGLang: no verdict, exit 2
+    assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
+
+
+def refused(record_path, field, *words, via=None):
+    made = generate(record_path, str(record_path) + ".py", via=via)
+    assert made.returncode == 2, (made.stdout, made.stderr)
+    assert str(record_path) in made.stderr and f"field '{field}'" in made.stderr, made.stderr
+    for w in words:
+        assert w in made.stderr, made.stderr
+    assert not os.path.exists(str(record_path) + ".py")
+
+
+def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
+    _, record = s07
+    refused(tmp_path / "missing.json", "file", "cannot be read", via=samplecheck_bin)
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(json.dumps(record)[:500])
+    refused(truncated, "file", "not JSON", via=samplecheck_bin)
+    unknown = dict(record, subject="no.such.sampler")
+    refused(write_record(tmp_path, unknown, "unknown.json"), "subject", "unknown subject no.such.sampler")
+    seeded = dict(record, subject="sglang.sampling_from_probs_torch.seeded",
+                  exec="python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects")
+    refused(write_record(tmp_path, seeded, "seeded.json"), "subject", "sglang.sampling_from_probs_torch.seeded",
+            "declares no script call")
+    in_tree = {k: v for k, v in record.items() if k != "exec"}
+    in_tree["subject"] = "cpu.sort_filter"
+    refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
+    stream = dict(record, check="per_request_seeds")
+    refused(write_record(tmp_path, stream, "stream.json"), "check", "per_request_seeds")
+    old = copy.deepcopy(record)
+    del old["evidence"]["row_data"]
+    refused(write_record(tmp_path, old, "old.json"), "evidence.row_data", "missing")
+    broken = copy.deepcopy(record)
+    broken["evidence"]["row_data"]["values_f32"] = "not base64!"
+    refused(write_record(tmp_path, broken, "broken.json"), "evidence.row_data.values_f32", "not base64")
