@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device call (docs/h200.md): the standard battery of each "subject seed" line of $JOBS,
+# $PAR at once on the one GPU, each cut at $DEADLINE seconds from the call's start (one
+# not started with fewer than $MIN_LEFT left). The job $PROF names runs under gperftools'
+# profiler (.gpu/lib/libprofiler.so.0, carried: the device has no perf). Binaries: $BIN.
+# Writes summary.txt, table.txt (h200_summarize.py), reports.tgz and prof/ under $OUT.
+set -u
+B=${BIN:-$PWD/.gpu/bin}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+export START=$(date +%s) B
+nvidia-smi --query-gpu=name,driver_version --format=csv > $OUT/gpu.txt 2>&1
+{ nproc; which perf nsys ncu python3; python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; } >> $OUT/gpu.txt 2>&1
+job() {
+  s=$1; seed=$2
+  left=$(( ${DEADLINE:-570} - ($(date +%s) - START) ))
+  [ $left -lt ${MIN_LEFT:-20} ] && { echo "$s seed $seed not started (deadline)" >> $OUT/summary.txt; return; }
+  pre=""
+  [ "${PROF:-}" = "$s $seed" ] && pre="env LD_PRELOAD=$PWD/.gpu/lib/libprofiler.so.0 \
+    LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/.gpu/lib CPUPROFILE=$OUT/prof/cpu.prof \
+    CPUPROFILE_FREQUENCY=200" && mkdir -p $OUT/prof
+  t0=$(date +%s%N)
+  timeout $left $pre $B/samplecheck qualify --subject $s --budget ${BUDGET:-standard} --seed $seed \
+    --report-dir $OUT/r-$s-$seed --repro-dir $OUT/r-$s-$seed/repro -q > $OUT/r-$s-$seed.txt 2>&1
+  rc=$?
+  t1=$(date +%s%N)
+  { echo "$s seed $seed rc $rc wall_ms $(( (t1 - t0) / 1000000 )) started_s $(( t0 / 1000000000 - START ))"
+    tail -n 1 $OUT/r-$s-$seed.txt; } >> $OUT/summary.txt
+}
+export -f job
+echo "$JOBS" | grep -v '^$' | xargs -P ${PAR:-3} -L 1 bash -c 'job $0 $1'
+python3 tools/scripts/h200_summarize.py $OUT > $OUT/table.txt 2>&1
+tar czf $OUT/reports.tgz -C $OUT $(cd $OUT && ls -d r-*) 2>/dev/null
+rm -rf $OUT/r-*
