@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "suites/battery/report_evidence.h"
+
 namespace samplecheck::battery {
 
 uint64_t check_seed(uint64_t run_seed, std::string_view name) {
@@ -85,6 +87,45 @@ std::string exact_power(uint64_t draws, std::string_view what) {
   if (draws == 0) return "-";
   const double rate = -std::expm1(std::log(0.01) / static_cast<double>(draws));
   return fmt::format("{} rate {:.1e}", what, rate);
+}
+
+// A drawing failure (a refused or broken call) or the first OUT token of any row, as the
+// check's exact failure; `where` adds what locates the draws (their plan, the look).
+bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
+                            uint64_t seed, const nlohmann::json& where, check_outcome& out) {
+  if (!drawn.failure.empty()) {
+    out.exact_failure = true;
+    out.detail = drawn.failure;
+    out.repro = repro_base(seed);
+    out.repro.update(drawn.repro);
+    return true;
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
+      out.exact_failure = true;
+      out.detail = *bad;
+      out.repro = repro_base(seed);
+      out.repro.update({{"row", rows[i].label},
+                        {"params", setting_json(rows[i].setting)},
+                        {"token", drawn.first_out[i].token},
+                        {"subsequence", drawn.first_out[i].subsequence},
+                        {"offset", drawn.first_out[i].offset}});
+      out.repro.update(where);
+      out.repro["row_data"] = row_data(rows[i], i, drawn.counts[i]);
+      return true;
+    }
+  return false;
+}
+
+// Draws, then the first OUT token of any row (an exact failure).
+bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+                            const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
+                            drawn_counts& drawn, check_outcome& out) {
+  drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
+  out.samples += drawn.samples;
+  return !report_support_failure(
+      rows, drawn, seed,
+      {{"draws_per_row", draws}, {"subsequences", "one per draw, from 0 in row order"}}, out);
 }
 
 }  // namespace samplecheck::battery

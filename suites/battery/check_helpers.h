@@ -48,4 +48,14 @@ uint64_t total_draws(const std::vector<uint64_t>& draws_per_row);
 // "the smallest OUT-token rate seen with probability 0.99 at n draws" = 1 - 0.01^(1/n).
 std::string exact_power(uint64_t draws, std::string_view what);
 
+// A drawing failure (a refused or broken call) or the first OUT token of any row, as the
+// check's exact failure; `where` adds what locates the draws (their plan, the look).
+bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
+                            uint64_t seed, const nlohmann::json& where, check_outcome& out);
+
+// Draws, then the first OUT token of any row (an exact failure).
+bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+                            const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
+                            drawn_counts& drawn, check_outcome& out);
+
 }  // namespace samplecheck::battery

@@ -103,8 +103,9 @@ void write_comparison_report(const fingerprint_request& r, const nlohmann::json&
                              const std::string& detail, int status) {
   if (r.report_dir.empty()) return;
   const sb::manifest_comparison summary{r.compare[0], r.compare[1], &a, &b, &c, detail};
-  write_report_dir(r.report_dir,
-                   sb::comparison_report({"fingerprint", r.command_line, status}, summary));
+  sb::report_header header;
+  header.command = "fingerprint", header.command_line = r.command_line, header.exit_status = status;
+  write_report_dir(r.report_dir, sb::comparison_report(header, summary));
 }
 
 int compare(const fingerprint_request& r) {
