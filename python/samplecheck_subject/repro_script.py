@@ -190,7 +190,7 @@ def versions(record: dict[str, Any], call: ScriptCall) -> str:
 
 
 HEADER = '''#!/usr/bin/env python3
-"""Standalone reproduction: {subject}, check {check}{dtype}, row {label!r}.
+"""Standalone reproduction: {subject}, check {check}{dtype}, row {label}.
 
 Record: {record}
   {verdict}, {recorded}, {samples} draws in the check
@@ -209,18 +209,28 @@ Written by samplecheck_subject.repro_script (docs/repro-format.md, "Standalone s
 '''
 
 
+def inert(value: object) -> str:
+    """A record's value as docstring text: a record is data, so no quote, backslash or newline
+    from it may end the docstring and become code in the script (JSON's escapes keep it legible)."""
+    return json.dumps(str(value))[1:-1]
+
+
+def inert_fields(**fields: object) -> dict[str, str]:
+    return {name: inert(value) for name, value in fields.items()}
+
+
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, v: dict[str, Any]) -> str:
     row = record["evidence"]["row_data"]
     p_value = record.get("p_value")
     judged = (f"Pearson's chi-square over the check's merged cells, p below {v['level']:.3e} (the record's "
               "decision_level)" if v["fit"] else "a token the reference gives probability 0 (OUT) drawn")
-    return HEADER.format(
+    return HEADER.format(**inert_fields(
         subject=record["subject"], check=v["check"], dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
-        label=row["label"], record=os.path.abspath(path), verdict=record.get("verdict", "FAIL"),
+        label=repr(row["label"]), record=os.path.abspath(path), verdict=record.get("verdict", "FAIL"),
         recorded=f"p-value {p_value:.3e}" if isinstance(p_value, (int, float)) else "exact failure",
         samples=record.get("samples", "?"), budget=record.get("budget"), vocab=record.get("vocab_size"),
         seed=record.get("seed"), versions=versions(record, call), what=call.what, module=module,
-        draws=row["draws"], judged=judged, run=run)
+        draws=row["draws"], judged=judged, run=run))
 
 
 def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:

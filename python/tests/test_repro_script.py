@@ -121,6 +121,23 @@ def test_out_token_reproduces(s06, tmp_path):
     assert "REPRODUCED: a token outside the reference's support was drawn" in done.stdout
 
 
+def test_record_text_never_becomes_code(s07, tmp_path):
+    """A record is data: quotes and newlines in its fields stay text in the script's header."""
+    _, record = s07
+    tampered = copy.deepcopy(record)
+    payload = '"""\nimport sys; sys.exit(7)\n"""'
+    tampered["environment"]["packages"]["numpy"] = payload
+    tampered["evidence"]["row_data"]["label"] = payload
+    tampered["budget"] = "quick\\" + payload
+    out = tmp_path / "tampered.py"
+    made = generate(write_record(tmp_path, tampered), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    assert "\nimport sys; sys.exit(7)" not in text
+    done = run_script(out)
+    assert done.returncode == 1, done.stdout  # S07 still reproduces; nothing of the payload ran
+
+
 def test_chi_square_tail_without_torch(s07, tmp_path):
     """The script's own regularized gamma against known chi-square tails (series and
     continued-fraction branches)."""
