@@ -87,6 +87,38 @@ def record(provenance: dict[str, Any], ran: dict[str, str]) -> None:
     _recorded.update(entries)
 
 
+def installed(distribution: str, files: tuple[str, ...]) -> dict[str, str]:
+    """For a package installed from its published wheel (pip): its version, and the sha256 of
+    each of `files` (paths as the wheel's RECORD spells them), checked against the sha256 the
+    RECORD states: a file that differs, or one the RECORD does not list, is refused."""
+    import base64
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError as e:
+        raise ShippedError(f"{distribution} is not installed as a distribution ({e})") from e
+    entries = {f"{distribution} wheel": f"{dist.version} (installed files checked against its RECORD)"}
+    listed = {str(f): f for f in dist.files or ()}
+    for relpath in files:
+        f = listed.get(relpath)
+        if f is None or f.hash is None or f.hash.mode != "sha256":
+            raise ShippedError(f"{distribution}: {relpath} has no sha256 in the wheel's RECORD")
+        data = Path(str(f.locate())).read_bytes()
+        digest = hashlib.sha256(data).digest()
+        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != f.hash.value:
+            raise ShippedError(f"{distribution}: {relpath} differs from the wheel's RECORD (modified?)")
+        entries[f"{distribution} upstream {relpath}"] = f"sha256:{digest.hex()}"
+    return entries
+
+
+def record_entries(entries: dict[str, str]) -> None:
+    """Adds entries (name: value) to what the hello's environment.packages gets."""
+    if len(_recorded) + len(entries) > MAX_RECORDED:
+        raise ShippedError(f"{len(entries)} entries: more than the hello's environment holds ({MAX_RECORDED})")
+    _recorded.update(entries)
+
+
 def recorded() -> dict[str, str]:
     """What load() recorded, for serve.environment()."""
     return dict(_recorded)

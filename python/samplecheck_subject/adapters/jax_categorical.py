@@ -1,0 +1,191 @@
+"""JAX's jax.random.categorical, imported from the installed jax / jaxlib wheels (never
+copied), served as samplecheck subjects:
+
+    samplecheck qualify --exec "python -m samplecheck_subject.run \\
+        samplecheck_subject.adapters.jax_categorical:subjects"
+
+Each output row draws `jax.random.categorical(key, logits / temperature)` over its input
+row, with the key derived from the request as a JAX user derives one per request and step:
+`key = jax.random.fold_in(jax.random.key(seed), position)`. JAX's key takes a 32-bit seed
+unless jax_enable_x64 is on (jax.random.key(2**32 + 5) is key(5) by default), so the 64-bit
+seed goes in as key(its low word) folded with its high word, and the 64-bit position as its
+low then its high word: the noise is a function of (seed, position) alone, the declared
+rng_policy "request_keyed" (seed[r] the request's seed, offset[r] its position).
+
+What jax does, and so what is declared (jax/_src/random/core.py, `_categorical`):
+`jnp.argmax(gumbel(key, shape, logits.dtype) + logits)`: the Gumbel noise is drawn in the
+logits' own dtype (bf16 / f16 logits get bf16 / f16 noise), and NaN, +Inf and all -Inf
+rows come back as a token, never flagged (argmax picks the first NaN, the first +Inf, or
+token 0 when every logit is -Inf): degenerate_rows "undefined". No filter but temperature,
+so no tie rule. Temperature: `logits / t` with t a Python float in jax stays in the logits'
+dtype (weak typing); the adapter divides by t cast to that dtype, the same arithmetic.
+t = 0 (the ABI's greedy) is `jnp.argmax(logits)`, as a caller special-cases it (dividing by
+0 gives NaN rows, whose first NaN argmax would return).
+
+Subjects: "jax.categorical" (the default PRNG, threefry2x32, and the default Gumbel mode
+"low"), "jax.categorical.rbg" and "jax.categorical.unsafe_rbg" (the other key
+implementations, jax.random.key(seed, impl=...), as jax_default_prng_impl would select),
+"jax.categorical.high" (mode="high", JAX's higher-resolution Gumbel). The device is jax's
+default (a GPU where jaxlib's CUDA plugin finds one, else the CPU); the batch arrives on the
+host (memory_space "host") and jax copies it. The hello records jax's and jaxlib's versions
+and the sha256 of jax's random modules that ran, each checked against the wheel's RECORD.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import shipped
+from ..descriptor import SamplerDescriptor
+
+# Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
+CHUNK_ELEMENTS = 1 << 22
+# The random modules whose code draws the tokens, recorded in the hello with their sha256.
+RAN_FILES = ("jax/random.py", "jax/_src/random/core.py", "jax/_src/random/prng.py",
+             "jax/_src/random/threefry2x32.py", "jax/_src/random/rbg.py")
+# (subject name, key implementation, Gumbel mode)
+VARIANTS = (
+    ("jax.categorical", "threefry2x32", None),
+    ("jax.categorical.rbg", "rbg", None),
+    ("jax.categorical.unsafe_rbg", "unsafe_rbg", None),
+    ("jax.categorical.high", "threefry2x32", "high"),
+)
+Pair = tuple[Callable[[Any], Any], SamplerDescriptor]
+
+
+def key_words(seed: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """[n, 4] uint32 per request: seed low, seed high, position low, position high."""
+    seed, position = np.asarray(seed, dtype=np.uint64), np.asarray(position, dtype=np.uint64)
+    mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
+    words = (seed & mask, seed >> shift, position & mask, position >> shift)
+    return np.stack(words, axis=1).astype(np.uint32)
+
+
+def request_key(words: Any, impl: str) -> Any:
+    """jax.random.key(seed low, impl) folded with seed high, position low and position high."""
+    import jax
+
+    key = jax.random.key(words[0], impl=impl)
+    for i in (1, 2, 3):
+        key = jax.random.fold_in(key, words[i])
+    return key
+
+
+def row_bucket(rows: int, vocab: int) -> int:
+    """Rows per jitted call: the next power of two of `rows`, at most CHUNK_ELEMENTS / V."""
+    cap = max(1, CHUNK_ELEMENTS // max(1, vocab))
+    cap = 1 << (cap.bit_length() - 1)
+    return min(cap, 1 << max(0, rows - 1).bit_length())
+
+
+_compiled: dict[tuple[str, str | None], Any] = {}
+
+
+def draw_fn(impl: str, mode: str | None) -> Any:
+    """The jitted draw of a chunk: per row key words, logits row and temperature -> token."""
+    if (impl, mode) not in _compiled:
+        import jax
+        import jax.numpy as jnp
+
+        def one(words: Any, logits: Any, t: Any) -> Any:
+            greedy = t == 0
+            scaled = logits / jnp.where(greedy, 1, t).astype(logits.dtype)
+            token = jax.random.categorical(request_key(words, impl), scaled, mode=mode)
+            return jnp.where(greedy, jnp.argmax(logits), token)
+
+        _compiled[impl, mode] = jax.jit(jax.vmap(one))
+    return _compiled[impl, mode]
+
+
+def logits_rows(b: Any) -> np.ndarray:
+    """The input rows in their own dtype (bf16 / f16 bits viewed as ml_dtypes' types)."""
+    import jax.numpy as jnp
+
+    kinds = {"f32": np.float32, "bf16": jnp.bfloat16, "f16": np.float16}
+    return np.asarray(b.input).view(kinds[b.input_dtype])
+
+
+def sample(impl: str, mode: str | None) -> Callable[[Any], Any]:
+    def fn(b: Any) -> Any:
+        import jax
+
+        n, v = b.num_output_rows, b.vocab_size
+        rows = logits_rows(b)
+        source = np.arange(n) if b.row_index is None else np.asarray(b.row_index, dtype=np.int64)
+        t = (np.ones(b.num_input_rows, np.float32) if b.temperature is None
+             else np.asarray(b.temperature, np.float32))
+        words = key_words(b.seed, b.offset)
+        draw, step = draw_fn(impl, mode), row_bucket(n, v)
+        tokens = np.empty(n, dtype=np.int32)
+        for start in range(0, n, step):
+            idx = source[start:start + step]
+            m = idx.size
+            pad = np.concatenate([idx, np.full(step - m, idx[0])])  # same shape every chunk
+            w = np.concatenate([words[start:start + m], np.repeat(words[start:start + 1], step - m, 0)])
+            out = draw(w, rows[pad], t[pad])
+            tokens[start:start + m] = np.asarray(jax.device_get(out))[:m]
+        return tokens, None
+
+    fn.__name__ = f"categorical_{impl}_{mode or 'low'}"
+    return fn
+
+
+def declared_dtypes() -> tuple[str, ...]:
+    """f32, bf16 and f16 (jax takes all three); $SAMPLECHECK_JAX_DTYPES (e.g. "f32" or
+    "bf16,f16") narrows them for a run on a slow machine: every check runs once per dtype."""
+    given = os.environ.get("SAMPLECHECK_JAX_DTYPES")
+    dtypes = tuple(d for d in ("f32", "bf16", "f16") if not given or d in given.split(","))
+    if not dtypes:
+        raise ValueError(f"SAMPLECHECK_JAX_DTYPES = {given!r} names none of f32, bf16, f16")
+    return dtypes
+
+
+def descriptors() -> list[Pair]:
+    pairs: list[Pair] = []
+    dtypes = declared_dtypes()
+    for name, impl, mode in VARIANTS:
+        how = f"key impl {impl}" + (f", mode={mode!r}" if mode else "")
+        pairs.append((sample(impl, mode), SamplerDescriptor(
+            name=name, input_kind="logits", input_dtypes=dtypes, filters=("temperature",),
+            rng_policy="request_keyed", degenerate_rows="undefined", memory_space="host",
+            description=f"jax.random.categorical(fold_in(key(seed), position), logits / T), {how}")))
+    return pairs
+
+
+def unavailable() -> str | None:
+    """None when jax imports and has a device, else the reason (samplecheck then skips)."""
+    try:
+        import jax
+    except ImportError as e:
+        return f"jax is not installed ({e})"
+    try:
+        jax.devices()
+    except RuntimeError as e:
+        return f"jax has no usable device: {e}"
+    return None
+
+
+def record() -> None:
+    """jax's and jaxlib's versions, jax's device, and the sha256 of each file of RAN_FILES,
+    checked against the jax wheel's RECORD (a modified installation is refused)."""
+    import jax
+
+    entries = {"jax device": f"{jax.default_backend()}: {jax.devices()[0].device_kind}"}
+    entries.update(shipped.installed("jaxlib", ()))
+    entries.update(shipped.installed("jax", RAN_FILES))
+    shipped.record_entries(entries)
+
+
+def subjects() -> tuple[list[Pair], str | None]:
+    pairs = descriptors()
+    reason = unavailable()
+    if reason is None:
+        record()
+    return pairs, reason
+
+
+DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors()}
