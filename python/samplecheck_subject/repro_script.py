@@ -30,7 +30,9 @@ from .script_call import ScriptCall
 # The modules whose subjects can appear in a record, searched for the subject's call (the
 # one the record's exec names first; a record the pytest plugin wrote names none).
 ADAPTER_MODULES = ("samplecheck_subject.numpy_samplers", "samplecheck_subject.adapters.sglang_shipped",
-                   "samplecheck_subject.adapters.torch_samplers", "samplecheck_subject.adapters.flashinfer_samplers")
+                   "samplecheck_subject.adapters.torch_samplers", "samplecheck_subject.adapters.flashinfer_samplers",
+                   "samplecheck_subject.adapters.jax_categorical")
+DTYPES = ("f32", "bf16", "f16")
 # Checks that judge where one row's draws land; the others judge streams or batches.
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
@@ -240,9 +242,11 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     row = row_arrays(record)
     run = call.run.format(script=out)
     seed = record["evidence"].get("check_seed", record.get("seed", 0))
+    dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
     constants = "\n".join([
         f"SUBJECT = {record['subject']!r}", f"CHECK = {v['check']!r}", f"LABEL = {row['label']!r}",
         f"PARAMS = {v['params']!r}", f"DRAWS = {row['draws']}", f"SEED = {int(seed) % (1 << 63)}",
+        f"DTYPE = {dtype!r}  # the dtype the row was sent in (its float32 values are exact in it)",
         f"FIT = {v['fit']}  # False: the verdict is an OUT draw alone",
         f"LEVEL = {v['level']!r}  # the record's decision_level",
         f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",

@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import shipped
 from ..descriptor import SamplerDescriptor
+from ..script_call import ScriptCall
 
 # Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
 CHUNK_ELEMENTS = 1 << 22
@@ -189,3 +190,44 @@ def subjects() -> tuple[list[Pair], str | None]:
 
 
 DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors()}
+
+
+# Standalone reproduction scripts (samplecheck_subject.repro_script): jax.random.categorical
+# as the adapter calls it, on the record's row in the dtype it was sent in (DTYPE), draw i
+# keyed by (seed, position i).
+_SCRIPT_IMPORTS = """import jax
+import jax.numpy as jnp  # jax's own, unmodified"""
+
+_SCRIPT_DRAW = """
+
+def key_for(seed, position, impl):
+    key = jax.random.key(seed & 0xFFFFFFFF, impl=impl)  # the adapter's key words
+    for word in (jnp.uint32(seed >> 32), position, jnp.uint32(0)):  # position < 2^32 here
+        key = jax.random.fold_in(key, word)
+    return key
+
+
+def draw(row, params, n, seed, device):
+    dtype = {"bf16": jnp.bfloat16, "f16": jnp.float16}.get(DTYPE, jnp.float32)
+    dev = jax.devices(device)[0] if device else jax.devices()[0]
+    logits = jax.device_put(jnp.asarray(row.astype(dtype)), dev)  # exact: the row was sent so
+    t = float(params["temperature"])
+    if t == 0:
+        return np.full(n, int(jnp.argmax(logits)))
+    scaled = logits / t  # a Python float: jax keeps the logits' dtype (weak typing)
+    keys = jax.vmap(lambda p: key_for(seed, p, IMPL))(jnp.arange(n, dtype=jnp.uint32))
+    one = jax.jit(jax.vmap(lambda k: jax.random.categorical(k, scaled, mode=MODE)))
+    return np.concatenate([np.asarray(one(keys[s:s + 4096])) for s in range(0, n, 4096)])
+"""
+
+
+def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
+    constants = f"\nIMPL = {impl!r}\nMODE = {mode!r}\n"
+    return ScriptCall(
+        what=f"jax.random.categorical (key impl {impl}, mode {mode or 'low'}), as "
+             "samplecheck_subject.adapters.jax_categorical calls it",
+        imports=_SCRIPT_IMPORTS, code=constants + _SCRIPT_DRAW, packages=("jax", "numpy"),
+        run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])")
+
+
+SCRIPT_CALLS = {name: _script_call(name, impl, mode) for name, impl, mode in VARIANTS}
