@@ -95,12 +95,13 @@ def test_degenerate_rows_come_back_as_jaxs_argmax():
     """NaN: the first NaN; +Inf: the first +Inf; every logit -Inf: token 0 (jax's argmax over
     gumbel + logits); never flagged, so the adapter declares degenerate_rows "undefined"."""
     nan, inf = float("nan"), float("inf")
-    rows = [[0.0, 1.0, nan, 0.0, nan], [0.0, inf, 0.0, inf, 0.0], [-inf] * 5]
-    b, _ = _batch(rows, "f32", 96)
+    rows = [[0.0, 1.0, nan, 0.0, nan], [0.0, inf, 0.0, inf, 0.0], [-inf] * 5, [-inf, 0.0, -inf, 0.0, 0.0]]
+    b, _ = _batch(rows, "f32", 128)
     tokens, _ = jc.DESCRIPTORS["jax.categorical"][0](b)
-    assert set(tokens[0::3].tolist()) == {2}
-    assert set(tokens[1::3].tolist()) == {1}
-    assert set(tokens[2::3].tolist()) == {0}
+    assert set(tokens[0::4].tolist()) == {2}
+    assert set(tokens[1::4].tolist()) == {1}
+    assert set(tokens[2::4].tolist()) == {0}
+    assert set(tokens[3::4].tolist()) == {1, 3, 4}  # -Inf never drawn beside finite logits
 
 
 def test_hello_records_jax_and_its_files():
