@@ -269,18 +269,20 @@ def triton_descriptors(memory: str) -> list[Pair]:
                     rng_policy="request_keyed")]
 
 
-def cuda_descriptors() -> list[Pair]:
+def cuda_descriptors(memory: str = "cuda") -> list[Pair]:
     """What runs only on a GPU: the Triton top-k / top-p kernel (its interpreter run fails on
-    the CPU, docs/shipped.md), the FlashInfer route and the batch-invariant matmuls."""
+    the CPU, docs/shipped.md), the FlashInfer route and the batch-invariant matmuls. `memory`
+    is "host" only where they are declared to be skipped (a samplecheck built without CUDA
+    refuses a cuda subject before it reads the skip)."""
     pairs = [
-        _logits("vllm.apply_top_k_top_p_triton+random_sample", filtered_then_random_sample("triton"), "cuda",
+        _logits("vllm.apply_top_k_top_p_triton+random_sample", filtered_then_random_sample("triton"), memory,
                 "apply_top_k_top_p_triton (Qrita), softmax, random_sample with per-request generators",
                 rng_policy="per_request", inputs="mutated", **_FILTERED),
-        _logits("vllm.forward_cuda.flashinfer", forward_cuda, "cuda",
+        _logits("vllm.forward_cuda.flashinfer", forward_cuda, memory,
                 "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
                 rng_policy="subject_generator", inputs="mutated", **_FILTERED),
     ]
-    pairs += [(matmul(n), MatmulDescriptor(name=f"vllm.{n}", memory_space="cuda",
+    pairs += [(matmul(n), MatmulDescriptor(name=f"vllm.{n}", memory_space=memory,
                                            description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"))
               for n in ("matmul_persistent", "mm_batch_invariant", "linear_batch_invariant")]
     return pairs
@@ -312,9 +314,9 @@ def subjects() -> tuple[list[Pair], str | None]:
 def cuda_subjects() -> tuple[list[Pair], str | None]:
     """The GPU-only subjects; on a machine without CUDA the hello says so and samplecheck skips."""
     reason = common.cuda_unavailable()
-    if reason is None:
-        reason = _unavailable()
-    return cuda_descriptors(), reason
+    if reason is not None:
+        return cuda_descriptors("host"), reason
+    return cuda_descriptors(), _unavailable()
 
 
 # Every subject as a CUDA machine serves it, by name.
