@@ -45,8 +45,8 @@ TRITON = "vllm.v1.sample.ops.topk_topp_triton"
 GUMBEL = "vllm.v1.worker.gpu.sample.gumbel"
 MATMUL = "vllm.model_executor.determinism.batch_invariant"
 VERSION = "vLLM 0.33.0, shipped"
-# Output rows per call: a chunk's sort and its temporaries stay near 1 GiB.
-CHUNK_ELEMENTS = 1 << 26
+# Output rows per call: a chunk of 16 M logits; its sort, masks and noise stay near 1 GiB.
+CHUNK_ELEMENTS = 1 << 24
 Pair = tuple[Callable[[Any], Any], Any]
 
 
