@@ -125,11 +125,13 @@ def _seed_default_generator(b: Any, dev: str) -> None:
 
 
 def _sampler_module() -> Any:
-    """A TopKTopPSampler as vLLM builds it (logprobs_mode raw_logprobs, fp32 Gumbel); the
-    adapter calls the named forward_* method, whichever __init__ picked."""
-    module = _modules()[SAMPLER]
-    os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")  # __init__'s probe imports the attention backend
-    return module.TopKTopPSampler(logprobs_mode="raw_logprobs")
+    """A TopKTopPSampler as vLLM builds it (logprobs_mode raw_logprobs, fp32 Gumbel), built
+    once; the adapter calls the named forward_* method, whichever __init__ picked."""
+    modules = _modules()
+    if "sampler" not in modules:
+        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")  # __init__'s probe imports the attention backend
+        modules["sampler"] = modules[SAMPLER].TopKTopPSampler(logprobs_mode="raw_logprobs")
+    return modules["sampler"]
 
 
 def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any]) -> Any:
