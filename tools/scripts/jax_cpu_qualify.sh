@@ -5,7 +5,7 @@
 #
 #   tools/scripts/jax_cpu_qualify.sh WORK [SUBJECT...]
 #
-# WORK: the venv (WORK/venv, made once; JAX_SPEC pins it, default "jax[cpu]") and the
+# WORK: the venv (WORK/venv, made once; JAX_SPEC pins it, default "jax[cpu]==0.10.2") and the
 # reports (WORK/reports/SUBJECT). SUBJECT default: jax.categorical.
 # Environment: SAMPLECHECK_BIN (default build/tools/samplecheck/samplecheck, else
 # build-cpu's), BUDGET (default quick), QUALIFY_ARGS (e.g. "--checks replay,batch_invariance
@@ -26,7 +26,7 @@ mkdir -p "$work"
 
 if [ ! -x "$work/venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$work/venv"
-  "$work/venv/bin/pip" install -q "${JAX_SPEC:-jax[cpu]}" numpy
+  "$work/venv/bin/pip" install -q "${JAX_SPEC:-jax[cpu]==0.10.2}" numpy
 fi
 "$work/venv/bin/python" -c "import jax, jaxlib; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, jax.devices())"
 

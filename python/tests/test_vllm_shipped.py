@@ -1,0 +1,162 @@
+"""The vLLM 0.33.0 manifest and adapter without the wheel (no network, no GPU): the manifest
+parses and shims no module under test, every shim exists and says why; the adapter's
+descriptors state the contracts docs/shipped.md gives; the per-request generator seeds are
+keyed by the request alone; and, where torch imports, the adapter calls a fake tree built
+here as it calls vLLM's (k / p as vLLM's InputBatch passes them, a generator per row,
+samplecheck's own logits array handed over where forward_native may write it)."""
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from conftest import PACKAGE_ROOT
+from samplecheck_subject.adapters import vllm_shipped
+
+SCRIPTS = os.path.join(os.path.dirname(PACKAGE_ROOT), "tools", "scripts")
+_spec = importlib.util.spec_from_file_location("extract_shipped", os.path.join(SCRIPTS, "extract_shipped.py"))
+assert _spec is not None and _spec.loader is not None
+extract_shipped = importlib.util.module_from_spec(_spec)
+sys.modules["extract_shipped"] = extract_shipped
+_spec.loader.exec_module(extract_shipped)
+
+
+def manifest():
+    return extract_shipped.read_manifest(extract_shipped.Path(SCRIPTS) / "shipped" / "vllm.toml")
+
+
+def test_the_manifest_shims_plumbing_only_and_each_shim_says_why():
+    m = manifest()
+    assert (m.package, m.version, m.root) == ("vllm", "0.33.0", "vllm")
+    assert len(m.wheel_sha256) == 64
+    assert set(m.under_test) == {vllm_shipped.SAMPLER, vllm_shipped.TRITON, vllm_shipped.GUMBEL, vllm_shipped.MATMUL}
+    assert not set(m.under_test) & set(m.shim_for)
+    for module, why in m.shim_for.items():
+        assert why.strip(), module
+        base = m.shims_dir / module.replace(".", "/")
+        shim = base / "__init__.py" if (base / "__init__.py").is_file() else base.with_suffix(".py")
+        assert shim.is_file(), module
+        assert "samplecheck's shim for" in shim.read_text(), shim
+
+
+def test_no_file_of_the_shims_folder_is_unnamed_in_the_manifest():
+    m = manifest()
+    named = {module.replace(".", "/") for module in m.shim_for}
+    for path in m.shims_dir.rglob("*.py"):
+        relpath = path.relative_to(m.shims_dir).with_suffix("").as_posix()
+        assert relpath.removesuffix("/__init__") in named, relpath
+
+
+def test_the_descriptors_state_vllms_contracts():
+    d = {name: desc.validate() for name, (_, desc) in vllm_shipped.DESCRIPTORS.items()}
+    native = d["vllm.forward_native"]
+    assert (native.input_kind, tuple(native.input_dtypes), native.rng_policy) == ("logits", ("f32",), "per_request")
+    assert (native.tie_policy, native.filter_order, native.inputs) == ("keep_ties", "top_k_first", "mutated")
+    assert native.degenerate_rows == "undefined"  # NaN / all -inf rows: argmax of NaN, no promise
+    assert d["vllm.forward_native.unseeded"].rng_policy == "subject_generator"
+    assert tuple(d["vllm.apply_top_k_only+random_sample"].filters) == ("top_k",)
+    gumbel = d["vllm.gumbel_sample"]
+    assert (gumbel.rng_policy, gumbel.inputs, tuple(gumbel.filters)) == ("request_keyed", "preserved", ())
+    cuda_only = {desc.name for _, desc in vllm_shipped.cuda_descriptors()}
+    assert cuda_only == {"vllm.apply_top_k_top_p_triton+random_sample", "vllm.forward_cuda.flashinfer",
+                         "vllm.matmul_persistent", "vllm.mm_batch_invariant", "vllm.linear_batch_invariant"}
+    assert all(d[n].memory_space == "cuda" for n in cuda_only)
+
+
+def test_a_requests_generator_seed_is_keyed_by_its_seed_subsequence_and_offset_alone():
+    def batch(seed, subsequence, offset):
+        return types.SimpleNamespace(seed=np.array(seed, np.uint64), subsequence=np.array(subsequence, np.uint64),
+                                     offset=np.array(offset, np.uint64))
+
+    seeds = vllm_shipped.generator_seeds(batch([5, 5, 5, 6], [0, 1, 0, 0], [0, 0, 1, 0]))
+    assert len(set(seeds)) == 4 and all(0 <= s < 1 << 63 for s in seeds)
+    assert vllm_shipped.generator_seeds(batch([6, 5], [0, 0], [0, 0])) == [seeds[3], seeds[0]]
+
+
+def test_the_cuda_subjects_are_skipped_with_their_reason_where_no_gpu_is(run_qualify):
+    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:cuda_subjects"
+    code, out = run_qualify(command, "--subject", "vllm.apply_top_k_top_p_triton+random_sample", "--budget", "quick",
+                            "--checks", "replay", env={"SAMPLECHECK_VLLM_TREE": "/nonexistent"}, timeout=120)
+    assert code == 77, out
+    assert "torch is not installed" in out or "no CUDA device" in out or "extract_shipped.py" in out, out
+
+
+def test_the_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify):
+    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
+    code, out = run_qualify(command, "--subject", "vllm.forward_native", "--budget", "quick",
+                            "--checks", "replay", env={"SAMPLECHECK_VLLM_TREE": "/nonexistent"}, timeout=120)
+    assert code == 77, out
+    assert "torch is not installed" in out or "extract_shipped.py" in out, out
+
+
+# A stand-in for vLLM's sampler module that records how it was called.
+FAKE_SAMPLER = '''
+import torch
+CALLS = []
+class TopKTopPSampler:
+    def __init__(self, logprobs_mode="raw_logprobs"):
+        self.logprobs_mode = logprobs_mode
+    def forward_native(self, logits, generators, k, p):
+        CALLS.append((logits, dict(generators), k, p))
+        logits.mul_(2)  # vLLM may write its logits in place
+        return logits.argmax(dim=-1), None
+'''
+FAKE_FILES = {
+    "vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/sample/__init__.py": "",
+    "vllm/v1/sample/ops/__init__.py": "", "vllm/v1/sample/ops/topk_topp_sampler.py": FAKE_SAMPLER,
+    "vllm/v1/sample/ops/topk_topp_triton.py": "", "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/gpu/__init__.py": "", "vllm/v1/worker/gpu/sample/__init__.py": "",
+    "vllm/v1/worker/gpu/sample/gumbel.py": "", "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/determinism/__init__.py": "", "vllm/model_executor/determinism/batch_invariant.py": "",
+}
+
+
+@pytest.fixture
+def fake_tree(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    for relpath, text in FAKE_FILES.items():
+        (tmp_path / "site" / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "site" / relpath).write_text(text)
+    upstream = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in FAKE_FILES.items()}
+    (tmp_path / "provenance.json").write_text(json.dumps(
+        {"package": "vllm", "version": "0.33.0", "wheel_sha256": "0" * 64, "root": "vllm",
+         "upstream": upstream, "shims": {}}))
+    monkeypatch.setenv(vllm_shipped.TREE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(vllm_shipped, "_loaded", {})
+    monkeypatch.setattr(vllm_shipped, "device", lambda: "cpu")
+    yield
+    for name in [n for n in sys.modules if n == "vllm" or n.startswith("vllm.")]:
+        del sys.modules[name]
+    sys.path.remove(str((tmp_path / "site").resolve()))
+
+
+def test_forward_native_gets_the_calls_logits_k_p_and_a_generator_per_row(fake_tree):
+    v = 8
+    logits = np.arange(3 * v, dtype=np.float32).reshape(3, v)
+    b = types.SimpleNamespace(num_output_rows=3, vocab_size=v, input=logits, row_index=None,
+                              top_k=np.array([0, 3, 9], np.int32), top_p=np.ones(3, np.float32),
+                              seed=np.array([1, 2, 3], np.uint64), subsequence=np.zeros(3, np.uint64),
+                              offset=np.zeros(3, np.uint64))
+    tokens, valid = vllm_shipped.forward_native(True)(b)
+    assert tokens.tolist() == [v - 1] * 3 and valid is None
+    (_, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
+    assert k.tolist() == [v, 3, v] and p is None  # top-k off is k = V; top_p 1 everywhere: None
+    assert sorted(generators) == [0, 1, 2]
+    assert logits[0, 1] == 2.0  # forward_native wrote samplecheck's own array: inputs "mutated"
+
+
+def test_a_row_index_gives_forward_native_copies_and_no_k_when_none_is_set(fake_tree):
+    v = 4
+    logits = np.zeros((2, v), dtype=np.float32)
+    b = types.SimpleNamespace(num_output_rows=3, vocab_size=v, input=logits, row_index=np.array([1, 1, 0], np.int32),
+                              top_k=None, top_p=np.array([0.5, 1.0], np.float32),
+                              seed=None, subsequence=None, offset=None)
+    vllm_shipped.forward_native(False)(b)
+    (x, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
+    assert x.shape == (3, v) and k is None and generators == {}
+    assert p.tolist() == [1.0, 1.0, 0.5]  # per input row, expanded to the output rows
