@@ -20,11 +20,13 @@ job() {
     CPUPROFILE_FREQUENCY=200" && mkdir -p $OUT/prof
   t0=$(date +%s%N)
   timeout $left $pre $B/samplecheck qualify --subject $s --budget ${BUDGET:-standard} --seed $seed \
-    --report-dir $OUT/r-$s-$seed --repro-dir $OUT/r-$s-$seed/repro -q > $OUT/r-$s-$seed.txt 2>&1
+    --report-dir $OUT/r-$s-$seed --repro-dir $OUT/r-$s-$seed/repro > $OUT/r-$s-$seed.txt 2>&1
   rc=$?
   t1=$(date +%s%N)
   { echo "$s seed $seed rc $rc wall_ms $(( (t1 - t0) / 1000000 )) started_s $(( t0 / 1000000000 - START ))"
-    tail -n 1 $OUT/r-$s-$seed.txt; } >> $OUT/summary.txt
+    tail -n 1 $OUT/r-$s-$seed.txt
+    # a run cut at the deadline prints no table: its last checks' progress lines say how far it got
+    [ $rc -ne 0 ] && grep '^samplecheck: \[' $OUT/r-$s-$seed.txt | tail -n 4; } >> $OUT/summary.txt
 }
 export -f job
 echo "$JOBS" | grep -v '^$' | xargs -P ${PAR:-3} -L 1 bash -c 'job $0 $1'
