@@ -113,7 +113,7 @@ print(' '.join(n + ':' + d.kind for n, (_, d) in DESCRIPTORS.items() if not want
 for group in "${groups[@]}"; do
   case $group in
     flashinfer | torch | matmul | sglang) qualify_group "${module_of[$group]}" ;;
-    renorm) eval "$subject_env python3 -m samplecheck_subject.adapters.renorm_determinism ${OUT@Q}" \
+    renorm) eval "$subject_env python3 tools/scripts/h200_probes/renorm_determinism.py ${OUT@Q}" \
               >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
     *) echo "unknown group $group (flashinfer torch matmul renorm sglang)" >&2; exit 2 ;;

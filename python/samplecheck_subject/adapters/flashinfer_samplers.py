@@ -25,7 +25,7 @@ Declared contracts, from FlashInfer's docstrings and kernels:
 
 `top_k_renorm_probs` / `top_p_renorm_probs` are served followed by sampling_from_probs (the
 tokens drawn from the renormalised rows); their bitwise run-to-run and batch invariance
-is probed by adapters/renorm_determinism.py.
+is probed by tools/scripts/h200_probes/renorm_determinism.py.
 """
 
 from ..descriptor import SamplerDescriptor

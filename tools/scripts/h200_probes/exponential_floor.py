@@ -4,7 +4,7 @@ vLLM) decides whether a token far below the leader can win: q's smallest values,
 P(q <= x) seen against the exact 1 - exp(-x) for small x. A measurement script for the
 H200 (docs/h200.md, "Python subjects on the H200"), not a battery check: the battery judges the tokens.
 
-    python -m samplecheck_subject.adapters.exponential_floor OUT_DIR [LOG2_DRAWS]
+    python3 tools/scripts/h200_probes/exponential_floor.py OUT_DIR [LOG2_DRAWS]
 """
 
 import json

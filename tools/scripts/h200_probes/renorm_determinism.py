@@ -6,7 +6,7 @@ check: renormalisation returns probabilities, not tokens, so it fits no subject 
 tokens drawn from the renormalised rows are judged by the battery through the
 "flashinfer.top_*_renorm_probs+sampling_from_probs" subjects.
 
-    python -m samplecheck_subject.adapters.renorm_determinism OUT_DIR
+    python3 tools/scripts/h200_probes/renorm_determinism.py OUT_DIR
 """
 
 import json
