@@ -215,10 +215,20 @@ def test_the_sglang_manifest_names_a_shim_file_for_each_shim_and_none_under_test
         assert (base / "__init__.py").is_file() or base.with_suffix(".py").is_file(), module
 
 
-def test_the_sglang_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify):
-    # No tree here (and, in CI, no torch): every check skipped with the reason, never passed.
-    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
-    code, out = run_qualify(command, "--subject", "sglang.sampling_from_probs_torch", "--budget", "quick",
-                            "--checks", "replay", env={"SAMPLECHECK_SGLANG_TREE": "/nonexistent"}, timeout=120)
+# (adapter entry point, a subject of it, the variable naming its extracted tree)
+SHIPPED_ENTRIES = [
+    ("sglang_shipped:subjects", "sglang.sampling_from_probs_torch", "SAMPLECHECK_SGLANG_TREE"),
+    ("vllm_shipped:subjects", "vllm.forward_native", "SAMPLECHECK_VLLM_TREE"),
+    ("vllm_shipped:cuda_subjects", "vllm.apply_top_k_top_p_triton+random_sample", "SAMPLECHECK_VLLM_TREE"),
+]
+
+
+@pytest.mark.parametrize(("entry", "subject", "tree_variable"), SHIPPED_ENTRIES)
+def test_a_shipped_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify, entry, subject,
+                                                                         tree_variable):
+    # No tree here (and, in CI, no torch or no GPU): every check skipped with the reason, never passed.
+    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.{entry}"
+    code, out = run_qualify(command, "--subject", subject, "--budget", "quick", "--checks", "replay",
+                            env={tree_variable: "/nonexistent"}, timeout=120)
     assert code == 77, out
-    assert "torch is not installed" in out or "extract_shipped.py" in out, out
+    assert any(r in out for r in ("torch is not installed", "no CUDA device", "extract_shipped.py")), out

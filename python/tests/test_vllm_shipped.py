@@ -78,22 +78,6 @@ def test_a_requests_generator_seed_is_keyed_by_its_seed_subsequence_and_offset_a
     assert vllm_shipped.generator_seeds(batch([6, 5], [0, 0], [0, 0])) == [seeds[3], seeds[0]]
 
 
-def test_the_cuda_subjects_are_skipped_with_their_reason_where_no_gpu_is(run_qualify):
-    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:cuda_subjects"
-    code, out = run_qualify(command, "--subject", "vllm.apply_top_k_top_p_triton+random_sample", "--budget", "quick",
-                            "--checks", "replay", env={"SAMPLECHECK_VLLM_TREE": "/nonexistent"}, timeout=120)
-    assert code == 77, out
-    assert "torch is not installed" in out or "no CUDA device" in out or "extract_shipped.py" in out, out
-
-
-def test_the_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify):
-    command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
-    code, out = run_qualify(command, "--subject", "vllm.forward_native", "--budget", "quick",
-                            "--checks", "replay", env={"SAMPLECHECK_VLLM_TREE": "/nonexistent"}, timeout=120)
-    assert code == 77, out
-    assert "torch is not installed" in out or "extract_shipped.py" in out, out
-
-
 # A stand-in for vLLM's sampler module that records how it was called.
 FAKE_SAMPLER = '''
 import torch

@@ -14,26 +14,15 @@
 # at the quick budget's V = 32000, so the whole quick battery of one subject takes hours
 # there; the exact checks and goodness_of_fit at one dtype fit in minutes.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { echo "usage: $0 WORK [SUBJECT...]" >&2; exit 2; }
-work=$(realpath -m "$1")
-shift
-subjects=("$@")
+# shellcheck source=shipped/cpu_qualify.sh
+source "$(dirname "$0")/shipped/cpu_qualify.sh"
 ((${#subjects[@]})) || subjects=(jax.categorical)
-samplecheck=${SAMPLECHECK_BIN:-build/tools/samplecheck/samplecheck}
-[ -x "$samplecheck" ] || samplecheck=build-cpu/tools/samplecheck/samplecheck
-mkdir -p "$work"
-
 if [ ! -x "$work/venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install -q "${JAX_SPEC:-jax[cpu]==0.10.2}" numpy
 fi
 "$work/venv/bin/python" -c "import jax, jaxlib; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, jax.devices())"
-
 for subject in "${subjects[@]}"; do
-  # shellcheck disable=SC2086
-  PYTHONPATH="$PWD/python" "$samplecheck" qualify \
-    --exec "$work/venv/bin/python -m samplecheck_subject.run samplecheck_subject.adapters.jax_categorical:subjects" \
-    --subject "$subject" --budget "${BUDGET:-quick}" --report-dir "$work/reports/$subject" \
-    ${QUALIFY_ARGS:-} || echo "$subject: samplecheck exited $?"
+  qualify_subject "$subject" \
+    "$work/venv/bin/python -m samplecheck_subject.run samplecheck_subject.adapters.jax_categorical:subjects"
 done
