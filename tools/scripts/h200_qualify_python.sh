@@ -6,7 +6,7 @@
 # carried in.
 #
 #   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer torch matmul renorm sglang
-#                                                       (default: all five, in that order)
+#                                                       vllm jax (default: all seven, in that order)
 # Environment:
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
@@ -14,6 +14,7 @@
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
 #   SGLANG_TREE      SGLang's extracted modules (tools/scripts/extract_shipped.py with
 #                    tools/scripts/shipped/sglang.toml), default carry/sglang
+#   VLLM_TREE        vLLM's (tools/scripts/shipped/vllm.toml), default carry/vllm
 #   BUDGET           default standard
 #   SUBJECT_LIMIT    seconds one subject's qualification may take (default 300; exit 124 past it)
 #   SUBJECTS         only these subjects (comma-separated), default every subject of each group
@@ -37,7 +38,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
 groups=("$@")
-((${#groups[@]})) || groups=(flashinfer torch matmul renorm sglang)
+((${#groups[@]})) || groups=(flashinfer torch matmul renorm sglang vllm jax)
 mkdir -p "$OUT/repro"
 [ -x "$samplecheck" ] || { echo "no samplecheck at $samplecheck (build it or set SAMPLECHECK_BIN)" >&2; exit 2; }
 
@@ -74,27 +75,33 @@ subject_env="env LD_LIBRARY_PATH=${subject_library_path@Q} PYTHONPATH=${PYTHONPA
 subject_env+=" CUDA_HOME=${CUDA_HOME@Q} FLASHINFER_WORKSPACE_BASE=${FLASHINFER_WORKSPACE_BASE@Q}"
 sglang_tree=$(realpath -m "${SGLANG_TREE:-carry/sglang}")
 subject_env+=" SAMPLECHECK_SGLANG_TREE=${sglang_tree@Q}"
+vllm_tree=$(realpath -m "${VLLM_TREE:-carry/vllm}")
+subject_env+=" SAMPLECHECK_VLLM_TREE=${vllm_tree@Q}"
 eval "$subject_env python3 -c \"import torch; print('torch', torch.__version__, torch.cuda.get_device_name())\""
 
 declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul
-                       [sglang]=sglang_shipped)
+                       [sglang]=sglang_shipped [vllm]=vllm_shipped [jax]=jax_categorical)
 summary="$OUT/summary.md"
 [ -e "$summary" ] || printf '| subject | exit | seconds | verdicts |\n|---|---|---|---|\n' >"$summary"
 
 qualify_group() {
   local module=samplecheck_subject.adapters.$1
   local names
+  # name:kind:entry point; an adapter's CUDA-only subjects may have an entry point of their
+  # own (vllm_shipped.cuda_subjects), the others are served by `subjects`.
   names=$(python3 -c "
-import sys
-from $module import DESCRIPTORS
+import $module as m
 want = [s for s in '${SUBJECTS:-}'.split(',') if s]
-print(' '.join(n + ':' + d.kind for n, (_, d) in DESCRIPTORS.items() if not want or n in want))")
-  for entry in $names; do
-    local name=${entry%:*} extra=${QUALIFY_ARGS:-}
-    if [ "${entry##*:}" = matmul ]; then
+cuda_only = {d.name for _, d in m.cuda_descriptors()} if hasattr(m, 'cuda_subjects') else set()
+print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects'}\"
+               for n, (_, d) in m.DESCRIPTORS.items() if not want or n in want))")
+  for row in $names; do
+    local name kind point extra=${QUALIFY_ARGS:-}
+    IFS=: read -r name kind point <<<"$row"
+    if [ "$kind" = matmul ]; then
       extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
     fi
-    local command="$subject_env python3 -m samplecheck_subject.run $module:subjects --subject $name"
+    local command="$subject_env python3 -m samplecheck_subject.run $module:$point --subject ${name@Q}"
     local start=$SECONDS
     # shellcheck disable=SC2086
     timeout "${SUBJECT_LIMIT:-300}" "$samplecheck" qualify --exec "$command" --budget "$budget" \
@@ -112,11 +119,11 @@ print(' '.join(n + ':' + d.kind for n, (_, d) in DESCRIPTORS.items() if not want
 
 for group in "${groups[@]}"; do
   case $group in
-    flashinfer | torch | matmul | sglang) qualify_group "${module_of[$group]}" ;;
+    flashinfer | torch | matmul | sglang | vllm | jax) qualify_group "${module_of[$group]}" ;;
     renorm) eval "$subject_env python3 tools/scripts/h200_probes/renorm_determinism.py ${OUT@Q}" \
               >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
-    *) echo "unknown group $group (flashinfer torch matmul renorm sglang)" >&2; exit 2 ;;
+    *) echo "unknown group $group (flashinfer torch matmul renorm sglang vllm jax)" >&2; exit 2 ;;
   esac
 done
 cat "$summary"
