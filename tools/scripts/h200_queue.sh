@@ -7,6 +7,8 @@
 set -u
 B=${BIN:-$PWD/.gpu/bin}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+# report.html's renderer: the device's python3 (its venv has matplotlib; /usr/bin/python3 has not)
+export SAMPLECHECK_PYTHON=${SAMPLECHECK_PYTHON:-python3}
 export START=$(date +%s) B
 nvidia-smi --query-gpu=name,driver_version --format=csv > $OUT/gpu.txt 2>&1
 { nproc; which perf nsys ncu python3; python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; } >> $OUT/gpu.txt 2>&1
