@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from importlib import metadata
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ PIPELINE = "pipeline"
 # Every value cake_sampling_route returns (flashinfer/cake_sampling.py:1481-1513), in this order.
 FALLBACKS = ("dtype", "layout", "arch", "device", "no_top_k", "top_k_disabled", "top_k_gt_slab",
              "vocab_too_large")
-ROUTES = (Route(PIPELINE, "lowest_index"),) + tuple(Route(f"fallback:{r}", "keep_ties") for r in FALLBACKS)
+ROUTES = (Route(PIPELINE, "lowest_index"), *(Route(f"fallback:{r}", "keep_ties") for r in FALLBACKS))
 ROUTE_INDEX = {r.name: i for i, r in enumerate(ROUTES)}
 # Output rows per call: chunks of at most 64 M probabilities (256 MiB in float32).
 CHUNK_ELEMENTS = 1 << 26
