@@ -6,9 +6,11 @@
 # carried in.
 #
 #   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer cake torch matmul renorm
-#                                                       sglang vllm jax (default: all eight, in that order)
+#                                                       cake_probe sglang vllm jax (default: all nine,
+#                                                       in that order)
 #   (cake: FlashInfer's cake sampler, adapters.flashinfer_cake, from the same trimmed tree, whose
-#   cake_sampling.tar.xz this script unpacks into it first)
+#   cake_sampling.tar.xz this script unpacks into it first; cake_probe: what the battery does
+#   not reach of it, tools/scripts/h200_probes/cake_statements.py, OUT/cake_statements.json)
 # Environment:
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
@@ -40,7 +42,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
 groups=("$@")
-((${#groups[@]})) || groups=(flashinfer cake torch matmul renorm sglang vllm jax)
+((${#groups[@]})) || groups=(flashinfer cake torch matmul renorm cake_probe sglang vllm jax)
 mkdir -p "$OUT/repro"
 [ -x "$samplecheck" ] || { echo "no samplecheck at $samplecheck (build it or set SAMPLECHECK_BIN)" >&2; exit 2; }
 
@@ -136,7 +138,10 @@ for group in "${groups[@]}"; do
     renorm) eval "$subject_env python3 tools/scripts/h200_probes/renorm_determinism.py ${OUT@Q}" \
               >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
-    *) echo "unknown group $group (flashinfer cake torch matmul renorm sglang vllm jax)" >&2; exit 2 ;;
+    cake_probe) eval "$subject_env python3 tools/scripts/h200_probes/cake_statements.py ${OUT@Q}" \
+                  >"$OUT/cake_statements.txt" 2>&1
+                echo "cake statements: exit $? ($OUT/cake_statements.json)" | tee -a "$summary" ;;
+    *) echo "unknown group $group (flashinfer cake torch matmul renorm cake_probe sglang vllm jax)" >&2; exit 2 ;;
   esac
 done
 cat "$summary"
