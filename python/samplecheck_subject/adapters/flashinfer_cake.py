@@ -116,7 +116,9 @@ def sample_rows(cake: Any, table: Any, source: Any, top_k: Any, top_p: Any, call
     cake.cake_sampling_route says of the same tensors. Returns (tokens, valid, routes): routes
     one index into ROUTES per output row. Arrays are torch tensors on the device (or, in the
     tests, numpy arrays and a stand-in module); `cat` joins the chunks."""
-    tokens, valid, routes = [], [], []
+    tokens: list[Any] = []
+    valid: list[Any] = []
+    routes: list[int] = []
     vocab_size = int(table.shape[1])
     for c, (s, e) in enumerate(chunks(int(source.shape[0]), vocab_size)):
         rows = source[s:e]
