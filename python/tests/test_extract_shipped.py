@@ -215,11 +215,14 @@ def test_the_sglang_manifest_names_a_shim_file_for_each_shim_and_none_under_test
         assert (base / "__init__.py").is_file() or base.with_suffix(".py").is_file(), module
 
 
-# (adapter entry point, a subject of it, the variable naming its extracted tree)
+# (adapter entry point, a subject of it, the variable naming its extracted tree, or None: the
+# package itself is imported, FlashInfer's cake sampler from the trimmed tree on PYTHONPATH)
 SHIPPED_ENTRIES = [
     ("sglang_shipped:subjects", "sglang.sampling_from_probs_torch", "SAMPLECHECK_SGLANG_TREE"),
     ("vllm_shipped:subjects", "vllm.forward_native", "SAMPLECHECK_VLLM_TREE"),
     ("vllm_shipped:cuda_subjects", "vllm.apply_top_k_top_p_triton+random_sample", "SAMPLECHECK_VLLM_TREE"),
+    ("flashinfer_cake:subjects", "flashinfer.cake.top_k_top_p_sampling_from_probs", None),
+    ("flashinfer_cake:subjects", "flashinfer.cake.top_k_top_p_sampling_from_probs.16bit", None),
 ]
 
 
@@ -229,6 +232,7 @@ def test_a_shipped_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qu
     # No tree here (and, in CI, no torch or no GPU): every check skipped with the reason, never passed.
     command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.{entry}"
     code, out = run_qualify(command, "--subject", subject, "--budget", "quick", "--checks", "replay",
-                            env={tree_variable: "/nonexistent"}, timeout=120)
+                            env={tree_variable: "/nonexistent"} if tree_variable else {}, timeout=120)
     assert code == 77, out
-    assert any(r in out for r in ("torch is not installed", "no CUDA device", "extract_shipped.py")), out
+    assert any(r in out for r in ("torch is not installed", "no CUDA device", "extract_shipped.py",
+                                  "flashinfer.cake_sampling does not import")), out

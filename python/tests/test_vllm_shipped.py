@@ -87,8 +87,12 @@ class TopKTopPSampler:
         self.logprobs_mode = logprobs_mode
     def forward_native(self, logits, generators, k, p):
         CALLS.append((logits, dict(generators), k, p))
+        if k is not None:
+            apply_top_k_top_p_pytorch(logits, k, p)
         logits.mul_(2)  # vLLM may write its logits in place
         return logits.argmax(dim=-1), None
+def apply_top_k_top_p_pytorch(logits, k, p):
+    return logits
 '''
 FAKE_FILES = {
     "vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/sample/__init__.py": "",
@@ -126,8 +130,9 @@ def test_forward_native_gets_the_calls_logits_k_p_and_a_generator_per_row(fake_t
                               top_k=np.array([0, 3, 9], np.int32), top_p=np.ones(3, np.float32),
                               seed=np.array([1, 2, 3], np.uint64), subsequence=np.zeros(3, np.uint64),
                               offset=np.zeros(3, np.uint64))
-    tokens, valid = vllm_shipped.forward_native(True)(b)
+    tokens, valid, routes = vllm_shipped.forward_native(True)(b)
     assert tokens.tolist() == [v - 1] * 3 and valid is None
+    assert routes.tolist() == [vllm_shipped.ROUTES.index(vllm_shipped.Route("pytorch", "keep_ties"))] * 3
     (_, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
     assert k.tolist() == [v, 3, v] and p is None  # top-k off is k = V; top_p 1 everywhere: None
     assert sorted(generators) == [0, 1, 2]
@@ -140,7 +145,43 @@ def test_a_row_index_gives_forward_native_copies_and_no_k_when_none_is_set(fake_
     b = types.SimpleNamespace(num_output_rows=3, vocab_size=v, input=logits, row_index=np.array([1, 1, 0], np.int32),
                               top_k=None, top_p=np.array([0.5, 1.0], np.float32),
                               seed=None, subsequence=None, offset=None)
-    vllm_shipped.forward_native(False)(b)
+    _, _, routes = vllm_shipped.forward_native(False)(b)
+    assert routes.tolist() == [0, 0, 0]  # no k: the fake filters nothing, route "unfiltered"
     (x, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
     assert x.shape == (3, v) and k is None and generators == {}
     assert p.tolist() == [1.0, 1.0, 0.5]  # per input row, expanded to the output rows
+
+
+def test_the_routed_subjects_declare_the_route_table():
+    d = {name: desc for name, (_, desc) in vllm_shipped.DESCRIPTORS.items()}
+    routed = {n for n, desc in d.items() if getattr(desc, "routes", ())}
+    assert routed == {"vllm.forward_native", "vllm.forward_native.unseeded", "vllm.forward_cuda.flashinfer"}
+    assert [(r.name, r.tie_policy) for r in d["vllm.forward_cuda.flashinfer"].routes] == [
+        ("unfiltered", "keep_ties"), ("flashinfer", "keep_ties"), ("triton", "keep_ties"),
+        ("top_k_only", "keep_ties"), ("pytorch", "keep_ties")]
+    assert all(desc.validate() for desc in d.values())
+
+
+def test_the_route_is_the_most_specific_function_that_ran():
+    calls = []
+    module = types.SimpleNamespace(
+        flashinfer_sample=lambda x: calls.append("fi") or "fi",
+        apply_top_k_top_p_triton=lambda x: calls.append("tr") or "tr",
+        apply_top_k_only=lambda x: calls.append("ko") or "ko")
+    # apply_top_k_top_p_pytorch calls apply_top_k_only by its module name, as vLLM's does.
+    module.apply_top_k_top_p_pytorch = lambda x: module.apply_top_k_only(x)
+    vllm_shipped.route_spies(module)
+    vllm_shipped.route_spies(module)  # a wrapper is not wrapped again
+    index = {r.name: i for i, r in enumerate(vllm_shipped.ROUTES)}
+    for name, expected, returned in (("flashinfer_sample", "flashinfer", "fi"),
+                                     ("apply_top_k_top_p_triton", "triton", "tr"),
+                                     ("apply_top_k_top_p_pytorch", "top_k_only", "ko"),
+                                     ("apply_top_k_only", "top_k_only", "ko")):
+        vllm_shipped._ran.clear()
+        calls.clear()
+        assert getattr(module, name)(1) == returned  # vLLM's function ran and its value came back
+        assert vllm_shipped.taken_route(vllm_shipped._ran) == index[expected], name
+        assert len(calls) == 1
+    vllm_shipped._ran.clear()
+    assert vllm_shipped.taken_route(vllm_shipped._ran) == index["unfiltered"]
+    assert vllm_shipped.taken_route({"pytorch"}) == index["pytorch"]

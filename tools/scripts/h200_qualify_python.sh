@@ -5,8 +5,12 @@
 # repository root with the trimmed FlashInfer tree (tools/scripts/trim_flashinfer.sh)
 # carried in.
 #
-#   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer torch matmul renorm sglang
-#                                                       vllm jax (default: all seven, in that order)
+#   tools/scripts/h200_qualify_python.sh [GROUP...]     GROUP: flashinfer cake torch matmul renorm
+#                                                       cake_probe sglang vllm jax (default: all nine,
+#                                                       in that order)
+#   (cake: FlashInfer's cake sampler, adapters.flashinfer_cake, from the same trimmed tree, whose
+#   cake_sampling.tar.xz this script unpacks into it first; cake_probe: what the battery does
+#   not reach of it, tools/scripts/h200_probes/cake_statements.py, OUT/cake_statements.json)
 # Environment:
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
@@ -38,7 +42,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
 groups=("$@")
-((${#groups[@]})) || groups=(flashinfer torch matmul renorm sglang vllm jax)
+((${#groups[@]})) || groups=(flashinfer cake torch matmul renorm cake_probe sglang vllm jax)
 mkdir -p "$OUT/repro"
 [ -x "$samplecheck" ] || { echo "no samplecheck at $samplecheck (build it or set SAMPLECHECK_BIN)" >&2; exit 2; }
 
@@ -65,6 +69,17 @@ if [ -n "$tree" ]; then
     fi
   fi
 fi
+# The cake sampler's frozen source travels compressed (trim_flashinfer.sh); unpack it where
+# FlashInfer's JIT looks (flashinfer/data/csrc/cake_sampling), once per tree.
+if [ -n "$tree" ] && [ -f "$tree/cake_sampling.tar.xz" ] && [ ! -d "$tree/flashinfer/data/csrc/cake_sampling" ]; then
+  python3 - "$tree/cake_sampling.tar.xz" "$tree/flashinfer/data/csrc" <<'EOF' || exit 2
+import sys
+import tarfile
+
+with tarfile.open(sys.argv[1]) as archive:
+    archive.extractall(sys.argv[2], **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+EOF
+fi
 export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 # The JIT's build folder in the checkout (ignored by git), so a warm machine reuses it.
@@ -79,7 +94,7 @@ vllm_tree=$(realpath -m "${VLLM_TREE:-carry/vllm}")
 subject_env+=" SAMPLECHECK_VLLM_TREE=${vllm_tree@Q}"
 eval "$subject_env python3 -c \"import torch; print('torch', torch.__version__, torch.cuda.get_device_name())\""
 
-declare -A module_of=([flashinfer]=flashinfer_samplers [torch]=torch_samplers [matmul]=torch_matmul
+declare -A module_of=([flashinfer]=flashinfer_samplers [cake]=flashinfer_cake [torch]=torch_samplers [matmul]=torch_matmul
                        [sglang]=sglang_shipped [vllm]=vllm_shipped [jax]=jax_categorical)
 summary="$OUT/summary.md"
 [ -e "$summary" ] || printf '| subject | exit | seconds | verdicts |\n|---|---|---|---|\n' >"$summary"
@@ -119,11 +134,14 @@ print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects
 
 for group in "${groups[@]}"; do
   case $group in
-    flashinfer | torch | matmul | sglang | vllm | jax) qualify_group "${module_of[$group]}" ;;
+    flashinfer | cake | torch | matmul | sglang | vllm | jax) qualify_group "${module_of[$group]}" ;;
     renorm) eval "$subject_env python3 tools/scripts/h200_probes/renorm_determinism.py ${OUT@Q}" \
               >"$OUT/renorm_determinism.txt" 2>&1
             echo "renorm determinism: exit $? ($OUT/renorm_determinism.txt)" | tee -a "$summary" ;;
-    *) echo "unknown group $group (flashinfer torch matmul renorm sglang vllm jax)" >&2; exit 2 ;;
+    cake_probe) eval "$subject_env python3 tools/scripts/h200_probes/cake_statements.py ${OUT@Q}" \
+                  >"$OUT/cake_statements.txt" 2>&1
+                echo "cake statements: exit $? ($OUT/cake_statements.json)" | tee -a "$summary" ;;
+    *) echo "unknown group $group (flashinfer cake torch matmul renorm cake_probe sglang vllm jax)" >&2; exit 2 ;;
   esac
 done
 cat "$summary"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Turns the flashinfer-python and apache-tvm-ffi wheels into the smallest directory tree
-# that imports `flashinfer.sampling` and JIT-builds its module, for a machine that cannot
-# install packages (the H200: torch 2.11, nvcc 13.0, Python 3.12; a call carries 64 MiB).
+# that imports `flashinfer.sampling` and `flashinfer.cake_sampling` and JIT-builds their
+# modules, for a machine that cannot install packages (the H200: torch 2.11, nvcc 13.0,
+# Python 3.12; a call carries 64 MiB).
 #
 #   tools/scripts/trim_flashinfer.sh WHEEL_DIR OUT_DIR
 #
@@ -11,7 +12,8 @@
 # puts on the path only for modules the machine lacks.
 #
 # What stays:
-#  - flashinfer/sampling.py and every module it imports at module level (an AST walk: the
+#  - flashinfer/sampling.py, flashinfer/cake_sampling.py and every module they import at
+#    module level (an AST walk: the
 #    names imported inside functions are left out, e.g. the radix top-k that the scalar
 #    top_k "top_k_first" fast path imports; the adapters pass per-row tensors, which never
 #    take it). The package __init__, which imports every module, is replaced by one line
@@ -20,6 +22,10 @@
 #    tvm_ffi_utils.h}, data/include (FlashInfer's headers), the cccl headers the JIT puts on
 #    -I (cub, libcudacxx/include, thrust), and empty cutlass / spdlog include folders (the
 #    JIT names them with -isystem; the sampling module includes neither).
+#  - the cake sampler's frozen source (data/csrc/cake_sampling: its binding header, manifest
+#    and 14 generated files, 47 MB) as one xz archive, OUT_DIR/cake_sampling.tar.xz (0.2 MB):
+#    tools/scripts/h200_qualify_python.sh unpacks it into the tree before the first import,
+#    byte for byte (the adapter checks each file against the wheel's RECORD).
 #  - apache-tvm-ffi without its C++ sources and libbacktrace's sources (its testing library
 #    stays: tvm_ffi.core loads it at import).
 #
@@ -50,7 +56,7 @@ python3 -m zipfile -e "$tvm_wheel" "$work/tvm"
 mkdir -p "$out"
 
 # The module-level import closure of flashinfer.sampling, as paths relative to the wheel root.
-python3 - "$work/fi" flashinfer.sampling >"$work/modules.txt" <<'EOF'
+python3 - "$work/fi" flashinfer.sampling flashinfer.cake_sampling >"$work/modules.txt" <<'EOF'
 import ast
 import pathlib
 import sys
@@ -112,7 +118,8 @@ EOF
 (cd "$work/fi" && xargs -a "$work/modules.txt" cp --parents -t "$out")
 cat >"$out/flashinfer/__init__.py" <<'EOF'
 # Trimmed by samplecheck's tools/scripts/trim_flashinfer.sh: FlashInfer's own __init__ imports
-# every module; this tree holds only flashinfer.sampling's import chain. Import it directly.
+# every module; this tree holds only flashinfer.sampling's and flashinfer.cake_sampling's
+# import chains. Import them directly.
 from .version import __version__  # noqa: F401
 EOF
 
@@ -122,6 +129,14 @@ data=flashinfer/data
   $data/csrc/sampling_utils.h $data/csrc/tvm_ffi_utils.h)
 (cd "$work/fi" && cp -r --parents -t "$out" $data/include $data/cccl/cub/cub \
   $data/cccl/libcudacxx/include $data/cccl/thrust/thrust)
+# The cake sampler's frozen source, compressed (47 MB of generated CUDA in 0.2 MB).
+python3 - "$work/fi/$data/csrc" "$out/cake_sampling.tar.xz" <<'EOF'
+import sys
+import tarfile
+
+with tarfile.open(sys.argv[2], "w:xz", preset=9) as archive:
+    archive.add(f"{sys.argv[1]}/cake_sampling", arcname="cake_sampling")
+EOF
 mkdir -p "$out/$data/cutlass/include" "$out/$data/cutlass/tools/util/include" \
   "$out/$data/spdlog/include"
 cp -r "$work/fi"/flashinfer_python-*.dist-info "$out/"

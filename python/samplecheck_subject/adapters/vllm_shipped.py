@@ -23,6 +23,16 @@ token): rng_policy request_keyed, the request's seed and offset as seed and posi
 a Triton kernel: on the CPU only in Triton's interpreter (TRITON_INTERPRET=1, with
 TORCHDYNAMO_DISABLE=1). The Triton top-k / top-p kernel, forward_cuda's FlashInfer route and
 the matmuls are served by cuda_subjects, which on a machine without CUDA says so.
+
+Routes (ABI 1.5): forward_native and forward_cuda pick their filter at run time
+(forward_cuda: flashinfer_sample where a row sets k or p and no generator is given, else
+forward_native; apply_top_k_top_p: the Triton kernel where HAS_TRITON, else the torch sort,
+whose top-k-only case is apply_top_k_only where allow_cpu_sync). Their subjects declare the
+table ROUTES and report, per output row, the route its call took: the adapter wraps the
+functions the sampler module looks up by name (route_spies: each wrapper notes its route and
+calls vLLM's own function, unchanged) and reads which ran. Every route is declared
+keep_ties, the rule of vLLM's torch code (`logits_sort < top_k_mask`): vLLM states none for
+the others, and the ties check names the route of each row it judges.
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .. import shipped
-from ..descriptor import MatmulDescriptor, SamplerDescriptor
+from ..descriptor import MatmulDescriptor, Route, SamplerDescriptor
 from . import common
 from .sglang_shipped import _bf16, _host, _torch, call_seed
 
@@ -48,6 +58,36 @@ VERSION = "vLLM 0.33.0, shipped"
 # Output rows per call: a chunk of 16 M logits; its sort, masks and noise stay near 1 GiB.
 CHUNK_ELEMENTS = 1 << 24
 Pair = tuple[Callable[[Any], Any], Any]
+# The filters a call of forward_native / forward_cuda may take, most specific first: the name
+# the sampler module calls it by, and the route it reports. "unfiltered": none ran (no k, no p).
+ROUTE_FUNCTIONS = (("flashinfer", "flashinfer_sample"), ("triton", "apply_top_k_top_p_triton"),
+                   ("top_k_only", "apply_top_k_only"), ("pytorch", "apply_top_k_top_p_pytorch"))
+ROUTES = (Route("unfiltered", "keep_ties"), *(Route(r, "keep_ties") for r, _ in ROUTE_FUNCTIONS))
+_ran: set[str] = set()
+
+
+def route_spies(module: Any) -> None:
+    """Wraps each of ROUTE_FUNCTIONS that `module` holds in a function that notes its route in
+    _ran and returns what vLLM's own function returns (once: a wrapper is not wrapped again)."""
+    for route, name in ROUTE_FUNCTIONS:
+        original = getattr(module, name, None)
+        if original is None or hasattr(original, "samplecheck_route"):
+            continue
+
+        def spy(*args: Any, _original: Any = original, _route: str = route, **kwargs: Any) -> Any:
+            _ran.add(_route)
+            return _original(*args, **kwargs)
+
+        spy.samplecheck_route = route  # type: ignore[attr-defined]
+        setattr(module, name, spy)
+
+
+def taken_route(ran: set[str]) -> int:
+    """The index in ROUTES of the most specific route that ran (0, "unfiltered", when none did)."""
+    for i, (route, _) in enumerate(ROUTE_FUNCTIONS, start=1):
+        if route in ran:
+            return i
+    return 0
 
 
 def device() -> str:
@@ -134,8 +174,10 @@ def _sampler_module() -> Any:
     return modules["sampler"]
 
 
-def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any]) -> Any:
-    """Calls step(logits, k, p, generators) per chunk of output rows and joins the tokens."""
+def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any],
+          routed: bool = False) -> Any:
+    """Calls step(logits, k, p, generators) per chunk of output rows and joins the tokens;
+    routed: with, per output row, the index in ROUTES of the route its chunk's call took."""
     import torch
 
     c = Call(b, device())
@@ -143,16 +185,21 @@ def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], 
     seeds = generator_seeds(b) if seeded else []
     if not seeded:
         _seed_default_generator(b, c.dev)
-    tokens = [step(c.logits[s:e], None if k is None else k[s:e], None if p is None else p[s:e],
-                   c.generators(s, e, seeds) if seeded else {})
-              for s, e in c.chunks()]
+    tokens, routes = [], []
+    for s, e in c.chunks():
+        _ran.clear()
+        tokens.append(step(c.logits[s:e], None if k is None else k[s:e], None if p is None else p[s:e],
+                           c.generators(s, e, seeds) if seeded else {}))
+        routes += [taken_route(_ran)] * (e - s)
+    if routed:
+        return torch.cat(tokens), None, np.asarray(routes, dtype=np.uint8)
     return torch.cat(tokens), None
 
 
 def forward_native(seeded: bool) -> Callable[[Any], Any]:
     def fn(b: Any) -> Any:
         sampler = _sampler_module()
-        return _draw(b, seeded, lambda x, k, p, g: sampler.forward_native(x, g, k, p)[0])
+        return _draw(b, seeded, lambda x, k, p, g: sampler.forward_native(x, g, k, p)[0], routed=True)
 
     return fn
 
@@ -161,7 +208,7 @@ def forward_cuda(b: Any) -> Any:
     """forward_cuda as vLLM routes a CUDA batch without per-request generators: FlashInfer's
     sampler where a row sets k or p (flashinfer_sample), forward_native where none does."""
     sampler = _sampler_module()
-    return _draw(b, False, lambda x, k, p, g: sampler.forward_cuda(x, g, k, p)[0])
+    return _draw(b, False, lambda x, k, p, g: sampler.forward_cuda(x, g, k, p)[0], routed=True)
 
 
 def filtered_then_random_sample(route: str) -> Callable[[Any], Any]:
@@ -230,6 +277,7 @@ def _modules() -> dict[str, Any]:
         tree = shipped.tree_from_env(TREE_VARIABLE, TREE_DEFAULT)
         names = [SAMPLER, TRITON, GUMBEL, MATMUL]
         _loaded.update(zip(names, shipped.load(tree, names)))
+        route_spies(_loaded[SAMPLER])
     return _loaded
 
 
@@ -252,10 +300,10 @@ def torch_descriptors(memory: str) -> list[Pair]:
     return [
         _logits("vllm.forward_native", forward_native(True), memory,
                 "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
-                rng_policy="per_request", inputs="mutated", **_FILTERED),
+                rng_policy="per_request", inputs="mutated", routes=ROUTES, **_FILTERED),
         _logits("vllm.forward_native.unseeded", forward_native(False), memory,
                 "TopKTopPSampler.forward_native, no per-request generators (the default generator)",
-                rng_policy="subject_generator", inputs="mutated", **_FILTERED),
+                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
         _logits("vllm.apply_top_k_top_p_pytorch+random_sample", filtered_then_random_sample("pytorch"), memory,
                 "apply_top_k_top_p_pytorch (the sort), softmax, random_sample with per-request generators",
                 rng_policy="per_request", inputs="mutated", **_FILTERED),
@@ -282,7 +330,7 @@ def cuda_descriptors(memory: str = "cuda") -> list[Pair]:
                 rng_policy="per_request", inputs="mutated", **_FILTERED),
         _logits("vllm.forward_cuda.flashinfer", forward_cuda, memory,
                 "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
-                rng_policy="subject_generator", inputs="mutated", **_FILTERED),
+                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
     ]
     pairs += [(matmul(n), MatmulDescriptor(name=f"vllm.{n}", memory_space=memory,
                                            description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"))
