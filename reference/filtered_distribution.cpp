@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "reference/compensated_sum.h"
@@ -212,50 +213,111 @@ float selection_cut(const source_row& row, const filter_params& params, bool top
   return cut;
 }
 
+// Which rules are on for this row.
+struct active_rules {
+  bool top_k, top_p, min_p;
+  bool scaled;  // top-k first: top-p's denominator is the top-k mass
+  int64_t k;
+};
+
+active_rules active_rules_of(const filter_params& params, int64_t n) {
+  active_rules on{};
+  on.top_k = params.top_k > 0 && params.top_k < n;
+  on.top_p = params.top_p < 1;
+  on.min_p = params.min_p > 0;
+  on.scaled = params.order == filter_order::top_k_first && on.top_k;
+  on.k = params.top_k;
+  return on;
+}
+
+// Top-k first: its kept mass is top-p's denominator D, an interval over the top-k
+// boundary.
+struct top_k_mass {
+  double nominal = 0, low = 0, high = 0;
+  int64_t high_terms = 0;  // terms of the largest D (keep_ties may keep more than k)
+};
+
+// Once k tokens are certainly above a value, nothing further down can return
+// (must_count itself is not monotone: under lowest_index a tie group's later members
+// are out while a close value below the group may still rise above it).
+top_k_mass top_k_denominator(const sorted_row& s, tie_policy ties, int64_t k) {
+  compensated_sum d_nominal, d_low, d_high;
+  top_k_mass d;
+  precedence_scan scan(s, ties);
+  for (int64_t r = 0; r < s.positive; ++r) {
+    const precedence b = scan.at(r);
+    if (b.strictly_above >= k) break;
+    if (b.nominal_count < k) d_nominal.add(s.p[r]);
+    if (b.could_count < k) d_low.add(s.p[r]);
+    if (b.must_count < k) d_high.add(s.p[r]), ++d.high_terms;
+  }
+  d.nominal = d_nominal.value(), d.low = d_low.value(), d.high = d_high.value();
+  return d;
+}
+
+// The thresholds the rules compare against, widened by a float32 kernel's rounding.
+struct rule_bounds {
+  double g_common;     // relative error common to every prefix mass
+  double denominator;  // top-p's nominal denominator
+  double top_p_low, top_p_high, min_p_low, min_p_high;
+};
+
+rule_bounds bounds_of(const source_row& row, const filter_params& params, const sorted_row& s,
+                      const sum_gamma& gamma, const active_rules& on, double normaliser_error) {
+  const top_k_mass d = on.scaled ? top_k_denominator(s, params.ties, on.k) : top_k_mass{};
+  // The common factor c (the kernel's normaliser, or an undivided strict row) cancels
+  // in top_k_first's ratio M / D; in joint it moves every prefix against top_p.
+  const double g_denominator = gamma(d.high_terms) + s.err[s.positive - 1];
+  rule_bounds bounds{};
+  bounds.g_common = on.scaled ? 0.0 : normaliser_error;
+  bounds.denominator = on.scaled ? d.nominal : 1.0;
+  bounds.top_p_low =
+      params.top_p * (on.scaled ? d.low * (1 - g_denominator) : 1.0) * (1 - 2 * kUnitRoundoff);
+  bounds.top_p_high =
+      params.top_p * (on.scaled ? d.high * (1 + g_denominator) : 1.0) * (1 + 2 * kUnitRoundoff);
+  std::tie(bounds.min_p_low, bounds.min_p_high) = min_p_threshold(row, params.min_p);
+  return bounds;
+}
+
+// Position r's membership under every active rule; `nominal` says whether the exact
+// rule keeps it.
+membership classify(const sorted_row& s, int64_t r, const precedence& b, const active_rules& on,
+                    const rule_bounds& bounds, const sum_gamma& gamma, const filter_params& params,
+                    bool& nominal) {
+  decision rules[3] = {decision::keep, decision::keep, decision::keep};
+  nominal = true;
+  if (on.top_k) {
+    rules[0] = decide(b.could_count < on.k, b.must_count >= on.k);
+    nominal = b.nominal_count < on.k;
+  }
+  if (on.top_p) {
+    const double g = bounds.g_common + gamma(b.could_count + 1) + b.err;
+    rules[1] = decide(b.could_mass * (1 + g) < bounds.top_p_low,
+                      b.must_mass * (1 - g) >= bounds.top_p_high);
+    nominal = nominal && b.nominal_mass < params.top_p * bounds.denominator;
+  }
+  if (on.min_p && s.group_start[r] != 0) {
+    rules[2] = decide(s.lo[r] >= bounds.min_p_high, false);
+    nominal = nominal && s.p[r] >= params.min_p * s.p[0];
+  }
+  const bool dropped = std::find(rules, rules + 3, decision::drop) != rules + 3;
+  const bool open = std::find(rules, rules + 3, decision::undecided) != rules + 3;
+  return dropped ? membership::out : open ? membership::boundary : membership::in;
+}
+
 filtered_distribution filter(const source_row& row, const filter_params& params,
                              const reference_options& options) {
-  const auto n = static_cast<int64_t>(row.values.size());
-  const bool top_k_on = params.top_k > 0 && params.top_k < n;
-  const bool top_p_on = params.top_p < 1;
-  const bool min_p_on = params.min_p > 0;
-  const bool scaled = params.order == filter_order::top_k_first && top_k_on;
-  const int64_t k = params.top_k;
+  const active_rules on = active_rules_of(params, static_cast<int64_t>(row.values.size()));
   double drop_below = 0;
   const policy_order order =
-      sort_policy_order(row.values, selection_cut(row, params, top_k_on, scaled, drop_below));
+      sort_policy_order(row.values, selection_cut(row, params, on.top_k, on.scaled, drop_below));
   if (row.greedy) return greedy_distribution(row, order, params.ties);
   const sorted_row s = sort_row(row, order);
   const sum_gamma gamma(options);
   const auto positive_tokens =
       std::count_if(row.source.begin(), row.source.end(), [](double p) { return p > 0; });
-
-  // Top-k first: its kept mass is top-p's denominator D, an interval over the top-k
-  // boundary. Once k tokens are certainly above a value, nothing further down can
-  // return (must_count itself is not monotone: under lowest_index a tie group's later
-  // members are out while a close value below the group may still rise above it).
-  compensated_sum d_nominal, d_low, d_high;
-  int64_t d_terms = 0;  // terms of the largest D (keep_ties may keep more than k)
-  if (scaled) {
-    precedence_scan scan(s, params.ties);
-    for (int64_t r = 0; r < s.positive; ++r) {
-      const precedence b = scan.at(r);
-      if (b.strictly_above >= k) break;
-      if (b.nominal_count < k) d_nominal.add(s.p[r]);
-      if (b.could_count < k) d_low.add(s.p[r]);
-      if (b.must_count < k) d_high.add(s.p[r]), ++d_terms;
-    }
-  }
-  // The common factor c (the kernel's normaliser, or an undivided strict row) cancels
-  // in top_k_first's ratio M / D; in joint it moves every prefix against top_p.
   const double normaliser_error = gamma(positive_tokens) + row.common_error;
-  const double g_common = scaled ? 0.0 : normaliser_error;
-  const double g_denominator = gamma(d_terms) + s.err[s.positive - 1];
-  const double denominator = scaled ? d_nominal.value() : 1.0;
-  const double top_p_low =
-      params.top_p * (scaled ? d_low.value() * (1 - g_denominator) : 1.0) * (1 - 2 * kUnitRoundoff);
-  const double top_p_high = params.top_p * (scaled ? d_high.value() * (1 + g_denominator) : 1.0) *
-                            (1 + 2 * kUnitRoundoff);
-  const auto [min_p_low, min_p_high] = min_p_threshold(row, params.min_p);
+  const rule_bounds bounds = bounds_of(row, params, s, gamma, on, normaliser_error);
 
   filtered_distribution d = empty_distribution(row);
   d.normaliser_error = normaliser_error;
@@ -265,28 +327,12 @@ filtered_distribution filter(const source_row& row, const filter_params& params,
     const precedence b = scan.at(r);
     // Past k certain tokens above (top-k), below min-p's threshold, or below the
     // selection's: nothing further down can be kept, and all of it stays OUT.
-    if (top_k_on && b.strictly_above >= k) break;
+    if (on.top_k && b.strictly_above >= on.k) break;
     // The selection's certain drop (p (1 + running max of e) is at least the raw hi).
     if (s.p[r] * (1 + s.err[r]) < drop_below) break;
-    if (min_p_on && s.group_start[r] != 0 && s.hi[r] < min_p_low) break;
-    decision rules[3] = {decision::keep, decision::keep, decision::keep};
+    if (on.min_p && s.group_start[r] != 0 && s.hi[r] < bounds.min_p_low) break;
     bool nominal = true;
-    if (top_k_on) {
-      rules[0] = decide(b.could_count < k, b.must_count >= k);
-      nominal = b.nominal_count < k;
-    }
-    if (top_p_on) {
-      const double g = g_common + gamma(b.could_count + 1) + b.err;
-      rules[1] = decide(b.could_mass * (1 + g) < top_p_low, b.must_mass * (1 - g) >= top_p_high);
-      nominal = nominal && b.nominal_mass < params.top_p * denominator;
-    }
-    if (min_p_on && s.group_start[r] != 0) {
-      rules[2] = decide(s.lo[r] >= min_p_high, false);
-      nominal = nominal && s.p[r] >= params.min_p * s.p[0];
-    }
-    const bool dropped = std::find(rules, rules + 3, decision::drop) != rules + 3;
-    const bool open = std::find(rules, rules + 3, decision::undecided) != rules + 3;
-    const membership m = dropped ? membership::out : open ? membership::boundary : membership::in;
+    const membership m = classify(s, r, b, on, bounds, gamma, params, nominal);
     d.status[order.ids[r]] = m;
     // Rounding in the nominal test cannot contradict a certain decision.
     nominal_kept.push_back(m == membership::in || (m == membership::boundary && nominal));

@@ -23,7 +23,7 @@
 //          so both orders give the same test).
 //  top_k_first = top-k, then top-p on the renormalised top-k, then min-p; joint =
 //  every enabled condition on the original distribution (FlashInfer's fused kernel).
-//  Seed 002's row A .4 B .3 C .2 D .1 with top_k 3, top_p .6: top_k_first keeps {A, B}
+//  The row A .4 B .3 C .2 D .1 with top_k 3, top_p .6: top_k_first keeps {A, B}
 //  (renormalised prefixes 0, .444, .778); joint keeps {A, B} too (C is preceded by
 //  .7 >= .6). They differ at top_k 2, top_p .5: top_k_first {A} (.571 >= .5), joint
 //  {A, B} (B is preceded by .4 < .5).
@@ -56,10 +56,10 @@
 //    row's positive tokens (the kernel's normaliser). top_k_first's ratio M / D
 //    cancels c; D is a sum of about k terms (gamma over its terms). top_p in float and the product
 //    top_p * D add 2u. reference_options::cumsum_depth caps m for blocked kernels.
-//    Measured: tests/filtered_float32_test.cpp runs a float32 kernel with sequential
-//    sums on 2,880 rows (V <= 4096); it decides 1,008 of 3,878 BOUNDARY tokens against
-//    the exact rule and never an IN or OUT one. Capping m at 2 sqrt(V) + log2 V left
-//    3,501 BOUNDARY tokens there, but is not a bound for a sequential sum.
+//    tests/filtered_float32_test.cpp checks the band against a float32 kernel with
+//    sequential sums: it may decide BOUNDARY tokens either way, never an IN or OUT
+//    one (docs/reference.md has its counts). m is not capped by default: a tighter
+//    cap such as 2 sqrt(V) + log2 V is not a bound for a sequential sum.
 //  - min-p: p^_j / p^_max errs by e_j + e_0 (c cancels); min_p in float and the
 //    product min_p * max add 2u. A token tied exactly with the max is always kept.
 //  Combining: OUT if any enabled rule certainly drops it, else BOUNDARY if any rule is

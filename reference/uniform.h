@@ -34,8 +34,8 @@ SC_HOST_DEVICE float uniform_open_both(uint32_t x) {
 // win a Gumbel argmax come from small v, which this represents down to 2^-33. The
 // common spelling -log(u) with a 24-bit u cannot go below -log(1 - 2^-24) ~ 6e-8
 // (torch's exponential_ clamps at eps/2 alike), so a token with p below about
-// 6e-8 * max p almost never wins: the tail is truncated. samplecheck's tail check
-// caught that on the H200 (0 of 94,882 draws on the tokens below 1e-5, 16.7 expected).
+// 6e-8 * max p almost never wins: the tail is truncated, and samplecheck's tail
+// check fails such a sampler (docs/h200.md, "Samplers under the battery").
 SC_HOST_DEVICE float uniform_fine_near_zero(uint32_t x) {
   constexpr float kBelowOne = 0.99999994039535522f;  // 1 - 2^-24
   const float v = static_cast<float>(x) * 2.3283064365386963e-10f + 1.1641532182693481e-10f;

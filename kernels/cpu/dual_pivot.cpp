@@ -1,5 +1,5 @@
-// Sorting-free dual-pivot rejection sampling, as FlashInfer (v0.2.3+) describes it
-// (seed 002). Per round r, with stream output offset + r:
+// Sorting-free dual-pivot rejection sampling, as FlashInfer (v0.2.3+) describes it.
+// Per round r, with stream output offset + r:
 //   1. inverse transform over the eligible tokens {p > low}: u = U[0,1) * mass;
 //   2. pivot_0 = p_j of the sampled token j, pivot_1 = (pivot_0 + high) / 2;
 //   3. f(x) = "the tokens above x already satisfy every enabled filter":

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "kernels/matmul/cpu_emulation.h"
@@ -48,22 +49,6 @@ sc_status run_cpu(void* context, const sc_matmul_problem* p, char* error, size_t
   return SC_OK;
 }
 
-// batch_thresholds (ABI 1.1): where matmul_plan.h's launch table changes its choice
-// with M, over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576).
-// table_tile goes 1x4 -> 8x4 at M = 3; table_split stops splitting at M = 33 for
-// N > 8192 (gate_up) and at M = 1025 otherwise. The emulations declare the table of
-// the kernel they emulate (cpu.persistent computes no choice: every tile gives the
-// same bits). The mutants declare their host's: a vendor does not declare its bugs,
-// the battery has to find B01's M = 64 border by its own sweep.
-constexpr int64_t kPersistentThresholds[] = {3};
-constexpr int64_t kSegmentedThresholds[] = {3, 33, 1025};
-
-template <size_t N>
-void declare_thresholds(sc_matmul& m, const int64_t (&thresholds)[N]) {
-  m.num_batch_thresholds = static_cast<int32_t>(N);
-  m.batch_thresholds = thresholds;
-}
-
 struct cpu_registry {
   std::vector<cpu_subject> subjects;
   std::vector<sc_matmul> matmuls;
@@ -72,9 +57,8 @@ struct cpu_registry {
   cpu_registry() {
     subjects.push_back({"cpu.persistent", kernel_kind::persistent, defect::none});
     subjects.push_back({"cpu.segmented", kernel_kind::segmented, defect::none});
-    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
-    for (int i = 0; i < 8; ++i)
-      subjects.push_back({std::string("cpu.segmented:") + ids[i], kernel_kind::segmented,
+    for (size_t i = 0; i < std::size(kDefectIds); ++i)
+      subjects.push_back({std::string("cpu.segmented:") + kDefectIds[i], kernel_kind::segmented,
                           static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {
@@ -93,6 +77,8 @@ struct cpu_registry {
       m.context = &s;
       m.run = run_cpu;
       m.launch_config_name = persistent ? persistent_config_name : segmented_config_name;
+      // The emulations declare the table of the kernel they emulate (cpu.persistent
+      // computes no choice: every tile gives the same bits).
       if (persistent)
         declare_thresholds(m, kPersistentThresholds);
       else

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "kernels/matmul/cublas_control.h"
@@ -63,8 +64,9 @@ float* partials_of(const cuda_subject& subject) {
                                   subject.counter_region);
 }
 
-// The tensor-core subjects: persistent_mma is one segment over K (seed 003's
-// persistent comparison), segmented_mma the 4-segment split-K of mma_kernels.h.
+// The tensor-core subjects: persistent_mma is one segment over K (the tensor-core
+// counterpart of the persistent kernel), segmented_mma the 4-segment split-K of
+// mma_kernels.h.
 sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const device_problem& problem,
                   char* error, size_t error_size) {
   const bool segmented = subject.kind == kernel_kind::segmented_mma;
@@ -140,27 +142,16 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
   return SC_OK;
 }
 
-// batch_thresholds (ABI 1.1): where each launch table changes its choice with M,
-// over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576); the
-// tables switch on N too, so each list is the union over those N.
-//   persistent (matmul_plan.h): 1x4 -> 8x4 tiles at M = 3.
-//   segmented: tiles at 3; split -> unsplit at 33 (N > 8192) and 1025 (otherwise).
-//     The mutants declare their host's list: a vendor does not declare its bugs.
-//   persistent_mma (mma_kernels.h): N > 8192 at 17, 65, 257; N = 6144 at 33, 65,
-//     257; N <= 4096 at 65, 257.
+// The tensor-core kernels' batch_thresholds (the SIMT kernels' are in
+// matmul_abi.h), over the same N: where mma_kernels.h's launch tables change their
+// choice with M.
+//   persistent_mma: N > 8192 at 17, 65, 257; N = 6144 at 33, 65, 257; N <= 4096 at
+//     65, 257.
 //   segmented_mma: N > 8192 at 33, 257; N = 6144 at 17, 65, 257; N <= 4096 at 33,
 //     65, 257.
 // cuda.cublas declares none: cuBLAS's heuristics are its own, and unknown to us.
-constexpr int64_t kPersistentThresholds[] = {3};
-constexpr int64_t kSegmentedThresholds[] = {3, 33, 1025};
 constexpr int64_t kPersistentMmaThresholds[] = {17, 33, 65, 257};
 constexpr int64_t kSegmentedMmaThresholds[] = {17, 33, 65, 257};
-
-template <size_t N>
-void declare_thresholds(sc_matmul& m, const int64_t (&thresholds)[N]) {
-  m.num_batch_thresholds = static_cast<int32_t>(N);
-  m.batch_thresholds = thresholds;
-}
 
 struct cuda_registry {
   std::vector<cuda_subject> subjects;
@@ -173,9 +164,8 @@ struct cuda_registry {
     subjects.push_back({"cuda.persistent_mma", kernel_kind::persistent_mma, defect::none});
     subjects.push_back({"cuda.segmented_mma", kernel_kind::segmented_mma, defect::none});
     subjects.push_back({"cuda.cublas", kernel_kind::cublas, defect::none});
-    const char* ids[] = {"B01", "B02", "B03", "B04", "B05", "B06", "B07", "B08"};
-    for (int i = 0; i < 8; ++i)
-      subjects.push_back({std::string("cuda.segmented:") + ids[i], kernel_kind::segmented,
+    for (size_t i = 0; i < std::size(kDefectIds); ++i)
+      subjects.push_back({std::string("cuda.segmented:") + kDefectIds[i], kernel_kind::segmented,
                           static_cast<defect>(i + 1)});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {

@@ -1,8 +1,10 @@
-// Argument checks every in-tree matmul subject applies at the ABI boundary, so a
-// bad problem is refused with a message naming the field instead of crashing.
+// What every in-tree matmul subject shares at the ABI boundary: the argument checks,
+// so a bad problem is refused with a message naming the field instead of crashing,
+// and the batch thresholds the CPU emulations and the CUDA kernels both declare.
 #pragma once
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 
@@ -37,5 +39,27 @@ inline sc_status validate_problem(const char* subject, const sc_matmul_problem* 
                         "%s: reserved0 and flags must be 0", subject);
   return SC_OK;
 }
+
+// batch_thresholds (ABI 1.1): where matmul_plan.h's launch tables change their choice
+// with M, over the N of fixtures/matmul/layer_shapes.txt (32, 4096, 6144, 24576); the
+// tables switch on N too, so each list is the union over those N.
+//   persistent: table_tile goes 1x4 -> 8x4 at M = 3.
+//   segmented: tiles at 3; table_split stops splitting at M = 33 for N > 8192
+//     (gate_up) and at M = 1025 otherwise.
+// The mutants declare their host's list: a vendor does not declare its bugs, the
+// battery has to find B01's M = 64 border by its own sweep.
+inline constexpr int64_t kPersistentThresholds[] = {3};
+inline constexpr int64_t kSegmentedThresholds[] = {3, 33, 1025};
+
+template <size_t N>
+void declare_thresholds(sc_matmul& m, const int64_t (&thresholds)[N]) {
+  m.num_batch_thresholds = static_cast<int32_t>(N);
+  m.batch_thresholds = thresholds;
+}
+
+// The segmented kernel's planted defects (matmul_plan.h's defect values 1, 2, ...) by
+// their ids in kernels/mutant_catalog.h: a mutant is named "<host>:<id>".
+inline constexpr const char* kDefectIds[] = {"B01", "B02", "B03", "B04",
+                                             "B05", "B06", "B07", "B08"};
 
 }  // namespace samplecheck::matmul

@@ -28,8 +28,8 @@ inline constexpr int kReductionLanes = 32;
 inline constexpr int kChunk = 8;  // 16 bytes of bf16: one vector load
 inline constexpr int64_t kLaneRound = int64_t{kReductionLanes} * kChunk;  // 256
 inline constexpr int kSegments = 4;
-// Seed 003 (fix bb91ae0): K <= 256 stays on the persistent kernel, because there
-// each segment would be a single block and split/unsplit launches round differently.
+// K <= 256 stays on the persistent kernel, because there each segment would be a
+// single block and split/unsplit launches round differently (mutant B04).
 inline constexpr int64_t kSegmentMinK = 256;
 inline constexpr int kMaxSegments = kSegments;
 
@@ -46,7 +46,7 @@ enum class defect : int32_t {
 };
 
 // B07's undeclared threshold (a vendor does not declare its bug) and B08's SM budget
-// (the H200's 132 SMs): B08 takes 132 / ceil(M / tile_m) splits, rounded down to 4, 2
+// (a 132-SM GPU's): B08 takes 132 / ceil(M / tile_m) splits, rounded down to 4, 2
 // or 1, as split-KV planners size their splits to fill the GPU.
 inline constexpr int64_t kB07Threshold = 2048;
 inline constexpr int64_t kB08SmBudget = 132;
@@ -82,10 +82,10 @@ inline constexpr launch_config kSegmentedConfigs[] = {
 inline constexpr int32_t kNumPersistentConfigs = 4;
 inline constexpr int32_t kNumSegmentedConfigs = 8;
 
-// Seed 003's launch table shape: split up to M = 1024 (M = 128 when N > 8192).
-// Measured on the H200 (tools/bench/matmul, every config at M = 1 and 64):
-// at M = 1 split 1x4 tiles were fastest on all four Qwen3-8B layers; at M = 64
-// 8x4 tiles were fastest or within 1% on all four, unsplit for N > 8192.
+// The launch table: split while the output tiles alone are too few to fill the GPU,
+// up to M = 1024 (M = 32 when N > 8192, whose many columns fill it sooner); 1x4
+// tiles at M <= 2, 8x4 above. The fastest choices of the matmul bench
+// (docs/h200.md, "The matmul launch tables").
 inline bool table_split(int64_t m, int64_t n) { return m <= (n > 8192 ? 32 : 1024); }
 
 inline int32_t table_tile(int64_t m) { return m <= 2 ? 0 : 3; }  // 1x4, else 8x4
@@ -122,8 +122,8 @@ inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split,
     plan.num_segments = per_tile >= 4 ? 4 : per_tile >= 2 ? 2 : 1;
   }
   if (d == defect::b04_short_k_rounding && k <= kSegmentMinK) {
-    // Each segment is one short block, as in seed 003 before its fix, and the
-    // split launch's partials go through the output dtype.
+    // Each segment is one short block, as kSegmentMinK prevents in a correct
+    // kernel, and the split launch's partials go through the output dtype.
     plan.segment_length = round_up(ceil_div(k, kSegments), kChunk);
     plan.round_partials = split;
   } else {

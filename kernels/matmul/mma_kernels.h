@@ -9,7 +9,8 @@
 // The segment sums p_0..p_{S-1} are folded left to right: ((p0 + p1) + p2) + p3,
 // then the bias is added once in fp32, then one rounding to bf16
 // (reference/numeric.h float_to_bf16, as the SIMT kernels).
-// Segments: K <= 256 is one segment [0, K) (seed 003's fix bb91ae0); otherwise
+// Segments: K <= 256 is one segment [0, K) (kSegmentMinK: there a split and an
+// unsplit launch would round differently); otherwise
 // 4 segments of round_up(ceil(K / 4), 64) elements (the last one ends at K, and
 // may be empty: its sum is +0), so a 64-wide k-tile never straddles two.
 //
@@ -47,7 +48,7 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // barriers per k); same k16 steps, same segment ends, so the same bits. The
 // stage count never changes a bit either; m16n64k128 and m32n64k128 keep 4:
 // at 3 a third block would fit an SM, but the launches they are chosen for
-// (M <= 32, N <= 4096) have at most 256 blocks, 2 per SM of the H200's 132, so a
+// (M <= 32, N <= 4096) have at most 256 blocks, 2 per SM of a 132-SM GPU, so a
 // block's k-tiles in flight set the pace and 3 stages would only cut them.
 // w8: 8 warps (4 x 2, 16 x 32 outputs each, as m32n64's) instead of 4, and 6
 // stages, 2 blocks per SM: twice the warps issuing per SM at the same block count.
@@ -57,13 +58,11 @@ inline constexpr int64_t kMmaKTile = 64;  // segment granule and default k-tile,
 // launches' fold). Its k-tiles come from the bulk tensor copy engine (TMA: one
 // 2-D box of A and one of W per stage, issued by one thread of the group,
 // completing on the stage's mbarrier), landing in the same 128-byte swizzle
-// the cp.async path writes. Why: on the H200 every one-group launch at M = 64
-// ran at 25-30% of HBM bandwidth with the issue slots 15% busy (Nsight
-// Compute): each warp's chain of dependent instructions per k-tile set the
-// pace, one-group TMA configs with 192 KB of stages in flight included
-// (26-33 us on O, cuBLAS 13.1). Four groups run the 4 segments' chains side by
-// side in a 512-thread block, with no fp32 partials in global memory and no
-// second pass: 16.3 us on O at M = 64.
+// the cp.async path writes. Why: in every one-group launch at M = 64 each warp's
+// chain of dependent instructions per k-tile set the pace, far below HBM
+// bandwidth, TMA-fed configs with deep stages included (Nsight Compute; figures
+// in docs/h200.md). Four groups run the 4 segments' chains side by side in a
+// 512-thread block, with no fp32 partials in global memory and no second pass.
 enum class mma_tile : int32_t {
   m16n32,
   m16n64,
@@ -179,49 +178,40 @@ static_assert(sizeof kSegmentedMmaConfigs / sizeof kSegmentedMmaConfigs[0] ==
 static_assert(sizeof kPersistentMmaConfigs / sizeof kPersistentMmaConfigs[0] ==
               kNumPersistentMmaConfigs);
 
-// Launch tables, from tools/bench/matmul on the H200 (2026-11-30, the kernels of
-// this file: device time per call, us, W read from HBM each call; qkv N = 6144, o
-// and down N = 4096 (K 4096 and 12288), gate_up N = 24576; cuBLAS of the same run
-// in brackets). Every config was timed at M = 1, 16, 32, 64. Any entry may change
-// without changing a bit: every config computes the order at the top of this
-// file (the launch-configuration test checks it).
+// Launch tables: the fastest configuration per layer and M of the matmul bench's
+// per-configuration lines (docs/h200.md, "The matmul launch tables", has the
+// times and the command). qkv N = 6144, o and down N = 4096, gate_up N = 24576.
+// Any entry may change without changing a bit: every config computes the order at
+// the top of this file (the launch-configuration test checks it).
 inline int32_t segmented_mma_table_config(int64_t m, int64_t n) {
   if (n > 8192) {
-    // gate_up: m32n64.unsplit 52.8 / 53.7 / 55.4 at M = 1 / 16 / 32 [50.8 at M = 1]
-    //   (m16n64g4.inblock 56.2 / 57.0 / -); M = 64 m64n64.unsplit 60.2 [53.7]
-    //   (m64n64g4.inblock 67.6): 384 tiles fill the GPU without a split.
+    // gate_up: its 384 tiles fill the GPU without a split, in-block or not.
     if (m <= 32) return 13;  // m32n64.unsplit
     if (m <= 64) return 8;   // m64n64.unsplit
   } else if (n <= 4096) {
-    // o: M = 1 / 16 / 32 m16n64g4.inblock 13.5 / 13.7 / 14.0 [13.5 at M = 1]
-    //   (m16n32g4 13.6 / 13.7 / -, m16n64k128.split 15.4 / 16.7 / -); down 30.3 /
-    //   30.4 / 31.0 [31.4 at M = 1] (m16n32g4 30.2 / 30.4 / 44.5).
+    // o and down: the in-block split was the fastest.
     if (m <= 32) return 18;  // m16n64g4.inblock
-    // M = 64: m64n32g4.inblock o 16.3 [13.1], down 35.4 [32.7] (m32n64g4 16.4, 35.5;
-    //   the best split config 26.1 and 44.0).
+    // M = 64: taller tiles; every split configuration was far slower.
     if (m <= 64) return 21;  // m64n32g4.inblock
   } else {
-    // qkv: M = 1 / 16 m16n64g4.inblock 18.1 / 18.6 [16.7 at M = 1] (m16n64.split
-    //   20.3 / 23.1); M = 32 / 64 m32n96g4.inblock 19.8 / 20.0 [17.6 / 17.6]
-    //   (m64n64g4 21.6 / 21.3, 96 tiles; m32n64g4 20.1 / 28.7, 192 tiles).
+    // qkv: the in-block split; from M = 32 on, m32n96's 128 tiles match the SM
+    //   count better than m64n64's 96 or m32n64's 192.
     if (m <= 16) return 18;  // m16n64g4.inblock
     if (m <= 64) return 23;  // m32n96g4.inblock
   }
   if (m <= 256) return n > 8192 ? 8 : 6;  // m64n64.unsplit : m64n128.split
   return 9;                               // m128n128.unsplit
 }
-// persistent_mma has one block per output tile (same measurement).
+// persistent_mma has one block per output tile (the same bench run).
 inline int32_t persistent_mma_table_config(int64_t m, int64_t n) {
-  // M = 1 and 16: m16n64 on every layer: qkv 37.6 / 37.9, o 37.2 / 37.2,
-  //               gate_up 54.9 / 56.1 (m16n32 tied at 16), down 105.0 / 105.7.
+  // M = 1 and 16: m16n64 was the fastest (or tied) on every layer.
   if (m <= 16) return 1;  // m16n64
-  // M = 32: m16n64 o 37.4, down 106.1; qkv m16n32 42.3 (m16n64 42.6, within
-  //         noise: kept m16n64); gate_up m64n64 79.9 (m16n64 93.3).
+  // M = 32: m16n64, m64n64 on gate_up (qkv's m16n32 was within noise of m16n64,
+  //         which is kept).
   if (m <= 32) return n > 8192 ? 3 : 1;  // m64n64 : m16n64
-  // M = 64: m16n64 o 42.0, down 119.7; qkv m16n32 47.9 (m16n64 48.5);
-  //         gate_up m64n64 82.1 (m16n32 178.7).
+  // M = 64: m16n64 on o and down, m16n32 on qkv, m64n64 on gate_up.
   if (m <= 64) return n > 8192 ? 3 : (n > 4096 ? 0 : 1);  // m64n64 : m16n32 : m16n64
-  return m <= 256 ? 4 : 5;                                // m64n128 : m128n128 (earlier choice)
+  return m <= 256 ? 4 : 5;  // m64n128 : m128n128 (not timed above M = 64)
 }
 
 // The segment plan of the mma order above; `split` is meaningful only with more

@@ -1,5 +1,6 @@
-// Hand-worked rows: seed 002's example, the catalogued defects' rows (S06, S07, S08,
-// S13), exact ties at the top-p threshold, greedy decoding, and every invalid row.
+// Hand-worked rows: a top-k + top-p example where the two filter orders agree, the catalogued
+// defects' rows (S06, S07, S08, S13), exact ties at the top-p threshold, greedy decoding, and every
+// invalid row.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -46,122 +47,126 @@ constexpr auto kJoint = filter_order::joint;
 constexpr auto kKeep = tie_policy::keep_ties;
 constexpr auto kLowest = tie_policy::lowest_index;
 
+// The worked rows: each a row, the rules and the membership they define.
+// The first pair, top_k 3 and top_p 0.6 on {.4, .3, .2, .1}: top_k_first
+// renormalises {A,B,C} to {.444,.333,.222}, so the prefix reaches .6 at B; joint: C
+// is preceded by .7 >= .6, B by .4 < .6.
+const std::vector<float> kAbcd{.40f, .30f, .20f, .10f};
+const std::vector<membership_case> kWorkedRows{
+    {"worked example top_k_first",
+     kAbcd,
+     input_kind::probs,
+     make_params(3, .6, 0, kFirst, kKeep),
+     {IN, IN, OUT, OUT}},
+    {"worked example joint",
+     kAbcd,
+     input_kind::probs,
+     make_params(3, .6, 0, kJoint, kKeep),
+     {IN, IN, OUT, OUT}},
+    // Where the orders differ: top_k 2, top_p .5. Renormalised A is .571 >= .5, so
+    // top_k_first stops at A; joint keeps B (preceded by .4 < .5).
+    {"orders differ: top_k_first",
+     kAbcd,
+     input_kind::probs,
+     make_params(2, .5, 0, kFirst, kKeep),
+     {IN, OUT, OUT, OUT}},
+    {"orders differ: joint",
+     kAbcd,
+     input_kind::probs,
+     make_params(2, .5, 0, kJoint, kKeep),
+     {IN, IN, OUT, OUT}},
+    // S07: the token that carries the sum across p (B: .5 -> .8 >= .7) is kept.
+    {"S07 crossing token kept",
+     {.5f, .3f, .2f},
+     input_kind::probs,
+     make_params(0, .7, 0, kFirst, kKeep),
+     {IN, IN, OUT}},
+    // S06: [.4,.3,.3] with k 2: keep_ties keeps all three, lowest_index exactly two.
+    {"S06 keep_ties",
+     {.4f, .3f, .3f},
+     input_kind::probs,
+     make_params(2, 1, 0, kFirst, kKeep),
+     {IN, IN, IN}},
+    {"S06 lowest_index",
+     {.4f, .3f, .3f},
+     input_kind::probs,
+     make_params(2, 1, 0, kFirst, kLowest),
+     {IN, IN, OUT}},
+    // Ties inside the nucleus: B and C tie at .3; keep_ties keeps both (the pivot
+    // rule), lowest_index stops after B (.4 + .3 >= .5).
+    {"nucleus ties keep_ties",
+     {.4f, .3f, .3f},
+     input_kind::probs,
+     make_params(0, .5, 0, kJoint, kKeep),
+     {IN, IN, IN}},
+    {"nucleus ties lowest_index",
+     {.4f, .3f, .3f},
+     input_kind::probs,
+     make_params(0, .5, 0, kJoint, kLowest),
+     {IN, IN, OUT}},
+    {"min_p",
+     {.5f, .25f, .125f, .125f},
+     input_kind::probs,
+     make_params(0, 1, .4, kFirst, kKeep),
+     {IN, IN, OUT, OUT}},
+    // Exact ties at the top-p threshold (.5 + .25 + .25, dyadic, exact in float):
+    // the prefix before B is exactly .5, so a float kernel may decide either way.
+    {"exact top-p tie is BOUNDARY",
+     {.5f, .25f, .25f},
+     input_kind::probs,
+     make_params(0, .5, 0, kJoint, kKeep),
+     {IN, BOUNDARY, BOUNDARY}},
+    // Five exact ties at 0 and a logit 1e-7 below (closer than a float kernel's
+    // softmax error): with k 3 the last token may rise above the whole group, so it is
+    // BOUNDARY, and under lowest_index so is the third member of the group.
+    {"near-tie below a group, keep_ties",
+     {0, 0, 0, 0, 0, -1e-7f},
+     input_kind::logits,
+     make_params(3, 1, 0, kFirst, kKeep),
+     {IN, IN, IN, IN, IN, BOUNDARY}},
+    {"near-tie below a group, lowest_index",
+     {0, 0, 0, 0, 0, -1e-7f},
+     input_kind::logits,
+     make_params(3, 1, 0, kFirst, kLowest),
+     {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
+    {"near-tie below a group, joint",
+     {0, 0, 0, 0, 0, -1e-7f},
+     input_kind::logits,
+     make_params(3, 1, 0, kJoint, kLowest),
+     {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
+    {"greedy keep_ties",
+     {1, 3, 3, 2},
+     input_kind::logits,
+     make_params(0, 1, 0, kFirst, kKeep, 0),
+     {OUT, IN, IN, OUT}},
+    {"greedy lowest_index",
+     {1, 3, 3, 2},
+     input_kind::logits,
+     make_params(0, 1, 0, kFirst, kLowest, 0),
+     {OUT, IN, OUT, OUT}},
+    {"-Inf logit is a masked token",
+     {0, -kInf, 0},
+     input_kind::logits,
+     make_params(0, 1, 0, kFirst, kKeep),
+     {IN, OUT, IN}},
+    // S13: a subnormal probability is a real token; it stays in.
+    {"subnormal stays",
+     {1.0f, 1e-40f},
+     input_kind::probs,
+     make_params(0, 1, 0, kFirst, kKeep),
+     {IN, IN}},
+    // S11: a 1e-9 token survives top_p = 1 renormalisation.
+    {"tiny token survives top_p 1",
+     {1.0f, 1e-9f},
+     input_kind::probs,
+     make_params(0, 1, 0, kJoint, kKeep),
+     {IN, IN}},
+};
+
 }  // namespace
 
 TEST_CASE("reference: worked rows keep exactly the tokens the rules define", "[reference]") {
-  const std::vector<float> abcd{.40f, .30f, .20f, .10f};
-  // Seed 002: top_k 3, top_p 0.6. top_k_first renormalises {A,B,C} to {.444,.333,.222}:
-  // the prefix reaches .6 at B. joint: C is preceded by .7 >= .6, B by .4 < .6.
-  const auto c = GENERATE_COPY(values<membership_case>({
-      {"seed 002 top_k_first",
-       abcd,
-       input_kind::probs,
-       make_params(3, .6, 0, kFirst, kKeep),
-       {IN, IN, OUT, OUT}},
-      {"seed 002 joint",
-       abcd,
-       input_kind::probs,
-       make_params(3, .6, 0, kJoint, kKeep),
-       {IN, IN, OUT, OUT}},
-      // Where the orders differ: top_k 2, top_p .5. Renormalised A is .571 >= .5, so
-      // top_k_first stops at A; joint keeps B (preceded by .4 < .5).
-      {"orders differ: top_k_first",
-       abcd,
-       input_kind::probs,
-       make_params(2, .5, 0, kFirst, kKeep),
-       {IN, OUT, OUT, OUT}},
-      {"orders differ: joint",
-       abcd,
-       input_kind::probs,
-       make_params(2, .5, 0, kJoint, kKeep),
-       {IN, IN, OUT, OUT}},
-      // S07: the token that carries the sum across p (B: .5 -> .8 >= .7) is kept.
-      {"S07 crossing token kept",
-       {.5f, .3f, .2f},
-       input_kind::probs,
-       make_params(0, .7, 0, kFirst, kKeep),
-       {IN, IN, OUT}},
-      // S06: [.4,.3,.3] with k 2: keep_ties keeps all three, lowest_index exactly two.
-      {"S06 keep_ties",
-       {.4f, .3f, .3f},
-       input_kind::probs,
-       make_params(2, 1, 0, kFirst, kKeep),
-       {IN, IN, IN}},
-      {"S06 lowest_index",
-       {.4f, .3f, .3f},
-       input_kind::probs,
-       make_params(2, 1, 0, kFirst, kLowest),
-       {IN, IN, OUT}},
-      // Ties inside the nucleus: B and C tie at .3; keep_ties keeps both (the pivot
-      // rule), lowest_index stops after B (.4 + .3 >= .5).
-      {"nucleus ties keep_ties",
-       {.4f, .3f, .3f},
-       input_kind::probs,
-       make_params(0, .5, 0, kJoint, kKeep),
-       {IN, IN, IN}},
-      {"nucleus ties lowest_index",
-       {.4f, .3f, .3f},
-       input_kind::probs,
-       make_params(0, .5, 0, kJoint, kLowest),
-       {IN, IN, OUT}},
-      {"min_p",
-       {.5f, .25f, .125f, .125f},
-       input_kind::probs,
-       make_params(0, 1, .4, kFirst, kKeep),
-       {IN, IN, OUT, OUT}},
-      // Exact ties at the top-p threshold (.5 + .25 + .25, dyadic, exact in float):
-      // the prefix before B is exactly .5, so a float kernel may decide either way.
-      {"exact top-p tie is BOUNDARY",
-       {.5f, .25f, .25f},
-       input_kind::probs,
-       make_params(0, .5, 0, kJoint, kKeep),
-       {IN, BOUNDARY, BOUNDARY}},
-      // Five exact ties at 0 and a logit 1e-7 below (closer than a float kernel's
-      // softmax error): with k 3 the last token may rise above the whole group, so it is
-      // BOUNDARY, and under lowest_index so is the third member of the group.
-      {"near-tie below a group, keep_ties",
-       {0, 0, 0, 0, 0, -1e-7f},
-       input_kind::logits,
-       make_params(3, 1, 0, kFirst, kKeep),
-       {IN, IN, IN, IN, IN, BOUNDARY}},
-      {"near-tie below a group, lowest_index",
-       {0, 0, 0, 0, 0, -1e-7f},
-       input_kind::logits,
-       make_params(3, 1, 0, kFirst, kLowest),
-       {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
-      {"near-tie below a group, joint",
-       {0, 0, 0, 0, 0, -1e-7f},
-       input_kind::logits,
-       make_params(3, 1, 0, kJoint, kLowest),
-       {IN, IN, BOUNDARY, OUT, OUT, BOUNDARY}},
-      {"greedy keep_ties",
-       {1, 3, 3, 2},
-       input_kind::logits,
-       make_params(0, 1, 0, kFirst, kKeep, 0),
-       {OUT, IN, IN, OUT}},
-      {"greedy lowest_index",
-       {1, 3, 3, 2},
-       input_kind::logits,
-       make_params(0, 1, 0, kFirst, kLowest, 0),
-       {OUT, IN, OUT, OUT}},
-      {"-Inf logit is a masked token",
-       {0, -kInf, 0},
-       input_kind::logits,
-       make_params(0, 1, 0, kFirst, kKeep),
-       {IN, OUT, IN}},
-      // S13: a subnormal probability is a real token; it stays in.
-      {"subnormal stays",
-       {1.0f, 1e-40f},
-       input_kind::probs,
-       make_params(0, 1, 0, kFirst, kKeep),
-       {IN, IN}},
-      // S11: a 1e-9 token survives top_p = 1 renormalisation.
-      {"tiny token survives top_p 1",
-       {1.0f, 1e-9f},
-       input_kind::probs,
-       make_params(0, 1, 0, kJoint, kKeep),
-       {IN, IN}},
-  }));
+  const auto c = GENERATE_COPY(from_range(kWorkedRows));
   CAPTURE(c.what);
   const auto& d = expect_ok(compute_filtered_distribution(c.row, c.kind, c.params));
   std::vector<std::string> got, expected;
@@ -179,10 +184,10 @@ TEST_CASE("reference: worked rows keep exactly the tokens the rules define", "[r
   CHECK(total == Approx(1).epsilon(1e-12));
 }
 
-TEST_CASE("reference: seed 002 target probabilities are A .4/.7, B .3/.7", "[reference]") {
-  const std::vector<float> abcd{.40f, .30f, .20f, .10f};
+TEST_CASE("reference: the worked example's target probabilities are A .4/.7, B .3/.7",
+          "[reference]") {
   for (auto order : {kFirst, kJoint}) {
-    const auto& d = expect_ok(compute_filtered_distribution(abcd, input_kind::probs,
+    const auto& d = expect_ok(compute_filtered_distribution(kAbcd, input_kind::probs,
                                                             make_params(3, .6, 0, order, kKeep)));
     // float inputs .4f and .3f: the ratios are exact to the float decoding, 1e-7.
     CHECK(d.prob[0] == Approx(4.0 / 7).epsilon(1e-7));

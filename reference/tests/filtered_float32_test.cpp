@@ -64,20 +64,54 @@ std::vector<bool> float32_filter(const std::vector<float>& z, const filter_param
   return kept;
 }
 
+// Zipf-like logits with a coarse grid on odd seeds, so exact ties occur too.
+std::vector<float> zipf_like_logits(uint64_t seed, size_t n) {
+  philox_stream rng(seed, 3, 0);
+  std::vector<float> z(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float rank_term = -1.1f * std::log(1.0f + static_cast<float>(rng.next() % n));
+    z[i] =
+        seed % 2 ? std::round(rank_term * 4) / 4 : rank_term + 0.3f * uniform_open_one(rng.next());
+  }
+  return z;
+}
+
+struct float32_tally {
+  long cases = 0, boundary_tokens = 0, flips = 0;
+};
+
+// The float32 kernel on one row: it must keep every IN token and drop every OUT one;
+// BOUNDARY tokens it decides against the exact rule are counted as flips.
+void check_float32_row(const std::vector<float>& z, const filter_params& params, uint64_t seed,
+                       float32_tally& tally) {
+  const reference_options options;  // the default band: any summation order
+  const auto result = compute_filtered_distribution(z, input_kind::logits, params, options);
+  REQUIRE(result.ok());
+  const auto& d = result.distribution();
+  const auto kept = float32_filter(z, params);
+  ++tally.cases;
+  for (size_t i = 0; i < z.size(); ++i) {
+    if (d.status[i] == membership::boundary) {
+      ++tally.boundary_tokens;
+      tally.flips += kept[i] != (d.prob[i] > 0);
+      continue;
+    }
+    if ((d.status[i] == membership::in) != kept[i]) {
+      CAPTURE(seed, z.size(), params.temperature, params.top_k, params.top_p, params.min_p,
+              static_cast<int>(params.order), static_cast<int>(params.ties), i);
+      FAIL("float32 kernel " << (kept[i] ? "keeps" : "drops") << " a token the reference calls "
+                             << to_string(d.status[i]));
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference][float32]") {
-  long cases = 0, boundary_tokens = 0, flips = 0;
+  float32_tally tally;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     const size_t n = seed % 3 == 0 ? 4096 : seed % 3 == 1 ? 1000 : 100;
-    philox_stream rng(seed, 3, 0);
-    std::vector<float> z(n);
-    // Zipf-like logits with a coarse grid on some rows, so exact ties occur too.
-    for (size_t i = 0; i < n; ++i) {
-      const float rank_term = -1.1f * std::log(1.0f + static_cast<float>(rng.next() % n));
-      z[i] = seed % 2 ? std::round(rank_term * 4) / 4
-                      : rank_term + 0.3f * uniform_open_one(rng.next());
-    }
+    const std::vector<float> z = zipf_like_logits(seed, n);
     for (double temperature : {0.6, 1.0}) {
       for (auto order : {filter_order::top_k_first, filter_order::joint}) {
         for (auto ties : {tie_policy::keep_ties, tie_policy::lowest_index}) {
@@ -93,27 +127,7 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
             const double on_prefix = *std::lower_bound(prefix.begin(), prefix.end(), 0.8f);
             for (double top_p : {0.5, 0.9, on_prefix}) {
               params.top_p = top_p;
-              const reference_options options;  // the default band: any summation order
-              const auto result =
-                  compute_filtered_distribution(z, input_kind::logits, params, options);
-              REQUIRE(result.ok());
-              const auto& d = result.distribution();
-              const auto kept = float32_filter(z, params);
-              ++cases;
-              for (size_t i = 0; i < n; ++i) {
-                if (d.status[i] == membership::boundary) {
-                  ++boundary_tokens;
-                  flips += kept[i] != (d.prob[i] > 0);
-                  continue;
-                }
-                if ((d.status[i] == membership::in) != kept[i]) {
-                  CAPTURE(seed, n, temperature, k, top_p, params.min_p, static_cast<int>(order),
-                          static_cast<int>(ties), i);
-                  FAIL("float32 kernel " << (kept[i] ? "keeps" : "drops")
-                                         << " a token the reference calls "
-                                         << to_string(d.status[i]));
-                }
-              }
+              check_float32_row(z, params, seed, tally);
             }
           }
         }
@@ -121,11 +135,11 @@ TEST_CASE("reference: a float32 kernel never contradicts IN or OUT", "[reference
     }
   }
   std::printf(
-      "float32 kernel: %ld cases, %ld BOUNDARY tokens, %ld decided against the exact rule\n", cases,
-      boundary_tokens, flips);
-  CHECK(cases == 60 * 2 * 2 * 2 * 2 * 3);
-  CHECK(boundary_tokens > 0);
-  CHECK(flips > 0);
+      "float32 kernel: %ld cases, %ld BOUNDARY tokens, %ld decided against the exact rule\n",
+      tally.cases, tally.boundary_tokens, tally.flips);
+  CHECK(tally.cases == 60 * 2 * 2 * 2 * 2 * 3);
+  CHECK(tally.boundary_tokens > 0);
+  CHECK(tally.flips > 0);
 }
 
 namespace {

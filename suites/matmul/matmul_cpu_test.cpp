@@ -103,7 +103,8 @@ TEST_CASE("matmul_cpu run-to-run bitwise equality", "[cpu]") {
 }
 
 TEST_CASE("matmul_cpu short K (<= 256) takes the persistent kernel's bits", "[cpu]") {
-  // Seed 003's fix bb91ae0: K <= 256 stays on the persistent kernel.
+  // K <= 256 stays on the persistent kernel: there each segment would be one block,
+  // and split and unsplit launches would round differently (kSegmentMinK, mutant B04).
   const auto& fixture = shapes_fixture();
   auto segmented = make_runner(find_subject(cpu_matmuls(), "cpu.segmented"));
   auto persistent = make_runner(find_subject(cpu_matmuls(), "cpu.persistent"));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "reference/matmul_reference.h"
 #include "reference/numeric.h"
@@ -83,6 +84,35 @@ class divergence_map {
   int64_t m_, n_, band_, rows_ = 0, outputs_ = 0;
   std::vector<int64_t> bands_, named_;
 };
+
+// A batch whose first, last and middle rows are the probes (pool rows 0..2), the
+// rest filler: the rows, the batch positions compared against M = 1 and the
+// positions the run returns (all of them, in batch order, when `every_row`).
+struct probe_batch {
+  std::vector<int32_t> rows;
+  std::vector<int64_t> positions, keep;
+};
+
+probe_batch place_probes(std::vector<int32_t> rows, bool every_row) {
+  const auto m = static_cast<int64_t>(rows.size());
+  probe_batch batch;
+  const int64_t place[kProbes] = {0, m - 1, m / 2};
+  for (int64_t p = 0; p < kProbes; ++p) {
+    if (std::find(batch.positions.begin(), batch.positions.end(), place[p]) !=
+        batch.positions.end())
+      continue;
+    rows[place[p]] = static_cast<int32_t>(p);
+    batch.positions.push_back(place[p]);
+  }
+  batch.keep = batch.positions;
+  if (every_row) {
+    batch.keep.clear();
+    batch.positions.resize(static_cast<size_t>(m));
+    for (int64_t r = 0; r < m; ++r) batch.positions[r] = r;
+  }
+  batch.rows = std::move(rows);
+  return batch;
+}
 
 }  // namespace
 
@@ -174,21 +204,10 @@ check_result matmul_testbed::batch_invariance(const std::vector<int64_t>& sizes,
   std::string first;
   int64_t outputs = 0, differing_outputs = 0;
   for (const int64_t m : sizes) {
-    std::vector<int32_t> rows = batch_rows(m);
-    std::vector<int64_t> positions;
-    const int64_t place[kProbes] = {0, m - 1, m / 2};
-    for (int64_t p = 0; p < kProbes; ++p) {
-      if (std::find(positions.begin(), positions.end(), place[p]) != positions.end()) continue;
-      rows[place[p]] = static_cast<int32_t>(p);
-      positions.push_back(place[p]);
-    }
-    std::vector<int64_t> keep = positions;
-    if (every_row) {
-      keep.clear();  // all rows, in batch order
-      positions.resize(static_cast<size_t>(m));
-      for (int64_t r = 0; r < m; ++r) positions[r] = r;
-    }
-    const std::vector<uint16_t> out = runner_.run(rows, launch_config, keep);
+    const probe_batch batch = place_probes(batch_rows(m), every_row);
+    const std::vector<int32_t>& rows = batch.rows;
+    const std::vector<int64_t>& positions = batch.positions;
+    const std::vector<uint16_t> out = runner_.run(rows, launch_config, batch.keep);
     ++result.trials;
     bool differs = false;
     divergence_map map(m, n);

@@ -89,12 +89,8 @@ std::vector<uint64_t> block_counts_of(const row_layout& l, std::span<const uint6
   return blocks;
 }
 
-// The statistics on block counts. `position_ids`: a token's randomisation index (and its
-// tie-break in the deviance ranking) is its position in q order (the Monte Carlo's
-// exchangeable form) instead of its token id.
-void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t n, uint64_t seed,
-              uint64_t stream, bool position_ids, row_test_result& r) {
-  const double nd = static_cast<double>(n);
+// The omnibus Pearson statistic over the merged cells and its p-value.
+void omnibus_pearson(const row_layout& l, const std::vector<uint64_t>& blocks, row_test_result& r) {
   auto& g = r.omnibus;
   g.pearson = 0;
   size_t b = 0;
@@ -105,7 +101,11 @@ void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t
     g.pearson += d * d / e;
   }
   g.p_pearson = g.df > 0 ? chi_square_upper_tail(g.pearson_nu, g.pearson / g.pearson_scale) : 1.0;
+}
 
+// The smallest p of the cuts' binomial tests (1 with no cut); records the worst cut.
+double cuts_min_p(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t n,
+                  uint64_t seed, uint64_t stream, row_test_result& r) {
   std::vector<uint64_t> seen(l.block_end.size() + 1, 0);  // counts before block j
   for (size_t j = 0; j < l.block_end.size(); ++j) seen[j + 1] = seen[j] + blocks[j];
   double p_cut = 1.0;
@@ -118,12 +118,17 @@ void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t
       p_cut = p;
       r.worst_cut_tokens = static_cast<int64_t>(c);
       r.worst_cut_mass = l.prefix[c];
-      r.worst_cut_seen = static_cast<double>(s) / nd;
+      r.worst_cut_seen = static_cast<double>(s) / static_cast<double>(n);
     }
   }
-  r.p_cumulative = l.cuts.empty() ? 1.0 : sidak_combine(p_cut, l.cuts.size());
+  return p_cut;
+}
 
-  // Tokens ranked by Poisson deviance 2 (O ln(O / E) - O + E); exact tails for the top.
+// Tokens ranked by Poisson deviance 2 (O ln(O / E) - O + E); exact tails for the top.
+// The smallest p among them (1 with none); records the worst token.
+double tokens_min_p(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t n,
+                    uint64_t seed, uint64_t stream, bool position_ids, row_test_result& r) {
+  const double nd = static_cast<double>(n);
   std::vector<std::pair<double, size_t>> deviance;  // (deviance, index into heavy)
   deviance.reserve(l.heavy.size());
   const auto id = [&](size_t h) { return position_ids ? l.heavy[h] : l.order[l.heavy[h]]; };
@@ -150,15 +155,27 @@ void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t
       r.worst_token_q = q;
     }
   }
-  r.p_token = deviance.size() <= 1 ? 1.0 : sidak_combine(p_tok, deviance.size());
+  return p_tok;
+}
+
+// The statistics on block counts. `position_ids`: a token's randomisation index (and its
+// tie-break in the deviance ranking) is its position in q order (the Monte Carlo's
+// exchangeable form) instead of its token id.
+void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t n, uint64_t seed,
+              uint64_t stream, bool position_ids, row_test_result& r) {
+  omnibus_pearson(l, blocks, r);
+  const double p_cut = cuts_min_p(l, blocks, n, seed, stream, r);
+  r.p_cumulative = l.cuts.empty() ? 1.0 : sidak_combine(p_cut, l.cuts.size());
+  const double p_tok = tokens_min_p(l, blocks, n, seed, stream, position_ids, r);
+  const size_t tokens = l.heavy.size();  // the deviance ranking's size
+  r.p_token = tokens <= 1 ? 1.0 : sidak_combine(p_tok, tokens);
   // The cuts and the tokens are one family of binomial counts (a cut of one token is
   // that token's test): Sidak over the family's size, then over {omnibus, family}.
-  double p_min = g.p_pearson;
+  double p_min = r.omnibus.p_pearson;
   r.tests = 1;
-  const size_t family = l.cuts.size() + (deviance.size() >= 2 ? deviance.size() : 0);
+  const size_t family = l.cuts.size() + (tokens >= 2 ? tokens : 0);
   if (l.order.size() > 2 && family > 0) {
-    const double p_family_min =
-        std::min(l.cuts.empty() ? 1.0 : p_cut, deviance.size() >= 2 ? p_tok : 1.0);
+    const double p_family_min = std::min(l.cuts.empty() ? 1.0 : p_cut, tokens >= 2 ? p_tok : 1.0);
     r.p_directed = sidak_combine(p_family_min, family);
     p_min = std::min(p_min, r.p_directed);
     ++r.tests;

@@ -67,13 +67,17 @@ std::string mutant_id(const sc_sampler& s) {
   return colon == std::string::npos ? "" : name.substr(colon + 1);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Everything the command line sets: the measuring options and what to print.
+struct cli_options {
   options opt;
   bool detail = false;
-  CLI::App app{
-      "The peers' sampler-test criteria on samplecheck's mutants and correct CPU samplers"};
+  bool strict = false;  // --fail-on-false-alarm
+  bool with_samplecheck = false;
+  std::string samplecheck_budget = "quick";
+  int samplecheck_seeds = 1;
+};
+
+void add_rule_options(CLI::App& app, options& opt) {
   app.add_option("--seeds", opt.seeds,
                  "false-alarm seeds per correct sampler for the vLLM and PyTorch rules (up to the "
                  "time cap)")
@@ -99,117 +103,157 @@ int main(int argc, char** argv) {
   app.add_option("--threads", opt.threads, "worker threads")->check(CLI::Range(1, 64));
   app.add_option("--subjects", opt.subjects,
                  "regular expression on subject names (mutants match by full name)");
-  app.add_flag("--markdown", opt.markdown, "print GitHub Markdown tables");
-  bool strict = false;
+}
+
+void add_report_options(CLI::App& app, cli_options& c) {
+  app.add_flag("--markdown", c.opt.markdown, "print GitHub Markdown tables");
   app.add_flag(
-      "--fail-on-false-alarm", strict,
+      "--fail-on-false-alarm", c.strict,
       "exit 3 if a correct sampler fails the FlashInfer or vLLM rule (their false-alarm rates are "
       "below 1e-5 per run; PyTorch's 1e-3 per case is left out)");
-  app.add_flag("--detail", detail, "also print every mutant's verdict and the case that failed it");
-  bool with_samplecheck = false;
-  std::string samplecheck_budget = "quick";
-  int samplecheck_seeds = 1;
-  app.add_flag("--samplecheck", with_samplecheck,
+  app.add_flag("--detail", c.detail,
+               "also print every mutant's verdict and the case that failed it");
+  app.add_flag("--samplecheck", c.with_samplecheck,
                "add samplecheck's column: the battery on every mutant and on the correct samplers");
-  app.add_option("--samplecheck-budget", samplecheck_budget, "battery budget for that column")
+  app.add_option("--samplecheck-budget", c.samplecheck_budget, "battery budget for that column")
       ->check(CLI::IsMember({"quick", "standard"}));
-  app.add_option("--samplecheck-seeds", samplecheck_seeds,
+  app.add_option("--samplecheck-seeds", c.samplecheck_seeds,
                  "battery runs per correct sampler (seeds base + i)")
       ->check(CLI::Range(1, 1000));
-  CLI11_PARSE(app, argc, argv);
-  if (opt.flashinfer_seeds > opt.seeds) opt.flashinfer_seeds = opt.seeds;
+}
 
-  const auto start = std::chrono::steady_clock::now();
+struct subject_lists {
+  std::vector<const sc_sampler*> correct, mutants;
+};
+
+// The CPU subjects whose names match `subjects`; 0, or the exit status of a usage error.
+int select_subjects(const std::string& subjects, subject_lists& out) {
   std::regex pattern;
   try {
-    pattern = std::regex(opt.subjects);
+    pattern = std::regex(subjects);
   } catch (const std::regex_error& e) {
     std::fprintf(stderr, "peer_table: --subjects '%s' is not a regular expression: %s\n",
-                 opt.subjects.c_str(), e.what());
+                 subjects.c_str(), e.what());
     return 2;
   }
-  std::vector<const sc_sampler*> correct, mutants;
   for (const sc_sampler* s : cpu_samplers()) {
     if (!std::regex_search(std::string(s->name), pattern)) continue;
-    (mutant_id(*s).empty() ? correct : mutants).push_back(s);
+    (mutant_id(*s).empty() ? out.correct : out.mutants).push_back(s);
   }
-  if (correct.empty() && mutants.empty()) {
-    std::fprintf(stderr, "peer_table: no CPU subject matches --subjects '%s'\n",
-                 opt.subjects.c_str());
+  if (out.correct.empty() && out.mutants.empty()) {
+    std::fprintf(stderr, "peer_table: no CPU subject matches --subjects '%s'\n", subjects.c_str());
     return 2;
   }
+  return 0;
+}
 
-  // Kills: every mutant, every rule, seed indices 0 .. kill_seeds - 1 (a run is one
-  // pass of the peer's suite). False alarms: every correct sampler and the exact
-  // baseline, over the seeds, within each cell's time cap.
+// The kill tasks come first, the false-alarm tasks from `first_alarm_task` on.
+struct task_plan {
   std::vector<task> tasks;
-  for (const sc_sampler* m : mutants)
+  size_t first_alarm_task = 0;
+};
+
+// Kills: every mutant, every rule, seed indices 0 .. kill_seeds - 1 (a run is one
+// pass of the peer's suite). False alarms: every correct sampler and the exact
+// baseline, over the seeds, within each cell's time cap.
+task_plan plan_tasks(const subject_lists& subjects, const options& opt) {
+  task_plan plan;
+  std::vector<task>& tasks = plan.tasks;
+  for (const sc_sampler* m : subjects.mutants)
     for (peer_kind peer : kPeers)
       for (int s = 0; s < opt.kill_seeds; ++s) tasks.push_back({peer, m, m, s, -1, {}});
-  const size_t first_alarm_task = tasks.size();
+  plan.first_alarm_task = tasks.size();
   // The baseline is judged under the declaration with the most filters, so that
   // every case family of every rule gets exact draws too.
   const sc_sampler* baseline_declaration = nullptr;
-  for (const sc_sampler* c : correct)
+  for (const sc_sampler* c : subjects.correct)
     if (!baseline_declaration ||
         std::popcount(c->filters) > std::popcount(baseline_declaration->filters))
       baseline_declaration = c;
   for (peer_kind peer : kPeers) {
     const int seeds = peer == peer_kind::flashinfer ? opt.flashinfer_seeds : opt.seeds;
     for (int s = 0; s < seeds; ++s) {
-      int cell = static_cast<int>(peer) * static_cast<int>(correct.size() + 1);
-      for (const sc_sampler* c : correct) tasks.push_back({peer, c, c, s, cell++, {}});
+      int cell = static_cast<int>(peer) * static_cast<int>(subjects.correct.size() + 1);
+      for (const sc_sampler* c : subjects.correct) tasks.push_back({peer, c, c, s, cell++, {}});
       if (baseline_declaration) tasks.push_back({peer, nullptr, baseline_declaration, s, cell, {}});
     }
   }
-  try {
-    peer_table::run_tasks(tasks, 3 * static_cast<int>(correct.size() + 1), opt);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peer_table: harness error: %s\n", e.what());
-    return 1;
-  }
-  // The battery forks per check, so it runs after the worker threads have joined.
-  std::map<std::string, peer_table::battery_outcome> battery_kills;
-  std::map<std::string, std::pair<int, int>> battery_alarms;  // subject -> (failed, runs)
-  if (with_samplecheck) {
-    std::vector<std::string> names;
-    for (const sc_sampler* m : mutants) names.push_back(m->name);
-    for (auto& o : peer_table::run_battery_on(names, samplecheck_budget, opt.base_seed))
-      battery_kills[o.subject] = o;
-    names.clear();
-    for (const sc_sampler* c : correct) names.push_back(c->name);
-    for (int s = 0; s < samplecheck_seeds; ++s)
-      for (const auto& o :
-           peer_table::run_battery_on(names, samplecheck_budget, opt.base_seed + s)) {
-        auto& cell = battery_alarms[o.subject];
-        ++cell.second;
-        if (!o.passed) {
-          ++cell.first;
-          std::printf("samplecheck false alarm on %s, seed index %d: %s%s\n", o.subject.c_str(), s,
-                      o.failed_checks.c_str(), o.error.c_str());
-        }
-      }
-  }
-  const std::string battery_title = fmt::format("samplecheck (battery, {})", samplecheck_budget);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
 
-  // Kill table: one row per mutant subject; a cell counts the failed runs.
-  struct kill_cell {
-    int failed = 0, runs = 0;
-  };
-  std::map<std::string, std::map<peer_kind, kill_cell>>
-      by_mutant;  // "S07 cpu.sort_filter:S07" -> peer -> runs
-  for (size_t i = 0; i < first_alarm_task; ++i) {
-    const task& k = tasks[i];
+// Failed runs out of runs: one cell of a kill or false-alarm count.
+struct run_count {
+  int failed = 0, runs = 0;
+};
+
+// samplecheck's column: one battery run per mutant, samplecheck_seeds per correct sampler.
+struct battery_column {
+  std::map<std::string, peer_table::battery_outcome> kills;
+  std::map<std::string, run_count> alarms;  // correct sampler -> runs
+};
+
+// The battery forks per check, so it runs after the worker threads have joined.
+battery_column run_battery_column(const subject_lists& subjects, const cli_options& c) {
+  battery_column column;
+  std::vector<std::string> names;
+  for (const sc_sampler* m : subjects.mutants) names.push_back(m->name);
+  for (auto& o : peer_table::run_battery_on(names, c.samplecheck_budget, c.opt.base_seed))
+    column.kills[o.subject] = o;
+  names.clear();
+  for (const sc_sampler* s : subjects.correct) names.push_back(s->name);
+  for (int s = 0; s < c.samplecheck_seeds; ++s)
+    for (const auto& o :
+         peer_table::run_battery_on(names, c.samplecheck_budget, c.opt.base_seed + s)) {
+      auto& cell = column.alarms[o.subject];
+      ++cell.runs;
+      if (!o.passed) {
+        ++cell.failed;
+        std::printf("samplecheck false alarm on %s, seed index %d: %s%s\n", o.subject.c_str(), s,
+                    o.failed_checks.c_str(), o.error.c_str());
+      }
+    }
+  return column;
+}
+
+using table = std::vector<std::vector<std::string>>;
+
+// The header row: `first` columns, then one per rule, then samplecheck's if it ran.
+std::vector<std::string> header(std::vector<std::string> first, const cli_options& c) {
+  for (peer_kind peer : kPeers) first.push_back(peer_title(peer));
+  if (c.with_samplecheck)
+    first.push_back(fmt::format("samplecheck (battery, {})", c.samplecheck_budget));
+  return first;
+}
+
+// "S07 cpu.sort_filter:S07" -> rule -> failed runs of the kill tasks.
+using kill_counts = std::map<std::string, std::map<peer_kind, run_count>>;
+
+kill_counts count_kills(const task_plan& plan) {
+  kill_counts by_mutant;
+  for (size_t i = 0; i < plan.first_alarm_task; ++i) {
+    const task& k = plan.tasks[i];
     auto& cell = by_mutant[mutant_id(*k.subject) + " " + k.subject->name][k.peer];
     if (!k.result.applicable) continue;
     ++cell.runs;
     if (!k.result.passed) ++cell.failed;
   }
-  std::vector<std::vector<std::string>> kills{{"mutant", "defect", "subject"}};
-  for (peer_kind peer : kPeers) kills[0].push_back(peer_title(peer));
-  if (with_samplecheck) kills[0].push_back(battery_title);
+  return by_mutant;
+}
+
+std::string battery_kill_cell(const battery_column& column, const std::string& subject,
+                              int& battery_killed) {
+  const auto it = column.kills.find(subject);
+  if (it == column.kills.end()) return "not run";
+  if (!it->second.error.empty()) return "error: " + it->second.error;
+  if (it->second.passed) return "survived";
+  ++battery_killed;
+  return "killed: " + it->second.failed_checks;
+}
+
+// Kill table: one row per mutant subject; a cell counts the failed runs.
+table kill_table(const task_plan& plan, const cli_options& c, const battery_column& column) {
+  const kill_counts by_mutant = count_kills(plan);
+  table kills{header({"mutant", "defect", "subject"}, c)};
   int battery_killed = 0;
   std::map<peer_kind, int> killed_total;
   for (const auto& [key, cells] : by_mutant) {
@@ -223,102 +267,100 @@ int main(int argc, char** argv) {
         row.push_back("n/a");
         continue;
       }
-      const kill_cell& c = it->second;
-      if (c.failed > 0) ++killed_total[peer];
+      const run_count& k = it->second;
+      if (k.failed > 0) ++killed_total[peer];
       const std::string runs =
-          opt.kill_seeds > 1 ? fmt::format(" ({}/{} runs)", c.failed, c.runs) : "";
-      row.push_back((c.failed > 0 ? "killed" : "survived") + runs);
+          c.opt.kill_seeds > 1 ? fmt::format(" ({}/{} runs)", k.failed, k.runs) : "";
+      row.push_back((k.failed > 0 ? "killed" : "survived") + runs);
     }
-    if (with_samplecheck) {
-      const auto it = battery_kills.find(row[2]);
-      if (it == battery_kills.end() || !it->second.error.empty()) {
-        row.push_back(it == battery_kills.end() ? "not run" : "error: " + it->second.error);
-      } else if (it->second.passed) {
-        row.push_back("survived");
-      } else {
-        ++battery_killed;
-        row.push_back("killed: " + it->second.failed_checks);
-      }
-    }
+    if (c.with_samplecheck) row.push_back(battery_kill_cell(column, row[2], battery_killed));
     kills.push_back(std::move(row));
   }
   std::vector<std::string> total{"all", "", "mutants killed"};
   for (peer_kind peer : kPeers)
     total.push_back(fmt::format("{}/{}", killed_total[peer], by_mutant.size()));
-  if (with_samplecheck) total.push_back(fmt::format("{}/{}", battery_killed, by_mutant.size()));
+  if (c.with_samplecheck) total.push_back(fmt::format("{}/{}", battery_killed, by_mutant.size()));
   kills.push_back(std::move(total));
+  return kills;
+}
 
-  // False alarms per correct sampler.
-  std::map<std::string, std::map<peer_kind, std::pair<int, int>>>
-      alarms;  // subject -> peer -> (failed, runs)
-  std::map<std::string, std::string> first_alarm;
-  for (size_t i = first_alarm_task; i < tasks.size(); ++i) {
-    const task& k = tasks[i];
+// False alarms per correct sampler (and the exact baseline) and rule.
+struct alarm_counts {
+  std::map<std::string, std::map<peer_kind, run_count>> alarms;  // subject -> rule -> runs
+  std::map<std::string, std::string> first_alarm;  // "subject / rule" -> first failing case
+};
+
+bool is_exact_baseline(const std::string& who) { return who.rfind("exact", 0) == 0; }
+
+alarm_counts count_alarms(const task_plan& plan) {
+  alarm_counts counts;
+  for (size_t i = plan.first_alarm_task; i < plan.tasks.size(); ++i) {
+    const task& k = plan.tasks[i];
     if (!k.result.applicable) continue;
     const std::string who =
         k.subject ? k.subject->name : fmt::format("exact draws ({} declaration)", k.declared->name);
-    auto& cell = alarms[who][k.peer];
-    ++cell.second;
+    auto& cell = counts.alarms[who][k.peer];
+    ++cell.runs;
     if (!k.result.passed) {
-      ++cell.first;
-      first_alarm.emplace(who + " / " + to_string(k.peer), k.result.failure);
+      ++cell.failed;
+      counts.first_alarm.emplace(who + " / " + to_string(k.peer), k.result.failure);
     }
   }
-  std::vector<std::vector<std::string>> fa{{"correct sampler"}};
-  for (peer_kind peer : kPeers) fa[0].push_back(peer_title(peer));
-  if (with_samplecheck) fa[0].push_back(battery_title);
-  std::pair<int, int> battery_fa_total{0, 0};
-  std::map<peer_kind, std::pair<int, int>> fa_total;
-  for (const auto& [who, cells] : alarms) {
+  return counts;
+}
+
+table false_alarm_table(const alarm_counts& counts, const cli_options& c,
+                        const battery_column& column) {
+  table fa{header({"correct sampler"}, c)};
+  run_count battery_total;
+  std::map<peer_kind, run_count> rule_total;
+  for (const auto& [who, cells] : counts.alarms) {
     std::vector<std::string> row{who};
     for (peer_kind peer : kPeers) {
       const auto it = cells.find(peer);
       row.push_back(it == cells.end()
                         ? "n/a"
-                        : fmt::format("{}/{} seeds", it->second.first, it->second.second));
-      if (it != cells.end() && who.rfind("exact", 0) != 0) {
-        fa_total[peer].first += it->second.first;
-        fa_total[peer].second += it->second.second;
+                        : fmt::format("{}/{} seeds", it->second.failed, it->second.runs));
+      if (it != cells.end() && !is_exact_baseline(who)) {
+        rule_total[peer].failed += it->second.failed;
+        rule_total[peer].runs += it->second.runs;
       }
     }
-    if (with_samplecheck) {
-      const auto it = battery_alarms.find(who);
-      if (it == battery_alarms.end()) {
+    if (c.with_samplecheck) {
+      const auto it = column.alarms.find(who);
+      if (it == column.alarms.end()) {
         row.push_back("n/a");
       } else {
-        row.push_back(fmt::format("{}/{} seeds", it->second.first, it->second.second));
-        battery_fa_total.first += it->second.first;
-        battery_fa_total.second += it->second.second;
+        row.push_back(fmt::format("{}/{} seeds", it->second.failed, it->second.runs));
+        battery_total.failed += it->second.failed;
+        battery_total.runs += it->second.runs;
       }
     }
     fa.push_back(std::move(row));
   }
-  std::vector<std::string> fa_row{"all correct samplers"};
+  std::vector<std::string> total{"all correct samplers"};
   for (peer_kind peer : kPeers)
-    fa_row.push_back(fmt::format("{}/{} runs", fa_total[peer].first, fa_total[peer].second));
-  if (with_samplecheck)
-    fa_row.push_back(fmt::format("{}/{} runs", battery_fa_total.first, battery_fa_total.second));
-  fa.push_back(std::move(fa_row));
+    total.push_back(fmt::format("{}/{} runs", rule_total[peer].failed, rule_total[peer].runs));
+  if (c.with_samplecheck)
+    total.push_back(fmt::format("{}/{} runs", battery_total.failed, battery_total.runs));
+  fa.push_back(std::move(total));
+  return fa;
+}
 
-  std::puts(opt.markdown ? "### Mutants killed by the peers' criteria\n"
-                         : "Mutants killed by the peers' criteria");
-  print_table(kills, opt.markdown);
-  std::puts(opt.markdown ? "### False alarms on correct samplers\n"
-                         : "False alarms on correct samplers");
-  print_table(fa, opt.markdown);
-  if (detail) {
-    std::vector<std::vector<std::string>> rows{
-        {"mutant subject", "rule", "seed index", "verdict", "draws", "first failing case"}};
-    for (size_t i = 0; i < first_alarm_task; ++i) {
-      const task& k = tasks[i];
-      rows.push_back({k.subject->name, to_string(k.peer), fmt::format("{}", k.seed_index),
-                      !k.result.applicable ? "n/a" : (k.result.passed ? "survived" : "KILLED"),
-                      fmt::format("{}", k.result.samples), k.result.failure});
-    }
-    print_table(rows, opt.markdown);
+// --detail: every kill task's verdict and the case that failed it.
+table detail_table(const task_plan& plan) {
+  table rows{{"mutant subject", "rule", "seed index", "verdict", "draws", "first failing case"}};
+  for (size_t i = 0; i < plan.first_alarm_task; ++i) {
+    const task& k = plan.tasks[i];
+    rows.push_back({k.subject->name, to_string(k.peer), fmt::format("{}", k.seed_index),
+                    !k.result.applicable ? "n/a" : (k.result.passed ? "survived" : "KILLED"),
+                    fmt::format("{}", k.result.samples), k.result.failure});
   }
-  for (const auto& [what, why] : first_alarm)
-    std::printf("false alarm %s: %s\n", what.c_str(), why.c_str());
+  return rows;
+}
+
+void print_settings(const cli_options& c, double seconds) {
+  const options& opt = c.opt;
   std::printf(
       "%sRules at their own sample counts: FlashInfer 5,000,000 draws per case (%d case(s) per "
       "filter family per run, "
@@ -332,27 +374,68 @@ int main(int argc, char** argv) {
       opt.markdown ? "\n" : "", opt.flashinfer_cases, static_cast<long long>(opt.flashinfer_vocab),
       opt.kill_seeds, opt.flashinfer_seeds, opt.seeds, opt.cell_seconds,
       static_cast<unsigned long long>(opt.base_seed),
-      with_samplecheck
+      c.with_samplecheck
           ? fmt::format(
                 "the battery at the {} budget, every check, one run per mutant (base seed), "
                 "{} run(s) per correct sampler",
-                samplecheck_budget, samplecheck_seeds)
+                c.samplecheck_budget, c.samplecheck_seeds)
                 .c_str()
           : "not run here (--samplecheck), see `samplecheck mutants`",
       seconds, opt.threads);
-  if (strict) {
-    for (const auto& [who, cells] : alarms) {
-      if (who.rfind("exact", 0) == 0) continue;
-      for (peer_kind peer : {peer_kind::flashinfer, peer_kind::vllm}) {
-        const auto it = cells.find(peer);
-        if (it != cells.end() && it->second.first > 0) {
-          std::fprintf(stderr,
-                       "peer_table: correct sampler %s failed the %s rule in %d of %d runs\n",
-                       who.c_str(), to_string(peer), it->second.first, it->second.second);
-          return 3;
-        }
+}
+
+// --fail-on-false-alarm: 3 if a correct sampler failed the FlashInfer or vLLM rule.
+int false_alarm_status(const alarm_counts& counts) {
+  for (const auto& [who, cells] : counts.alarms) {
+    if (is_exact_baseline(who)) continue;
+    for (peer_kind peer : {peer_kind::flashinfer, peer_kind::vllm}) {
+      const auto it = cells.find(peer);
+      if (it != cells.end() && it->second.failed > 0) {
+        std::fprintf(stderr, "peer_table: correct sampler %s failed the %s rule in %d of %d runs\n",
+                     who.c_str(), to_string(peer), it->second.failed, it->second.runs);
+        return 3;
       }
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli_options c;
+  CLI::App app{
+      "The peers' sampler-test criteria on samplecheck's mutants and correct CPU samplers"};
+  add_rule_options(app, c.opt);
+  add_report_options(app, c);
+  CLI11_PARSE(app, argc, argv);
+  if (c.opt.flashinfer_seeds > c.opt.seeds) c.opt.flashinfer_seeds = c.opt.seeds;
+
+  const auto start = std::chrono::steady_clock::now();
+  subject_lists subjects;
+  if (const int status = select_subjects(c.opt.subjects, subjects); status != 0) return status;
+  task_plan plan = plan_tasks(subjects, c.opt);
+  try {
+    peer_table::run_tasks(plan.tasks, 3 * static_cast<int>(subjects.correct.size() + 1), c.opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "peer_table: harness error: %s\n", e.what());
+    return 1;
+  }
+  const battery_column column =
+      c.with_samplecheck ? run_battery_column(subjects, c) : battery_column{};
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const alarm_counts alarms = count_alarms(plan);
+  std::puts(c.opt.markdown ? "### Mutants killed by the peers' criteria\n"
+                           : "Mutants killed by the peers' criteria");
+  print_table(kill_table(plan, c, column), c.opt.markdown);
+  std::puts(c.opt.markdown ? "### False alarms on correct samplers\n"
+                           : "False alarms on correct samplers");
+  print_table(false_alarm_table(alarms, c, column), c.opt.markdown);
+  if (c.detail) print_table(detail_table(plan), c.opt.markdown);
+  for (const auto& [what, why] : alarms.first_alarm)
+    std::printf("false alarm %s: %s\n", what.c_str(), why.c_str());
+  print_settings(c, seconds);
+  return c.strict ? false_alarm_status(alarms) : 0;
 }

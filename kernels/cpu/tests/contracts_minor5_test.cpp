@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "kernels/cpu/tests/host_descriptor.h"
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
 
@@ -11,20 +12,7 @@ namespace registry = samplecheck::registry;
 
 namespace {
 
-sc_status never_samples(void*, const sc_sample_batch*, char*, size_t) { return SC_ERR_INTERNAL; }
-
-sc_sampler minor5_sampler() {
-  sc_sampler s{};
-  s.abi_version = {SC_ABI_VERSION_MAJOR, 5};
-  s.name = "test.minor5";
-  s.memory_space = SC_MEMORY_HOST;
-  s.input_kind = SC_INPUT_PROBS;
-  s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
-  s.tie_policy = SC_TIE_KEEP_TIES;
-  s.philox_outputs_per_call = 1;
-  s.sample = never_samples;
-  return s;
-}
+sc_sampler minor5_sampler() { return samplecheck::testing::host_descriptor("test.minor5", 5); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/tests/abi_v1_0.h"
+#include "kernels/cpu/tests/host_descriptor.h"
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
 #include "reference/numeric.h"
@@ -366,19 +367,8 @@ TEST_CASE("every in-tree subject passes the checks a plugin's must pass") {
 
 namespace {
 
-sc_status never_samples(void*, const sc_sample_batch*, char*, size_t) { return SC_ERR_INTERNAL; }
-
 sc_sampler valid_sampler() {
-  sc_sampler s{};
-  s.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  s.name = "test.contracts";
-  s.memory_space = SC_MEMORY_HOST;
-  s.input_kind = SC_INPUT_PROBS;
-  s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
-  s.tie_policy = SC_TIE_KEEP_TIES;
-  s.philox_outputs_per_call = 1;
-  s.sample = never_samples;
-  return s;
+  return samplecheck::testing::host_descriptor("test.contracts", SC_ABI_VERSION_MINOR);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The correct CPU subjects: declarations, replay, support under each filter, the
-// worked examples of seed 002, ties, greedy, dtypes and degenerate rows. Every input
+// worked examples of the filter orders, ties, greedy, dtypes and degenerate rows. Every input
 // and seed is fixed, so each test is deterministic; frequency comparisons are smoke
 // tests with the tolerance stated where they are made (the battery owns statistics).
 #include <set>
@@ -93,7 +93,7 @@ TEST_CASE("unfiltered draws follow the row and never pick a zero-probability tok
 }
 
 TEST_CASE("top_k = 2 on a five-token row never leaves the top two") {
-  // Seed 002's example: A .35 B .28 C .18 D .12 E .07, target A:B = .35:.28.
+  // A .35 B .28 C .18 D .12 E .07, target A:B = .35:.28.
   const std::vector<float> row{0.18f, 0.35f, 0.07f, 0.28f, 0.12f};
   for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"}) {
     CAPTURE(name);
@@ -186,8 +186,8 @@ TEST_CASE("large rows: dual pivot with top_k 50 and top_p .9 stays inside the 50
 
 TEST_CASE("the two Gumbel spellings pick the same token on shared randomness") {
   // Zipf-like rows of 1000 tokens; the spellings differ only in float rounding, which can
-  // flip a near-tie between the two best keys. Measured: 1024 of 1024 agree here (and
-  // 8192 of 8192 at V = 32000); one flip is allowed, the battery's 1-in-1,000.
+  // flip a near-tie between the two best keys (docs/reference.md: none did here); one
+  // flip is allowed, the battery's 1-in-1,000.
   std::vector<std::vector<float>> probs, logits;
   for (int r = 0; r < 1024; ++r) {
     std::vector<float> row(1000);

@@ -1,21 +1,20 @@
 // Device time per call of the persistent and segmented split-K matmuls (SIMT
 // and tensor-core) and cuBLAS on the Qwen3-8B layers, side by side in one run
-// (seed 003's table), then every launch configuration of the segmented and mma
-// kernels at the --config-m sizes: the data the launch tables are set from.
+// (docs/h200.md's matmul table), then every launch configuration of the segmented
+// and mma kernels at the --config-m sizes: the data the launch tables are set from.
 //
 // How a cell is timed, the same for every column (cuBLAS included): after
 // warm-up, one sample is cudaEventRecord(start), C calls of the ABI's run back
 // to back, cudaEventRecord(stop); per-call time = elapsed / C. The median and
 // IQR are over --repeats samples. Back to back, each launch is queued while the
-// previous kernel runs, so the host's launch latency (about 4 us on the
-// virtualised H200) is not in the number unless the kernel is shorter than it:
-// such a cell is marked '*' (enqueuing took >= 90% of the elapsed time, so it
-// is a launch rate, not a kernel time). C is --calls, fewer (down to 1) for
-// kernels over --sample-ms / --calls, so the SIMT kernels at large M finish.
-// Each call reads a different one of --weight-copies copies of W, so W comes
-// from HBM every call, as in a model whose layers' weights together exceed the
-// L2 (O's W alone, 32 MB, would mostly stay in the H200's L2 between calls);
-// A is shared, as activations in L2 would be.
+// previous kernel runs, so the host's launch latency is not in the number unless
+// the kernel is shorter than it: such a cell is marked '*' (enqueuing took >= 90%
+// of the elapsed time, so it is a launch rate, not a kernel time). C is --calls,
+// fewer (down to 1) for kernels over --sample-ms / --calls, so the SIMT kernels at
+// large M finish. Each call reads a different one of --weight-copies copies of W,
+// so W comes from HBM every call, as in a model whose layers' weights together
+// exceed the L2 (O's W alone, 32 MB, would mostly stay in an H200's L2 between
+// calls); A is shared, as activations in L2 would be.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -192,17 +191,19 @@ void free_layer(layer_operands& ops) {
   ops = {};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Batch-invariant matmul device time per call on the Qwen3-8B layers"};
+// The command line beside bench_options.
+struct run_options {
   std::string fixtures = SAMPLECHECK_FIXTURES_DIR;
-  bench_options o;
   int weight_copies = 4;
   std::vector<int64_t> batch_sizes = {1, 16, 32, 64, 256, 1024, 4096};
   std::vector<int64_t> config_sizes = {1, 16, 32, 64};
   std::string csv;
-  app.add_option("--fixtures", fixtures, "fixture folder (layer_shapes.txt under matmul/)");
+  bool skip_simt = false;
+  std::string only_layer;
+};
+
+void add_options(CLI::App& app, bench_options& o, run_options& r) {
+  app.add_option("--fixtures", r.fixtures, "fixture folder (layer_shapes.txt under matmul/)");
   app.add_option("--warmup", o.warmup, "untimed calls per cell")->check(CLI::NonNegativeNumber);
   app.add_option("--repeats", o.repeats, "timed samples per cell (median and IQR over them)")
       ->check(CLI::PositiveNumber);
@@ -211,36 +212,93 @@ int main(int argc, char** argv) {
   app.add_option("--sample-ms", o.sample_ms,
                  "fewer calls per sample for kernels longer than this / --calls")
       ->check(CLI::PositiveNumber);
-  app.add_option("--weight-copies", weight_copies,
+  app.add_option("--weight-copies", r.weight_copies,
                  "copies of W the calls rotate over (W from HBM each call)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--m", batch_sizes, "batch sizes");
+  app.add_option("--m", r.batch_sizes, "batch sizes");
   app.add_option(
-      "--config-m", config_sizes,
+      "--config-m", r.config_sizes,
       "batch sizes at which every launch config of the segmented and mma kernels is timed");
-  app.add_option("--csv", csv, "also write the table and the config times as CSV here");
-  bool skip_simt = false;
-  app.add_flag("--skip-simt", skip_simt,
+  app.add_option("--csv", r.csv, "also write the table and the config times as CSV here");
+  app.add_flag("--skip-simt", r.skip_simt,
                "leave out the SIMT kernels (slow at large M): '-' in their columns");
-  std::string only_layer;
-  app.add_option("--layer", only_layer,
+  app.add_option("--layer", r.only_layer,
                  "only the layer whose fixture name contains this (e.g. qwen3_8b.o)");
-  CLI11_PARSE(app, argc, argv);
+}
 
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIPPED: no CUDA device is present; the matmul bench did not run.\n");
-    return 77;
+// Column order of the table; the SIMT kernels are the first two.
+constexpr int kSubjects = 5;
+constexpr const char* kSubjectNames[kSubjects] = {"cuda.persistent", "cuda.segmented",
+                                                  "cuda.persistent_mma", "cuda.segmented_mma",
+                                                  "cuda.cublas"};
+
+// Times cells and writes each to the CSV file, when there is one.
+class bench_run {
+ public:
+  bench_run(const bench_options& o, const run_options& r) : o_(o), r_(r) {
+    if (r.csv.empty()) return;
+    csv_out_.open(r.csv);
+    csv_out_ << "layer,n,k,m,subject,config,median_us,q1_us,q3_us,calls_per_sample,host_bound\n";
   }
-  const auto fixture =
-      samplecheck::matmul_suite::read_matmul_fixture(fixtures + "/matmul/layer_shapes.txt");
-  // Column order of the table; the SIMT kernels are the first two.
-  constexpr int kSubjects = 5;
-  const char* names[kSubjects] = {"cuda.persistent", "cuda.segmented", "cuda.persistent_mma",
-                                  "cuda.segmented_mma", "cuda.cublas"};
-  const int64_t max_m = std::max(*std::max_element(batch_sizes.begin(), batch_sizes.end()),
-                                 *std::max_element(config_sizes.begin(), config_sizes.end()));
 
+  timing time(const matmul_shape& shape, int64_t m, const layer_operands& ops, const char* name,
+              int32_t config, const char* config_name) {
+    const timing t = timer_.time(subject(name), m, shape, ops, config, o_);
+    if (csv_out_)
+      csv_out_ << shape.name << ',' << shape.n << ',' << shape.k << ',' << m << ',' << name << ','
+               << config_name << ',' << t.median_us << ',' << t.q1_us << ',' << t.q3_us << ','
+               << t.calls << ',' << t.host_bound << '\n';
+    return t;
+  }
+
+  // One line of the table: every subject at its launch table's config.
+  void table_row(const matmul_shape& shape, int64_t m, const layer_operands& ops) {
+    timing t[kSubjects];
+    for (int s = 0; s < kSubjects; ++s) {
+      if (r_.skip_simt && s < 2) continue;
+      t[s] = time(shape, m, ops, kSubjectNames[s], -1, "table");
+    }
+    const std::string simt_ratio =
+        r_.skip_simt ? "-" : fmt::format("{:.2f}x", t[1].median_us / t[4].median_us);
+    std::printf("%-18s %5lld | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %.2fx\n",
+                fmt::format("{} {}x{}", shape.name.substr(9), shape.n, shape.k).c_str(),
+                static_cast<long long>(m), cell(t[0]).c_str(), cell(t[1]).c_str(),
+                cell(t[2]).c_str(), cell(t[3]).c_str(), cell(t[4]).c_str(), simt_ratio.c_str(),
+                t[3].median_us / t[4].median_us);
+    std::fflush(stdout);
+  }
+
+  // Every launch configuration of one kernel at M: the data behind its launch table
+  // (all give the same bits; only time differs). The fastest first.
+  void config_line(const matmul_shape& shape, int64_t m, const layer_operands& ops,
+                   const char* name) {
+    const sc_matmul& kernel = subject(name);
+    std::string line;
+    double best = 0;
+    std::string best_name;
+    for (int32_t c = 0; c < kernel.num_launch_configs; ++c) {
+      const char* config = kernel.launch_config_name(kernel.context, c);
+      const timing x = time(shape, m, ops, name, c, config);
+      line += fmt::format(" {} {:.1f}{}", config, x.median_us, x.host_bound ? "*" : "");
+      if (best_name.empty() || x.median_us < best) {
+        best = x.median_us;
+        best_name = config;
+      }
+    }
+    std::printf("  %s %s M = %-4lld: best %s %.1f |%s\n", shape.name.substr(9).c_str(),
+                std::string(name).substr(5).c_str(), static_cast<long long>(m), best_name.c_str(),
+                best, line.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  const bench_options& o_;
+  const run_options& r_;
+  std::ofstream csv_out_;
+  cell_timer timer_;
+};
+
+void print_header(const bench_options& o, int weight_copies) {
   cudaDeviceProp prop{};
   BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf(
@@ -253,65 +311,38 @@ int main(int argc, char** argv) {
   std::printf("%-18s %5s | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %s\n", "layer (N x K)",
               "M", "persistent", "segmented", "persistent_mma", "segmented_mma", "cuBLAS",
               "seg/cuBLAS", "seg_mma/cuBLAS");
-  std::ofstream csv_out;
-  if (!csv.empty()) {
-    csv_out.open(csv);
-    csv_out << "layer,n,k,m,subject,config,median_us,q1_us,q3_us,calls_per_sample,host_bound\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Batch-invariant matmul device time per call on the Qwen3-8B layers"};
+  bench_options o;
+  run_options r;
+  add_options(app, o, r);
+  CLI11_PARSE(app, argc, argv);
+
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device is present; the matmul bench did not run.\n");
+    return 77;
   }
-  const auto csv_row = [&](const matmul_shape& shape, int64_t m, const char* name,
-                           const char* config, const timing& t) {
-    if (csv_out)
-      csv_out << shape.name << ',' << shape.n << ',' << shape.k << ',' << m << ',' << name << ','
-              << config << ',' << t.median_us << ',' << t.q1_us << ',' << t.q3_us << ',' << t.calls
-              << ',' << t.host_bound << '\n';
-  };
-  cell_timer timer;
+  const auto fixture =
+      samplecheck::matmul_suite::read_matmul_fixture(r.fixtures + "/matmul/layer_shapes.txt");
+  const int64_t max_m = std::max(*std::max_element(r.batch_sizes.begin(), r.batch_sizes.end()),
+                                 *std::max_element(r.config_sizes.begin(), r.config_sizes.end()));
+  print_header(o, r.weight_copies);
+  bench_run run(o, r);
   for (const matmul_shape& shape : fixture.shapes) {
-    if (shape.tag != "layer" || shape.name.find(only_layer) == std::string::npos) continue;
-    layer_operands ops = allocate_layer(shape, max_m, weight_copies);
-    if (static_cast<int>(ops.weights.size()) < weight_copies)
+    if (shape.tag != "layer" || shape.name.find(r.only_layer) == std::string::npos) continue;
+    layer_operands ops = allocate_layer(shape, max_m, r.weight_copies);
+    if (static_cast<int>(ops.weights.size()) < r.weight_copies)
       std::printf("%s: only %zu copies of W fit in memory\n", shape.name.c_str(),
                   ops.weights.size());
-    for (const int64_t m : batch_sizes) {
-      timing t[kSubjects];
-      for (int s = 0; s < kSubjects; ++s) {
-        if (skip_simt && s < 2) continue;
-        t[s] = timer.time(subject(names[s]), m, shape, ops, -1, o);
-        csv_row(shape, m, names[s], "table", t[s]);
-      }
-      const std::string simt_ratio =
-          skip_simt ? "-" : fmt::format("{:.2f}x", t[1].median_us / t[4].median_us);
-      std::printf("%-18s %5lld | %-23s | %-23s | %-23s | %-23s | %-23s | %-10s | %.2fx\n",
-                  fmt::format("{} {}x{}", shape.name.substr(9), shape.n, shape.k).c_str(),
-                  static_cast<long long>(m), cell(t[0]).c_str(), cell(t[1]).c_str(),
-                  cell(t[2]).c_str(), cell(t[3]).c_str(), cell(t[4]).c_str(), simt_ratio.c_str(),
-                  t[3].median_us / t[4].median_us);
-      std::fflush(stdout);
-    }
-    // Every launch configuration at decode sizes: the data behind the launch
-    // tables (all give the same bits; only time differs). The fastest first.
+    for (const int64_t m : r.batch_sizes) run.table_row(shape, m, ops);
     for (const char* name : {"cuda.segmented", "cuda.segmented_mma", "cuda.persistent_mma"}) {
-      if (skip_simt && std::string(name) == "cuda.segmented") continue;
-      const sc_matmul& kernel = subject(name);
-      for (const int64_t m : config_sizes) {
-        std::string line;
-        double best = 0;
-        std::string best_name;
-        for (int32_t c = 0; c < kernel.num_launch_configs; ++c) {
-          const char* config = kernel.launch_config_name(kernel.context, c);
-          const timing x = timer.time(kernel, m, shape, ops, c, o);
-          csv_row(shape, m, name, config, x);
-          line += fmt::format(" {} {:.1f}{}", config, x.median_us, x.host_bound ? "*" : "");
-          if (best_name.empty() || x.median_us < best) {
-            best = x.median_us;
-            best_name = config;
-          }
-        }
-        std::printf("  %s %s M = %-4lld: best %s %.1f |%s\n", shape.name.substr(9).c_str(),
-                    std::string(name).substr(5).c_str(), static_cast<long long>(m),
-                    best_name.c_str(), best, line.c_str());
-        std::fflush(stdout);
-      }
+      if (r.skip_simt && std::string(name) == "cuda.segmented") continue;
+      for (const int64_t m : r.config_sizes) run.config_line(shape, m, ops, name);
     }
     free_layer(ops);
   }

@@ -1,4 +1,4 @@
-// Judging power against the Neyman-Pearson limit (issue 17): alternatives planted at a
+// Judging power against the Neyman-Pearson limit: alternatives planted at a
 // TVD of 0.01 and 0.003 on rows of V = 151,936 tokens, and for each the draws a judge
 // needs to reject it with probability 0.99:
 //   NP       the likelihood-ratio test that knows the alternative (the most powerful
@@ -43,169 +43,24 @@
 #include "suites/stats/combine.h"
 #include "suites/stats/goodness_of_fit.h"
 #include "suites/stats/row_tests.h"
+#include "tools/bench/power/planted_alternatives.h"
 
 namespace st = samplecheck::stats;
 namespace pe = samplecheck::peers;
+using samplecheck::power_bench::alternative;
+using samplecheck::power_bench::kV;
+using samplecheck::power_bench::planted;
+using samplecheck::power_bench::tvd;
 using std::vector;
 
 namespace {
 
-constexpr size_t kV = 151936;
 constexpr double kPower = 0.99;
 
 // The level of one goodness_of_fit row in a standard run: alpha 1e-6, the check's
 // Holm weight 4 of the sampler checks' 10, one dtype, 1% spent on the early looks,
 // Sidak over the 13 tested rows of a top-k/top-p/min-p subject (cpu.sort_filter).
 double row_level() { return st::sidak_level(1e-6 * 0.4 * 0.99, 13); }
-
-struct alternative {
-  std::string name;
-  double target_tvd = 0;
-  std::string parameter;  // what was planted
-  vector<double> q, p;    // reference and planted, both over kV tokens
-};
-
-double tvd(const vector<double>& a, const vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += std::fabs(a[i] - b[i]);
-  return 0.5 * s;
-}
-
-void normalise(vector<double>& x) {
-  const double s = std::accumulate(x.begin(), x.end(), 0.0);
-  for (double& v : x) v /= s;
-}
-
-vector<double> zipf(size_t v, double s) {
-  vector<double> q(v);
-  for (size_t i = 0; i < v; ++i) q[i] = std::pow(static_cast<double>(i + 1), -s);
-  normalise(q);
-  return q;
-}
-
-// The first R tokens of zipf(1.1), R chosen so that the last kept token holds the
-// renormalised mass closest to `mass` (a top-p / top-k row whose boundary token is
-// that heavy).
-size_t cut_rank(const vector<double>& z, double mass) {
-  double prefix = 0, best = 1e9;
-  size_t r_best = 2;
-  for (size_t r = 1; r <= z.size(); ++r) {
-    prefix += z[r - 1];
-    const double m = z[r - 1] / prefix;
-    if (r >= 2 && std::fabs(m - mass) < best) best = std::fabs(m - mass), r_best = r;
-  }
-  return r_best;
-}
-
-vector<double> truncated(const vector<double>& z, size_t r) {
-  vector<double> q(z.size(), 0.0);
-  std::copy(z.begin(), z.begin() + static_cast<std::ptrdiff_t>(r), q.begin());
-  normalise(q);
-  return q;
-}
-
-// Moves `eps` of mass from the tokens [a0, a1) to [b0, b1), proportionally to q.
-vector<double> move_mass(const vector<double>& q, size_t a0, size_t a1, size_t b0, size_t b1,
-                         double eps) {
-  vector<double> p = q;
-  const double from = std::accumulate(q.begin() + a0, q.begin() + a1, 0.0);
-  const double to = std::accumulate(q.begin() + b0, q.begin() + b1, 0.0);
-  for (size_t i = a0; i < a1; ++i) p[i] -= eps * q[i] / from;
-  for (size_t i = b0; i < b1; ++i) p[i] += eps * q[i] / to;
-  return p;
-}
-
-size_t rank_with_prefix(const vector<double>& q, double mass) {
-  double prefix = 0;
-  for (size_t i = 0; i < q.size(); ++i)
-    if ((prefix += q[i]) >= mass) return i + 1;
-  return q.size();
-}
-
-vector<alternative> planted(double tau) {
-  vector<alternative> out;
-  const vector<double> z = zipf(kV, 1.1);
-  {
-    // Head = the tokens holding the first half of the mass; tail = the last 10%.
-    const size_t head = rank_with_prefix(z, 0.5), tail = rank_with_prefix(z, 0.9);
-    out.push_back({"head -> tail", tau,
-                   fmt::format("{:.3g} moved, head {} tokens, tail {}", tau, head, kV - tail), z,
-                   move_mass(z, 0, head, tail, kV, tau)});
-    out.push_back({"tail -> head", tau, fmt::format("{:.3g} moved", tau), z,
-                   move_mass(z, tail, kV, 0, head, tau)});
-  }
-  {
-    const size_t r = cut_rank(z, tau);
-    const vector<double> q = truncated(z, r);
-    vector<double> p = q;
-    p[r - 1] += tau;  // the boundary token holds about tau: doubled
-    normalise(p);
-    out.push_back(
-        {"boundary token doubled", tau,
-         fmt::format("top-k = {}, token {} q {:.3g} -> {:.3g}", r, r - 1, q[r - 1], p[r - 1]), q,
-         p});
-    vector<double> early = q;
-    early[r - 1] = 0;
-    normalise(early);
-    out.push_back(
-        {"top-p cut 1 early", tau,
-         fmt::format("top-p keeps {} tokens, drops token {} (q {:.3g})", r, r - 1, q[r - 1]), q,
-         early});
-    const size_t r_late = cut_rank(z, tau) - 1;  // the row whose next token holds about tau
-    const vector<double> q_late = truncated(z, r_late);
-    const vector<double> late = truncated(z, r_late + 1);
-    out.push_back({"top-p cut 1 late", tau,
-                   fmt::format("top-p keeps {} tokens, adds token {} (p {:.3g})", r_late, r_late,
-                               late[r_late]),
-                   q_late, late});
-  }
-  {
-    // Temperature T > 1 on the logits of zipf(1.1): p ~ q^(1/T), T solved for the TVD.
-    double lo = 1.0, hi = 1.5;
-    vector<double> p;
-    for (int it = 0; it < 60; ++it) {
-      const double t = 0.5 * (lo + hi);
-      p.resize(kV);
-      for (size_t i = 0; i < kV; ++i) p[i] = std::pow(z[i], 1.0 / t);
-      normalise(p);
-      (tvd(z, p) < tau ? lo : hi) = t;
-    }
-    vector<double> two_percent(kV);
-    for (size_t i = 0; i < kV; ++i) two_percent[i] = std::pow(z[i], 1.0 / 1.02);
-    normalise(two_percent);
-    out.push_back({"temperature off", tau,
-                   fmt::format("T = {:.5f} (T = 1.02 gives TVD {:.4f})", lo, tvd(z, two_percent)),
-                   z, p});
-  }
-  {
-    // Four tied tokens (ranks 1-4, their mean mass); tau moved from the last to the first.
-    vector<double> q = z;
-    const double mean = (q[1] + q[2] + q[3] + q[4]) / 4;
-    for (size_t i = 1; i <= 4; ++i) q[i] = mean;
-    vector<double> p = q;
-    p[1] += tau;
-    p[4] -= tau;
-    out.push_back({"ties to one side", tau,
-                   fmt::format("4 tokens of q {:.3g}, first +{:.3g}, last -{:.3g}", mean, tau, tau),
-                   q, p});
-  }
-  {
-    // A 24-bit uniform never selects a token below 2^-24: the row's tail holds M such
-    // tokens (each 0.99 * 2^-24) carrying tau, or as much as V allows.
-    const double each = 0.99 * std::ldexp(1.0, -24);
-    const size_t m = std::min<size_t>(static_cast<size_t>(tau / each), kV - 1000);
-    vector<double> q(kV);
-    const vector<double> head = zipf(kV - m, 1.1);
-    for (size_t i = 0; i < kV - m; ++i) q[i] = head[i] * (1.0 - each * static_cast<double>(m));
-    for (size_t i = kV - m; i < kV; ++i) q[i] = each;
-    vector<double> p = q;
-    for (size_t i = kV - m; i < kV; ++i) p[i] = 0;
-    normalise(p);
-    out.push_back({"24-bit noise floor", tau,
-                   fmt::format("{} tokens below 2^-24 hold {:.3g}", m, each * m), q, p});
-  }
-  return out;
-}
 
 // ---- Neyman-Pearson ---------------------------------------------------------------
 
@@ -436,6 +291,31 @@ row measure(const alternative& a, int reps, uint64_t seed) {
   return r;
 }
 
+// One alternative's line of the table; returns its battery / NP ratio.
+double print_row(row& r) {
+  using boost::math::binomial_distribution;
+  const double lo = r.battery_killed == 0 ? 0.0
+                                          : binomial_distribution<double>::find_lower_bound_on_p(
+                                                r.reps, r.battery_killed, 0.025);
+  const double hi =
+      r.battery_killed == r.reps
+          ? 1.0
+          : binomial_distribution<double>::find_upper_bound_on_p(r.reps, r.battery_killed, 0.025);
+  std::string median = "exact";
+  if (!r.battery_p.empty()) {
+    std::sort(r.battery_p.begin(), r.battery_p.end());
+    median = fmt::format("{:.1e}", r.battery_p[r.battery_p.size() / 2]);
+  }
+  std::printf(
+      "%-24s %7.4f %10.0f %10.0f %6.2f %4d/%-4d [%.3f,%.3f] %9s %3d/%-3d %2d%% %3d/%-3d %2d%% "
+      "%3d/%-3d %2d%%  %s\n",
+      r.name.c_str(), r.tvd, r.np, r.battery, r.battery / r.np, r.battery_killed, r.reps, lo, hi,
+      median.c_str(), r.peer_killed[0], r.reps, 100 * r.peer_false[0] / r.reps, r.peer_killed[1],
+      r.reps, 100 * r.peer_false[1] / r.reps, r.peer_killed[2], r.reps,
+      100 * r.peer_false[2] / r.reps, r.parameter.c_str());
+  return r.battery / r.np;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -467,37 +347,12 @@ int main(int argc, char** argv) {
               "NP draws", "battery", "ratio", "killed", "95% CI", "median p", "FlashInfer", "vLLM",
               "PyTorch", "planted");
   double worst = 0;
-  for (auto& r : rows) {
-    using boost::math::binomial_distribution;
-    const double lo = r.battery_killed == 0 ? 0.0
-                                            : binomial_distribution<double>::find_lower_bound_on_p(
-                                                  r.reps, r.battery_killed, 0.025);
-    const double hi =
-        r.battery_killed == r.reps
-            ? 1.0
-            : binomial_distribution<double>::find_upper_bound_on_p(r.reps, r.battery_killed, 0.025);
-    std::string median = "exact";
-    if (!r.battery_p.empty()) {
-      std::sort(r.battery_p.begin(), r.battery_p.end());
-      median = fmt::format("{:.1e}", r.battery_p[r.battery_p.size() / 2]);
-    }
-    worst = std::max(worst, r.battery / r.np);
-    std::printf(
-        "%-24s %7.4f %10.0f %10.0f %6.2f %4d/%-4d [%.3f,%.3f] %9s %3d/%-3d %2d%% %3d/%-3d %2d%% "
-        "%3d/%-3d %2d%%  %s\n",
-        r.name.c_str(), r.tvd, r.np, r.battery, r.battery / r.np, r.battery_killed, r.reps, lo, hi,
-        median.c_str(), r.peer_killed[0], r.reps, 100 * r.peer_false[0] / r.reps, r.peer_killed[1],
-        r.reps, 100 * r.peer_false[1] / r.reps, r.peer_killed[2], r.reps,
-        100 * r.peer_false[2] / r.reps, r.parameter.c_str());
-  }
+  for (auto& r : rows) worst = std::max(worst, print_row(r));
   std::printf("largest battery / NP ratio: %.2f (goal: within 3)\n", worst);
   std::printf(
       "killed: planted rows the battery's row test rejected at its draws (Clopper-Pearson 95%%; "
-      "the "
-      "row test's median p); peers: planted rows "
-      "rejected at "
-      "their own n (FlashInfer %lld, vLLM %lld, PyTorch %lld) and the %% of correct rows they "
-      "rejected\n",
+      "the row test's median p); peers: planted rows rejected at their own n (FlashInfer %lld, "
+      "vLLM %lld, PyTorch %lld) and the %% of correct rows they rejected\n",
       static_cast<long long>(pe::kFlashInferSamples), static_cast<long long>(pe::kVllmSamples),
       static_cast<long long>(pe::kPytorchSamples));
   return 0;

@@ -25,6 +25,45 @@
 namespace sb = samplecheck::battery;
 namespace sh = samplecheck::harness;
 
+namespace {
+
+// One way of calling the kernel and the draws per second of each repetition.
+struct way {
+  const char* label;
+  sb::subject subj;
+  std::vector<double> rates;
+};
+
+// Times `calls` copies of `templ` on `w`; the draws per second, or a negative number
+// when a call failed.
+double draws_per_second(way& w, const sb::sample_call& templ, int calls, uint64_t outputs) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int c = 0; c < calls; ++c) {
+    sb::sample_call call = templ;
+    const sb::call_status st = sb::run_call(w.subj, call);
+    if (!st.ok()) {
+      std::fprintf(stderr, "protocol_bench: %s: %s\n", w.label, st.describe().c_str());
+      return -1;
+    }
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(outputs) * calls / s;
+}
+
+void print_rates(std::vector<way>& ways) {
+  std::printf("%-12s %14s %14s %14s %10s\n", "way", "median draws/s", "min", "max", "vs ABI");
+  double reference = 0;
+  for (auto& w : ways) {
+    std::sort(w.rates.begin(), w.rates.end());
+    const double median = w.rates[w.rates.size() / 2];
+    if (reference == 0) reference = median;
+    std::printf("%-12s %14.0f %14.0f %14.0f %9.2fx\n", w.label, median, w.rates.front(),
+                w.rates.back(), median / reference);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"subject-process protocol overhead bench"};
   std::string name = "cpu.multinomial", host;
@@ -46,11 +85,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "protocol_bench: no in-tree sampler %s\n", name.c_str());
     return 2;
   }
-  struct way {
-    const char* label;
-    sb::subject subj;
-    std::vector<double> rates;
-  };
   std::vector<way> ways;
   ways.push_back({"in-process", *in_tree, {}});
   ways.back().subj.process = nullptr;
@@ -69,30 +103,13 @@ int main(int argc, char** argv) {
   for (uint64_t j = 0; j < outputs; ++j) sb::add_output(templ, 0, 1234, j, 0);
   for (int rep = 0; rep < repetitions + 1; ++rep)  // the first is a warm-up, not counted
     for (auto& w : ways) {
-      const auto start = std::chrono::steady_clock::now();
-      for (int c = 0; c < calls; ++c) {
-        sb::sample_call call = templ;
-        const sb::call_status st = sb::run_call(w.subj, call);
-        if (!st.ok()) {
-          std::fprintf(stderr, "protocol_bench: %s: %s\n", w.label, st.describe().c_str());
-          return 1;
-        }
-      }
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (rep > 0) w.rates.push_back(static_cast<double>(outputs) * calls / s);
+      const double rate = draws_per_second(w, templ, calls, outputs);
+      if (rate < 0) return 1;
+      if (rep > 0) w.rates.push_back(rate);
     }
   std::printf("subject %s  V %lld  %llu outputs a call  %d calls a repetition  %d repetitions\n",
               name.c_str(), static_cast<long long>(vocab), static_cast<unsigned long long>(outputs),
               calls, repetitions);
-  std::printf("%-12s %14s %14s %14s %10s\n", "way", "median draws/s", "min", "max", "vs ABI");
-  double reference = 0;
-  for (auto& w : ways) {
-    std::sort(w.rates.begin(), w.rates.end());
-    const double median = w.rates[w.rates.size() / 2];
-    if (reference == 0) reference = median;
-    std::printf("%-12s %14.0f %14.0f %14.0f %9.2fx\n", w.label, median, w.rates.front(),
-                w.rates.back(), median / reference);
-  }
+  print_rates(ways);
   return 0;
 }

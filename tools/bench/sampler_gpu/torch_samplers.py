@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch.multinomial and SGLang v0.5.20's Gumbel rule, timed like sampler_gpu_bench.
 
-Seed 000's plan: B in {1, 8, 32, 64}, V in {32768, 151936}; 30 warm-up calls, then
+The grid of sampler_gpu_bench: B in {1, 8, 32, 64}, V in {32768, 151936}; 30 warm-up calls, then
 200 timed calls, once measuring the host-side call alone and once synchronising the
 GPU; median and interquartile range in microseconds. Rows are Zipf(1.1) on a random
 permutation per row, as in the C++ bench. The two rules are the published lines:
@@ -17,8 +17,8 @@ and graph_burst (device time per replay: CUDA events around 50 replays issued ba
 to back). They take Python's dispatch out of the comparison, which moves the eager
 rows by tens of microseconds from one machine to the next.
 
-Run it on the GPU machine in the same session as the C++ bench so both tables share
-the device, driver and clocks.
+Run it on the GPU machine right after the C++ bench, so both tables share the
+device, driver and clocks.
 """
 import argparse
 import csv
