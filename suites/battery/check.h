@@ -45,7 +45,7 @@ struct check_outcome {
   std::string detail;    // what was seen; names row, token, seed on a failure
   // The check's evidence: what replays it (seed, offsets, row, parameters, shape, M) and
   // the data behind report.html's plots ("fit", "tail_rows", "divergence": added only where
-  // needed, see suites/battery/report_evidence.h and docs/reports.md).
+  // needed, see suites/checks/report_evidence.h and docs/reports.md).
   nlohmann::json repro;
   bool unavailable = false;     // the subject's device is absent: skipped, not passed
   std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
@@ -84,11 +84,18 @@ struct check_definition {
   std::function<uint64_t(const check_context&)> planned_samples;
 };
 
-// Every check, in the order reports print them. A name appears at most once per subject
-// kind (batch_invariance and run_to_run: one property, judged on samplers and matmuls).
+// The table of checks this run knows, owned here so that the runner never depends on the
+// check kit: suites/checks registers its rows (register_checks() there, called once by
+// each program before it plans a run), in the order reports print them. A name appears
+// at most once per subject kind (batch_invariance and run_to_run: one property, judged
+// on samplers and matmuls).
+void register_check(check_definition check);
 const std::vector<check_definition>& all_checks();
 const check_definition* find_check(std::string_view name);
 // The names of every check, for usage messages.
 std::vector<std::string> check_names();
+
+// A seed for one check, derived from the run seed so checks never share streams.
+uint64_t check_seed(uint64_t run_seed, std::string_view check_name);
 
 }  // namespace samplecheck::battery

@@ -10,11 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
-#include "suites/battery/check_helpers.h"
 #include "suites/battery/contracts.h"
-#include "suites/battery/fingerprint.h"
 #include "suites/battery/isolation.h"
+#include "suites/battery/platform.h"
 #include "suites/harness/protocol.h"
 #include "suites/stats/holm_budget.h"
 
@@ -50,6 +50,9 @@ bool selected_by(const run_options& o, std::string_view name) {
 
 std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
                                        const subject_lookup& lookup) {
+  // A program that never registered the check kit would judge nothing and call it a pass.
+  if (all_checks().empty())
+    throw std::logic_error("no checks registered: call register_checks() (suites/checks)");
   std::vector<planned_check> plan;
   std::vector<int32_t> dtypes = declared_dtypes(s);
   if (dtypes.empty()) dtypes.push_back(0);  // a matmul: one row per check, no dtype

@@ -4,6 +4,7 @@
 
 #include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/checks/checks.h"
 
 namespace samplecheck::peer_table {
 
@@ -14,6 +15,7 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
   const auto settings = sb::budget_by_name(budget);
   sb::subject_catalog catalog;
   catalog.add_in_tree();
+  sb::register_checks();
   for (const std::string& name : subjects) {
     battery_outcome o;
     o.subject = name;

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <fstream>
 
-#include "suites/battery/fingerprint.h"
-#include "suites/battery/report_json.h"
+#include "suites/campaigns/fingerprint.h"
 #include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/report_json.h"
 
 namespace sb = samplecheck::battery;
 

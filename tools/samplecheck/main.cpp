@@ -29,16 +29,17 @@
 #include <cstdio>
 #include <ctime>
 
-#include "suites/battery/calibration.h"
-#include "suites/battery/kill_matrix.h"
 #include "suites/battery/replay.h"
-#include "suites/battery/report_json.h"
+#include "suites/campaigns/calibration.h"
+#include "suites/campaigns/kill_matrix.h"
+#include "suites/checks/checks.h"
 #include "tools/samplecheck/command_options.h"
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/report_json.h"
 #include "tools/samplecheck/repro_script_command.h"
 #include "tools/samplecheck/version.h"
 
@@ -247,6 +248,7 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
 
 int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
+  sb::register_checks();  // the check kit's rows, before --checks is read against them
   cli::use_ctest_gpus();  // before any child initialises CUDA
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};

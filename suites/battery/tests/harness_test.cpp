@@ -17,14 +17,17 @@
 
 #include "kernels/cpu/cpu_samplers.h"
 #include "suites/battery/catalog.h"
-#include "suites/battery/distribution_tests.h"
 #include "suites/battery/runner.h"
+#include "suites/checks/checks.h"
+#include "suites/checks/distribution_tests.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
 using namespace samplecheck::battery;
 
 namespace {
+// The check kit's rows in the battery's table before any test plans a run.
+[[maybe_unused]] const bool checks_registered = (register_checks(), true);
 
 sc_status crash_sample(void*, const sc_sample_batch*, char*, size_t) {
   ::raise(SIGSEGV);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "suites/battery/catalog.h"
-#include "suites/battery/sampling.h"
+#include "suites/checks/sampling.h"
 
 namespace sb = samplecheck::battery;
 

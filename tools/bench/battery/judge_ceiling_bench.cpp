@@ -19,6 +19,7 @@
 #include "reference/uniform.h"
 #include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/checks/checks.h"
 
 namespace sb = samplecheck::battery;
 namespace cpu = samplecheck::cpu;
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   s.sampler = &d;
   sb::subject_catalog catalog;
   catalog.add_in_tree();
+  sb::register_checks();
   sb::run_options o;
   o.budget = *budget;
   o.seed = seed;

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "suites/battery/catalog.h"
-#include "suites/battery/sampling.h"
+#include "suites/checks/sampling.h"
 #include "suites/harness/subject_server.h"
 
 namespace sb = samplecheck::battery;
