@@ -74,7 +74,7 @@ struct check_definition {
   double weight;  // share of the Holm budget, relative (statistical checks)
   std::string_view what;
   // Empty when the check applies to a subject of its kind; else why not ("n/a" with
-  // the reason). Looks only at the descriptor, so the parent decides it before forking.
+  // the reason). Looks only at the descriptor, so the runner decides it before any call.
   std::function<std::string(const subject&, const subject_lookup&)> not_applicable;
   std::function<check_outcome(const check_context&)> run;
   // The samples run() draws at most (its plan: a sequential check may stop early), from

@@ -100,8 +100,8 @@ int device_required(const std::vector<sb::battery_report>& reports, int status) 
 
 int run_qualify(const cli::subject_request& request, const cli::common_options& common,
                 bool require_device) {
-  sb::subject_catalog catalog;
-  const auto subjects = cli::resolve_subjects(catalog, request);
+  sb::subject_roster roster;
+  const auto subjects = cli::resolve_subjects(roster, request);
   if (request.list) {
     print_list(subjects);
     return 0;
@@ -111,7 +111,7 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   if (progress) options.progress = progress->sink();
   std::vector<sb::battery_report> reports;
   for (const sb::subject* s : subjects) {
-    sb::battery_report report = sb::run_battery(*s, options, catalog.lookup());
+    sb::battery_report report = sb::run_battery(*s, options, roster.lookup());
     if (report.checks.empty()) {  // --checks named only checks of the other kind
       std::printf("subject %s: none of the selected checks applies to it\n", s->name().c_str());
       continue;
@@ -154,7 +154,7 @@ struct replay_request {
   std::string file;
   cli::subject_request source;  // --exec / --plugin given here
   bool trust_record = false;
-  cli::common_options common;  // --timeout, --no-fork, --verbose
+  cli::common_options common;  // --timeout, --in-process, --verbose
 };
 
 CLI::App* add_replay(CLI::App& app, replay_request& r) {
@@ -176,12 +176,12 @@ int run_replay(const replay_request& r) {
   } catch (const std::invalid_argument& e) {
     throw cli::usage_error(fmt::format("replay: '{}': {}", cli::printable(path), e.what()));
   }
-  sb::subject_catalog catalog;
+  sb::subject_roster roster;
   const cli::subject_request request = replay_subject(path, plan, r.source, r.trust_record);
-  const auto subjects = cli::resolve_subjects(catalog, request);
+  const auto subjects = cli::resolve_subjects(roster, request);
   plan.options.timeout_s = common.timeout;
-  plan.options.isolate = !common.no_fork;
-  const auto report = sb::run_battery(*subjects.front(), plan.options, catalog.lookup());
+  plan.options.in_process = common.in_process;
+  const auto report = sb::run_battery(*subjects.front(), plan.options, roster.lookup());
   std::fputs(sb::format_report(report, true).c_str(), stdout);
   if (report.checks.size() != 1)
     throw cli::usage_error("replay: the record's check did not run exactly once");
@@ -192,15 +192,15 @@ int run_replay(const replay_request& r) {
 }
 
 int run_mutants(const std::string& prefix, bool named_only, const cli::common_options& common) {
-  sb::subject_catalog catalog;
-  catalog.add_in_tree();
+  sb::subject_roster roster;
+  roster.add_in_tree();
   std::vector<sb::subject> selected;
-  for (const auto& s : catalog.all())
+  for (const auto& s : roster.all())
     if (s.name().rfind(prefix, 0) == 0) selected.push_back(s);
   sb::run_options options = cli::to_run_options(common);
   const auto progress = cli::make_progress(common.quiet, "mutant");
   if (progress) options.progress = progress->sink();
-  const auto results = sb::run_mutants(selected, options, catalog.lookup(), named_only);
+  const auto results = sb::run_mutants(selected, options, roster.lookup(), named_only);
   if (results.empty())
     throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
   if (common.verbose)
@@ -218,8 +218,8 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
 }
 
 int run_calibrate(const cli::calibrate_request& request, const cli::common_options& common) {
-  sb::subject_catalog catalog;
-  catalog.add_in_tree();
+  sb::subject_roster roster;
+  roster.add_in_tree();
   bool ok = true;
   std::vector<std::pair<std::string, sb::calibration_summary>> summaries;
   const auto progress = cli::make_progress(
@@ -228,12 +228,12 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   if (progress) options.progress = progress->sink();
   options.progress_plans = false;  // the line counts runs, not samples
   for (const auto& name : request.subjects) {
-    const sb::subject* s = catalog.find(name);
+    const sb::subject* s = roster.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary = sb::calibrate(*s, options, catalog.lookup(), request.runs,
-                                       request.first_seed, request.jobs);
+    const auto summary =
+        sb::calibrate(*s, options, roster.lookup(), request.runs, request.first_seed, request.jobs);
     std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.acceptable(request.fail_below);
     summaries.emplace_back(name, summary);

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "suites/battery/catalog.h"
 #include "suites/battery/forked_children.h"
 #include "suites/battery/replay.h"
+#include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 #include "suites/checks/distribution_tests.h"
 #include "suites/checks/tie_splits.h"
@@ -37,7 +37,7 @@ namespace {
 run_options in_process_quick() {
   run_options o;
   o.budget = quick_budget();
-  o.isolate = false;
+  o.in_process = true;
   o.dtype = "f32";
   return o;
 }
@@ -45,12 +45,12 @@ run_options in_process_quick() {
 // cpu.multinomial at V = 2,048 and run-wide alpha 0.05, where false alarms are expected
 // and countable.
 struct calibration_bed {
-  subject_catalog catalog;
+  subject_roster roster;
   const subject* s = nullptr;
   run_options o = in_process_quick();
   explicit calibration_bed(std::vector<std::string> checks) {
-    catalog.add_in_tree();
-    s = catalog.find("cpu.multinomial");
+    roster.add_in_tree();
+    s = roster.find("cpu.multinomial");
     o.budget.vocab_size = 2048;
     o.alpha = 0.05;
     o.checks = std::move(checks);
@@ -63,7 +63,7 @@ TEST_CASE("calibrate: no excess of false alarms, p-values not piled at 1",
   calibration_bed bed({"goodness_of_fit", "offset_advancement", "per_request_seeds",
                        "parallel_samples", "round_advancement", "stream_position", "ties"});
   REQUIRE(bed.s != nullptr);
-  const calibration_summary c = calibrate(*bed.s, bed.o, bed.catalog.lookup(), 100, 1, 2);
+  const calibration_summary c = calibrate(*bed.s, bed.o, bed.roster.lookup(), 100, 1, 2);
   std::fputs(format_calibration(bed.s->name(), c).c_str(), stdout);
   REQUIRE(c.checks.size() == 7);
   CHECK(c.failure_p_value >= 1e-3);
@@ -88,7 +88,7 @@ TEST_CASE("calibrate's worker processes give the runs of one process, in order",
   calibration_bed bed({"goodness_of_fit", "per_request_seeds"});
   REQUIRE(bed.s != nullptr);
   const auto run = [&](int runs, int jobs) {
-    return calibrate(*bed.s, bed.o, bed.catalog.lookup(), runs, 40, jobs);
+    return calibrate(*bed.s, bed.o, bed.roster.lookup(), runs, 40, jobs);
   };
   const calibration_summary one = run(7, 1);
   const calibration_summary three = run(7, 3);
@@ -168,22 +168,22 @@ TEST_CASE("combine_last_look: uniform over exchangeable rows, the Sidak bound fo
 
 TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays there",
           "[battery][sequential]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   run_options o = in_process_quick();
   o.checks = {"goodness_of_fit"};
-  const subject* correct = catalog.find("cpu.sort_filter");
+  const subject* correct = roster.find("cpu.sort_filter");
   REQUIRE(correct != nullptr);
-  const battery_report pass = run_battery(*correct, o, catalog.lookup());
+  const battery_report pass = run_battery(*correct, o, roster.lookup());
   REQUIRE(pass.checks.size() == 1);
   const check_report& full = pass.checks.front();
   CAPTURE(full.detail);
   CHECK(full.result == verdict::pass);
   CHECK_THAT(full.detail, Catch::Contains("look 5 of 5"));
   for (const char* name : {"cpu.sort_filter:S07", "cpu.gumbel_logits:S15"}) {
-    const subject* mutant = catalog.find(name);
+    const subject* mutant = roster.find(name);
     REQUIRE(mutant != nullptr);
-    const battery_report r = run_battery(*mutant, o, catalog.lookup());
+    const battery_report r = run_battery(*mutant, o, roster.lookup());
     REQUIRE(r.checks.size() == 1);
     const check_report& c = r.checks.front();
     CAPTURE(name, c.detail, c.samples, full.samples);
@@ -199,11 +199,11 @@ TEST_CASE("goodness_of_fit stops a gross mutant at its first look and replays th
     CHECK(c.repro["evidence"]["look"] == 1);
     // The record replays to the same look, p-value and draws.
     const replay_plan plan = plan_replay(c.repro);
-    const subject* again = catalog.find(plan.subject);
+    const subject* again = roster.find(plan.subject);
     REQUIRE(again != nullptr);
     run_options ro = plan.options;
-    ro.isolate = false;
-    const battery_report replayed = run_battery(*again, ro, catalog.lookup());
+    ro.in_process = true;
+    const battery_report replayed = run_battery(*again, ro, roster.lookup());
     REQUIRE(replayed.checks.size() == 1);
     const replay_comparison cmp = compare_replay(c.repro, replayed.checks.front());
     CAPTURE(cmp.text);

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <string>
 
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 
 using namespace samplecheck::battery;
@@ -30,10 +30,10 @@ bool is_correct_cpu_sampler(const subject& s) {
 }  // namespace
 
 TEST_CASE("the table lists every correct CPU sampler of the registry", "[battery][cpu]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   size_t correct = 0;
-  for (const auto& s : catalog.all()) {
+  for (const auto& s : roster.all()) {
     if (!is_correct_cpu_sampler(s)) continue;
     ++correct;
     CAPTURE(s.name());
@@ -45,15 +45,15 @@ TEST_CASE("the table lists every correct CPU sampler of the registry", "[battery
 
 TEST_CASE("every correct CPU sampler passes the quick battery on every declared dtype",
           "[battery][cpu]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   run_options options;
   options.budget = quick_budget();
   for (const char* name : kCorrectCpuSamplers) {
     DYNAMIC_SECTION(name) {
-      const subject* s = catalog.find(name);
+      const subject* s = roster.find(name);
       REQUIRE(s != nullptr);
-      const battery_report report = run_battery(*s, options, catalog.lookup());
+      const battery_report report = run_battery(*s, options, roster.lookup());
       std::fputs(format_report(report, false).c_str(), stdout);
       CHECK(report.passed());
       // The exact checks and the statistical core must have run on every dtype, not been
@@ -77,15 +77,15 @@ TEST_CASE("every correct CPU sampler passes the quick battery on every declared 
 // dtype; every other correct CPU subject declares none and gets n/a with that reason.
 TEST_CASE("stream_agreement: cpu.multinomial agrees and the other CPU samplers are n/a",
           "[battery][cpu]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   run_options options;
   options.budget = quick_budget();
   options.checks = {"stream_agreement"};
   for (const char* name : kCorrectCpuSamplers) {
-    const subject* s = catalog.find(name);
+    const subject* s = roster.find(name);
     REQUIRE(s != nullptr);
-    const battery_report report = run_battery(*s, options, catalog.lookup());
+    const battery_report report = run_battery(*s, options, roster.lookup());
     CAPTURE(name, format_report(report, false));
     REQUIRE(!report.checks.empty());
     for (const auto& c : report.checks) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/registry/registry.h"
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 #include "suites/harness/matmul_call.h"
 
@@ -131,11 +131,11 @@ TEST_CASE("a matmul that refuses every problem fails with its own message", "[ba
 
 TEST_CASE("a matmul selection runs only the matmul checks, a sampler's only the sampler's",
           "[battery][matmul]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
-  const subject* matmul = catalog.find("cpu.persistent");
+  subject_roster roster;
+  roster.add_in_tree();
+  const subject* matmul = roster.find("cpu.persistent");
   REQUIRE(matmul != nullptr);
-  const auto report = run_battery(*matmul, small({"accuracy", "support"}), catalog.lookup());
+  const auto report = run_battery(*matmul, small({"accuracy", "support"}), roster.lookup());
   REQUIRE(report.checks.size() == 1);
   CHECK(report.checks[0].check == "accuracy");
   CHECK(report.checks[0].result == verdict::pass);

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 
 using namespace samplecheck::battery;
@@ -24,7 +24,7 @@ struct seen_check {
 
 // Runs the battery, keeping each finished check's plan and samples by its Holm name.
 std::map<std::string, seen_check> run_with_plans(const subject& s, run_options o,
-                                                 const subject_catalog& catalog,
+                                                 const subject_roster& roster,
                                                  battery_report& report) {
   std::map<std::string, seen_check> seen;
   uint64_t total_planned = 0, planned_sum = 0;
@@ -34,7 +34,7 @@ std::map<std::string, seen_check> run_with_plans(const subject& s, run_options o
     seen[std::string(e.check)] = {e.planned, e.samples, e.plan_stated};
     planned_sum += e.planned;
   };
-  report = run_battery(s, o, catalog.lookup());
+  report = run_battery(s, o, roster.lookup());
   CHECK(planned_sum == total_planned);  // the battery's total is the sum of its checks' plans
   return seen;
 }
@@ -49,8 +49,8 @@ TEST_CASE("every check states its plan", "[plan]") {
 }
 
 TEST_CASE("a passing check draws exactly its plan", "[plan]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   struct config {
     const char* subject;
     std::vector<std::string> checks;  // empty: all
@@ -66,7 +66,7 @@ TEST_CASE("a passing check draws exactly its plan", "[plan]") {
   };
   for (const auto& t : table) {
     DYNAMIC_SECTION(t.subject) {
-      const subject* s = catalog.find(t.subject);
+      const subject* s = roster.find(t.subject);
       REQUIRE(s != nullptr);
       run_options o;
       o.budget = quick_budget();
@@ -74,7 +74,7 @@ TEST_CASE("a passing check draws exactly its plan", "[plan]") {
       o.matmul.shapes = {{"64x256", 64, 256, "test"}, {"48x33", 48, 33, "test"}};
       o.matmul.batch_sizes = {1, 2, 3, 64, 65};
       battery_report report;
-      const auto seen = run_with_plans(*s, o, catalog, report);
+      const auto seen = run_with_plans(*s, o, roster, report);
       REQUIRE(report.passed());
       for (const auto& row : report.checks) {
         if (row.result == verdict::not_applicable) continue;

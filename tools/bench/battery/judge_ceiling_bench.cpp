@@ -17,8 +17,8 @@
 #include "kernels/cpu/sampler_core.h"
 #include "reference/filtered_distribution.h"
 #include "reference/uniform.h"
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 
 namespace sb = samplecheck::battery;
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   const sc_sampler d = descriptor();
   sb::subject s;
   s.sampler = &d;
-  sb::subject_catalog catalog;
+  sb::subject_roster catalog;
   catalog.add_in_tree();
   sb::register_checks();
   sb::run_options o;

@@ -22,7 +22,7 @@ inline constexpr double kDefaultHandshakeTimeout_s = 300;
 subject hosted(const sc_sampler& s);
 subject hosted(const sc_matmul& m);
 
-class subject_catalog {
+class subject_roster {
  public:
   // Each in-tree subject in a process of its own, started at its first call.
   void add_in_tree();

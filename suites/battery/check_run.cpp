@@ -1,4 +1,4 @@
-#include "suites/battery/isolation.h"
+#include "suites/battery/check_run.h"
 
 #include <fmt/format.h>
 
@@ -30,16 +30,15 @@ check_outcome guarded_run(const check_definition& check, const check_context& ct
 
 }  // namespace
 
-isolated_result run_check(const check_definition& check, const check_context& ctx,
-                          double timeout_s) {
-  isolated_result result;
+check_run run_check(const check_definition& check, const check_context& ctx, double timeout_s) {
+  check_run result;
   const subject_clock clock;
   const double start = protocol::now_seconds();
   try {
     const harness::call_deadline deadline(start + timeout_s);
     result.outcome = guarded_run(check, ctx);
   } catch (const harness::subject_failure& f) {
-    result.crashed = true;
+    result.subject_failed = true;
     result.timed_out = f.timed_out;
     result.why = f.timed_out ? fmt::format("timed out after {:.0f} s (per-check timeout): {}",
                                            timeout_s, f.why)

@@ -10,17 +10,17 @@
 
 namespace samplecheck::battery {
 
-struct isolated_result {
+// What one check run against its subject process gave.
+struct check_run {
   check_outcome outcome;
-  bool crashed = false;    // no result: the subject process died, hung or broke the protocol
-  bool timed_out = false;  // no reply by the deadline: the subject hangs, later checks may too
-  std::string why;         // what happened to the subject process when crashed or timed out
+  bool subject_failed = false;  // no result: the subject process died, hung or broke the protocol
+  bool timed_out = false;       // no reply by the deadline: the subject hangs, later checks may too
+  std::string why;              // what happened to the subject process when it failed
   double seconds = 0;
   double subject_seconds = 0;  // of `seconds`, spent in subject calls (subject_clock)
 };
 
-// A check's exceptions become harness errors; a subject process's failure, `crashed`.
-isolated_result run_check(const check_definition& check, const check_context& ctx,
-                          double timeout_s);
+// A check's exceptions become harness errors; a subject process's failure, `subject_failed`.
+check_run run_check(const check_definition& check, const check_context& ctx, double timeout_s);
 
 }  // namespace samplecheck::battery
