@@ -35,6 +35,10 @@ struct check_context {
   double alpha_share;  // statistical checks: the Holm planning share they size samples for
   subject_lookup lookup;
   const matmul_selection& matmul;  // matmul checks: shapes and batch sizes
+  // The check this context runs, and its seed (check_seed(seed, check)): a check's code
+  // never spells its own name, so the table's row is the one place that does.
+  std::string_view check;
+  uint64_t check_seed;
 };
 
 struct check_outcome {
@@ -59,11 +63,20 @@ inline check_outcome harness_failure(std::string message) {
   return out;
 }
 
-// The subject failed exactly (a call it answered wrongly): `detail` says how.
-inline check_outcome exact_failure(std::string detail) {
-  check_outcome out;
+// The subject failed exactly (a call it answered wrongly): `detail` says how, and
+// `evidence`, merged into the outcome's repro, locates the call that shows it. The one
+// way a check records an exact failure.
+inline void fail_exactly(check_outcome& out, std::string detail,
+                         const nlohmann::json& evidence = nlohmann::json::object()) {
   out.exact_failure = true;
   out.detail = std::move(detail);
+  if (!evidence.empty()) out.repro.update(evidence);
+}
+
+// An outcome that is that failure and nothing else.
+inline check_outcome exact_failure(std::string detail) {
+  check_outcome out;
+  fail_exactly(out, std::move(detail));
   return out;
 }
 

@@ -197,7 +197,8 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   int hangs = 0, index = 0, total = 0;
   auto context_of = [&](const planned_check& p) {
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
-    return check_context{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+    return check_context{p.run_as, o.budget, o.seed,        share,
+                         lookup,   o.matmul, p.check->name, check_seed(o.seed, p.check->name)};
   };
   auto runs = [](const planned_check& p) { return p.not_applicable.empty() && p.selected; };
   std::vector<uint64_t> planned(plan.size(), 0);

@@ -84,22 +84,20 @@ std::string exact_power(uint64_t draws, std::string_view what) {
 bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
                             uint64_t seed, const nlohmann::json& where, check_outcome& out) {
   if (!drawn.failure.empty()) {
-    out.exact_failure = true;
-    out.detail = drawn.failure;
     out.repro = repro_base(seed);
+    fail_exactly(out, drawn.failure);
     out.repro.update(drawn.repro);
     return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
-      out.exact_failure = true;
-      out.detail = *bad;
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[i].label},
-                        {"params", setting_json(rows[i].setting)},
-                        {"token", drawn.first_out[i].token},
-                        {"subsequence", drawn.first_out[i].subsequence},
-                        {"offset", drawn.first_out[i].offset}});
+      fail_exactly(out, *bad,
+                   {{"row", rows[i].label},
+                    {"params", setting_json(rows[i].setting)},
+                    {"token", drawn.first_out[i].token},
+                    {"subsequence", drawn.first_out[i].subsequence},
+                    {"offset", drawn.first_out[i].offset}});
       out.repro.update(where);
       out.repro["row_data"] = row_data(rows[i], i, drawn.counts[i]);
       return true;
@@ -108,7 +106,7 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
 }
 
 // Draws, then the first OUT token of any row (an exact failure).
-bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+bool draw_and_check_support(const check_context& ctx, uint64_t seed,
                             const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
                             drawn_counts& drawn, check_outcome& out) {
   drawn = draw_counts(ctx.subj, rows, draws, seed, 0);

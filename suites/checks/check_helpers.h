@@ -51,7 +51,7 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
                             uint64_t seed, const nlohmann::json& where, check_outcome& out);
 
 // Draws, then the first OUT token of any row (an exact failure).
-bool draw_and_check_support(const check_context& ctx, std::string_view check, uint64_t seed,
+bool draw_and_check_support(const check_context& ctx, uint64_t seed,
                             const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
                             drawn_counts& drawn, check_outcome& out);
 

@@ -1,9 +1,11 @@
-// The check kit: the run functions of every check (one file per family defines them) and
-// register_checks(), which puts them with their names, kinds and applicability into the
-// battery's table (suites/battery/check.h).
+// The check kit: register_checks() puts every check into the battery's table
+// (suites/battery/check.h). A check is one row function beside its run and plan functions
+// in its family's file (checks_<family>.cpp), declared here and listed once in
+// register_checks() (checks.cpp), which fixes the order reports print them in.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "suites/battery/check.h"
 #include "suites/checks/sampling.h"
@@ -14,26 +16,39 @@ namespace samplecheck::battery {
 // program calls it before it plans a run (a second call does nothing).
 void register_checks();
 
-check_outcome run_support(const check_context& ctx);
-check_outcome run_goodness_of_fit(const check_context& ctx);
-check_outcome run_ties(const check_context& ctx);
-check_outcome run_tail(const check_context& ctx);
-check_outcome run_degenerate_rows(const check_context& ctx);
-check_outcome run_replay(const check_context& ctx);
-check_outcome run_offset_advancement(const check_context& ctx);
-check_outcome run_per_request_seeds(const check_context& ctx);
-check_outcome run_batch_reorder(const check_context& ctx);
-check_outcome run_parallel_samples(const check_context& ctx);
-check_outcome run_parameter_routing(const check_context& ctx);
-check_outcome run_spelling_agreement(const check_context& ctx);
-check_outcome run_sampler_batch_invariance(const check_context& ctx);
-check_outcome run_sampler_run_to_run(const check_context& ctx);
-check_outcome run_round_advancement(const check_context& ctx);
+// Each check's row of the table: name, kind, weight, what it judges, when it is n/a, and
+// its run and plan functions.
+check_definition support_check();                   // checks_distribution.cpp
+check_definition goodness_of_fit_check();           // checks_distribution.cpp
+check_definition ties_check();                      // checks_distribution.cpp
+check_definition degenerate_rows_check();           // checks_rows.cpp
+check_definition replay_check();                    // checks_streams.cpp
+check_definition offset_advancement_check();        // checks_streams.cpp
+check_definition per_request_seeds_check();         // checks_streams.cpp
+check_definition batch_reorder_check();             // checks_streams.cpp
+check_definition parallel_samples_check();          // checks_streams.cpp
+check_definition parameter_routing_check();         // checks_rows.cpp
+check_definition tail_check();                      // checks_tail.cpp
+check_definition spelling_agreement_check();        // checks_spelling.cpp
+check_definition sampler_batch_invariance_check();  // checks_batch.cpp
+check_definition sampler_run_to_run_check();        // checks_batch.cpp
+check_definition round_advancement_check();         // checks_contract.cpp
+check_definition stream_position_check();           // checks_contract.cpp
+check_definition stream_agreement_check();          // checks_agreement.cpp
+check_definition matmul_batch_invariance_check();   // checks_matmul.cpp
+check_definition matmul_run_to_run_check();         // checks_matmul.cpp
+check_definition matmul_launch_configs_check();     // checks_matmul.cpp
+check_definition matmul_accuracy_check();           // checks_matmul.cpp
+check_definition matmul_all_ones_check();           // checks_matmul.cpp
+check_definition matmul_short_odd_k_check();        // checks_matmul.cpp
+
 // The ties check's two halves: exact ties split evenly among tied IN tokens (every
-// sampler, at level alpha), and goodness of fit on rows (the tie policy at the k-th).
+// sampler, at level alpha; checks_ties.cpp), and goodness of fit on rows (the tie policy
+// at the k-th; checks_distribution.cpp).
 check_outcome run_tie_split(const check_context& ctx, double alpha);
+uint64_t planned_tie_split(const check_context& ctx, double alpha);
 check_outcome run_ties_at_k(const check_context& ctx);
-check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
+check_outcome fit_rows(const check_context& ctx, uint64_t seed,
                        const std::vector<judged_row>& rows);
 // fit_rows' plan: each row's draws at the last look (the most it draws; it may stop early).
 struct fit_plan {
@@ -43,50 +58,5 @@ struct fit_plan {
   uint64_t samples() const;
 };
 fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows);
-
-// The planned samples of each check that states its plan (check_definition::planned_samples),
-// by the plan functions its run function draws by.
-uint64_t planned_support(const check_context& ctx);
-uint64_t planned_goodness_of_fit(const check_context& ctx);
-uint64_t planned_ties(const check_context& ctx);
-uint64_t planned_tie_split(const check_context& ctx, double alpha);
-uint64_t planned_tail(const check_context& ctx);
-uint64_t planned_replay(const check_context& ctx);
-uint64_t planned_offset_advancement(const check_context& ctx);
-uint64_t planned_per_request_seeds(const check_context& ctx);
-uint64_t planned_batch_reorder(const check_context& ctx);
-uint64_t planned_parallel_samples(const check_context& ctx);
-uint64_t planned_sampler_batch_invariance(const check_context& ctx);
-uint64_t planned_sampler_run_to_run(const check_context& ctx);
-uint64_t planned_matmul_batch_invariance(const check_context& ctx);
-uint64_t planned_matmul_run_to_run(const check_context& ctx);
-uint64_t planned_matmul_launch_configs(const check_context& ctx);
-uint64_t planned_matmul_one_launch(const check_context& ctx);  // accuracy, all_ones
-uint64_t planned_matmul_short_odd_k(const check_context& ctx);
-uint64_t planned_degenerate_rows(const check_context& ctx);
-uint64_t planned_parameter_routing(const check_context& ctx);
-uint64_t planned_spelling_agreement(const check_context& ctx);
-uint64_t planned_round_advancement(const check_context& ctx);
-uint64_t planned_stream_position(const check_context& ctx);
-check_outcome run_stream_position(const check_context& ctx);
-// stream_agreement (checks_agreement.cpp): tokens against the declared uniform_rule on the
-// reference stream.
-check_outcome run_stream_agreement(const check_context& ctx);
-uint64_t planned_stream_agreement(const check_context& ctx);
-std::string agreement_not_applicable(const subject& s, const subject_lookup& lookup);
-
-check_outcome run_matmul_batch_invariance(const check_context& ctx);
-check_outcome run_matmul_run_to_run(const check_context& ctx);
-check_outcome run_matmul_launch_configs(const check_context& ctx);
-check_outcome run_matmul_accuracy(const check_context& ctx);
-check_outcome run_matmul_all_ones(const check_context& ctx);
-check_outcome run_matmul_short_odd_k(const check_context& ctx);
-
-std::string launch_configs_not_applicable(const subject& s, const subject_lookup& lookup);
-std::string ties_not_applicable(const subject& s, const subject_lookup& lookup);
-std::string routing_not_applicable(const subject& s, const subject_lookup& lookup);
-std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup);
-// The subject that claims the same rule on the same random numbers, by name; empty if none.
-std::string spelling_partner_name(const subject& s);
 
 }  // namespace samplecheck::battery

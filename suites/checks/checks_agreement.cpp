@@ -142,6 +142,43 @@ struct agreement_tally {
   uint64_t judged = 0, ambiguous = 0, disagreed = 0;
 };
 
+// Judges each output of a call against the rule on the reference stream. Under
+// batch_slot the subject keys its stream on (seed sent, slot r, offset): run_call sends
+// slot_stream_seed(seed, subsequence), and the reference follows the same mapping. The
+// check's first disagreement is its detail and evidence.
+void judge_outputs(const sample_call& call, const std::vector<judged_row>& rows,
+                   const std::vector<row_cdf>& cdfs, bool slot_keyed, uint64_t seed,
+                   agreement_tally& tally, check_outcome& out) {
+  for (int64_t r = 0; r < call.num_output_rows(); ++r) {
+    const size_t row = static_cast<size_t>(call.row_index[r]);
+    const uint64_t stream_seed =
+        slot_keyed ? slot_stream_seed(call.seed[r], call.subsequence[r]) : call.seed[r];
+    const uint64_t stream_subsequence = slot_keyed ? static_cast<uint64_t>(r) : call.subsequence[r];
+    const rule_draw d = inverse_cdf_u53(cdfs[row], stream_seed, stream_subsequence, call.offset[r]);
+    if (d.ambiguous) {
+      ++tally.ambiguous;
+      continue;
+    }
+    ++tally.judged;
+    if (d.token == call.tokens[r]) continue;
+    if (++tally.disagreed > 1) continue;
+    out.detail = fmt::format(
+        "row '{}', seed {}, subsequence {}, offset {}{}: u {:.17g}, reference token {}, "
+        "subject token {}",
+        rows[row].label, call.seed[r], call.subsequence[r], call.offset[r],
+        slot_keyed ? fmt::format(" (sent seed {}, slot {})", stream_seed, r) : std::string(), d.u,
+        d.token, call.tokens[r]);
+    out.repro = repro_base(seed);
+    out.repro.update({{"row", rows[row].label},
+                      {"seed", call.seed[r]},
+                      {"subsequence", call.subsequence[r]},
+                      {"offset", call.offset[r]},
+                      {"u", d.u},
+                      {"reference_token", d.token},
+                      {"subject_token", call.tokens[r]}});
+  }
+}
+
 }  // namespace
 
 std::string agreement_not_applicable(const subject& s, const subject_lookup&) {
@@ -156,12 +193,12 @@ std::string agreement_not_applicable(const subject& s, const subject_lookup&) {
 }
 
 uint64_t planned_stream_agreement(const check_context& ctx) {
-  return draws_per_row(ctx) * agreement_rows(ctx, check_seed(ctx.seed, "stream_agreement")).size();
+  return draws_per_row(ctx) * agreement_rows(ctx, ctx.check_seed).size();
 }
 
 check_outcome run_stream_agreement(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "stream_agreement");
+  const uint64_t seed = ctx.check_seed;
   const auto rows = agreement_rows(ctx, seed);
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<row_cdf> cdfs;
@@ -170,14 +207,11 @@ check_outcome run_stream_agreement(const check_context& ctx) {
     cdfs.push_back(cdf_of(r.values));
     ptrs.push_back(&r);
   }
-  // Under batch_slot the subject keys its stream on (seed sent, slot r, offset): run_call
-  // sends slot_stream_seed(seed, subsequence), and the reference follows the same mapping.
   const bool slot_keyed = registry::contracts_of(*ctx.subj.sampler).rng_policy == SC_RNG_BATCH_SLOT;
   const uint64_t per_row = draws_per_row(ctx);
   const uint64_t total = per_row * rows.size();
   constexpr uint64_t kOutputsPerCall = 1u << 14;
   agreement_tally tally;
-  bool failed = false;
   for (uint64_t first = 0; first < total; first += kOutputsPerCall) {
     sample_call call = call_for_rows(ctx.subj, ptrs);
     const uint64_t end = std::min(total, first + kOutputsPerCall);
@@ -187,47 +221,15 @@ check_outcome run_stream_agreement(const check_context& ctx) {
     }
     const std::string what = fmt::format("outputs {}..{}", first, end - 1);
     if (!run_valid(ctx, call, what, out)) return out;
-    for (int64_t r = 0; r < call.num_output_rows(); ++r) {
-      const size_t row = static_cast<size_t>(call.row_index[r]);
-      const uint64_t stream_seed =
-          slot_keyed ? slot_stream_seed(call.seed[r], call.subsequence[r]) : call.seed[r];
-      const uint64_t stream_subsequence =
-          slot_keyed ? static_cast<uint64_t>(r) : call.subsequence[r];
-      const rule_draw d =
-          inverse_cdf_u53(cdfs[row], stream_seed, stream_subsequence, call.offset[r]);
-      if (d.ambiguous) {
-        ++tally.ambiguous;
-        continue;
-      }
-      ++tally.judged;
-      if (d.token == call.tokens[r]) continue;
-      ++tally.disagreed;
-      if (failed) continue;
-      failed = true;
-      out.detail = fmt::format(
-          "row '{}', seed {}, subsequence {}, offset {}{}: u {:.17g}, reference token {}, "
-          "subject token {}",
-          rows[row].label, call.seed[r], call.subsequence[r], call.offset[r],
-          slot_keyed ? fmt::format(" (sent seed {}, slot {})", stream_seed, r) : std::string(), d.u,
-          d.token, call.tokens[r]);
-      out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[row].label},
-                        {"seed", call.seed[r]},
-                        {"subsequence", call.subsequence[r]},
-                        {"offset", call.offset[r]},
-                        {"u", d.u},
-                        {"reference_token", d.token},
-                        {"subject_token", call.tokens[r]}});
-    }
+    judge_outputs(call, rows, cdfs, slot_keyed, seed, tally, out);
   }
   const std::string counts = fmt::format(
       "{} of {} draws judged ({} within the float32 rounding margin of a CDF "
       "boundary, skipped), {} disagreed",
       tally.judged, total, tally.ambiguous, tally.disagreed);
   out.power = exact_power(tally.judged, "disagreement");
-  if (failed) {
-    out.exact_failure = true;
-    out.detail = fmt::format("first disagreement: {}; {}", out.detail, counts);
+  if (tally.disagreed > 0) {
+    fail_exactly(out, fmt::format("first disagreement: {}; {}", out.detail, counts));
     out.repro["judged"] = tally.judged;
     out.repro["ambiguous"] = tally.ambiguous;
     out.repro["disagreed"] = tally.disagreed;
@@ -244,6 +246,18 @@ check_outcome run_stream_agreement(const check_context& ctx) {
                     {"judged", tally.judged},
                     {"ambiguous", tally.ambiguous}});
   return out;
+}
+
+check_definition stream_agreement_check() {
+  return {"stream_agreement",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "where the subject declares its uniform_rule, its tokens on unfiltered rows are the rule "
+          "evaluated on the reference Philox stream (offsets and subsequences past 2^32)",
+          agreement_not_applicable,
+          run_stream_agreement,
+          planned_stream_agreement};
 }
 
 }  // namespace samplecheck::battery

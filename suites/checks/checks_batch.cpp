@@ -18,8 +18,7 @@ bool run_batch(const check_context& ctx, sample_call& call, std::string_view wha
   const call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (st.ok()) return true;
-  out.exact_failure = true;
-  out.detail = fmt::format("{}: {}", what, st.describe());
+  fail_exactly(out, fmt::format("{}: {}", what, st.describe()));
   return false;
 }
 
@@ -52,7 +51,7 @@ uint64_t planned_sampler_batch_invariance(const check_context&) {
 
 check_outcome run_sampler_batch_invariance(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "batch_invariance");
+  const uint64_t seed = ctx.check_seed;
   const sampler_pool pool = make_sampler_pool(ctx.subj, ctx.budget.vocab_size, seed);
   std::vector<judged_row> valid_rows;
   for (const auto& r : pool.rows)
@@ -90,15 +89,16 @@ check_outcome run_sampler_batch_invariance(const check_context& ctx) {
     return out;
   }
   const auto& r = out.repro;
-  out.exact_failure = true;
-  out.detail = fmt::format(
-      "{} of {} batch sizes differ from B = 1 ({} of {} slots); first at batch size {}, slot {}: "
-      "request {} (row '{}', seed {}, subsequence {}, offset {}) gave {} alone, {} in the batch",
-      differing_sizes, sizes.size(), differing_slots, slots_compared,
-      r["batch_size"].get<int64_t>(), r["slot"].get<size_t>(), r["request"].get<int>(),
-      r["row"].get<std::string>(), r["seed"].get<uint64_t>(), r["subsequence"].get<uint64_t>(),
-      r["offset"].get<uint64_t>(), r["expected"].get<std::string>(),
-      r["actual"].get<std::string>());
+  fail_exactly(out, fmt::format("{} of {} batch sizes differ from B = 1 ({} of {} slots); first at "
+                                "batch size {}, slot {}: "
+                                "request {} (row '{}', seed {}, subsequence {}, offset {}) gave {} "
+                                "alone, {} in the batch",
+                                differing_sizes, sizes.size(), differing_slots, slots_compared,
+                                r["batch_size"].get<int64_t>(), r["slot"].get<size_t>(),
+                                r["request"].get<int>(), r["row"].get<std::string>(),
+                                r["seed"].get<uint64_t>(), r["subsequence"].get<uint64_t>(),
+                                r["offset"].get<uint64_t>(), r["expected"].get<std::string>(),
+                                r["actual"].get<std::string>()));
   out.repro["batch_sizes"] = sizes;
   return out;
 }
@@ -115,7 +115,7 @@ uint64_t planned_sampler_run_to_run(const check_context&) {
 check_outcome run_sampler_run_to_run(const check_context& ctx) {
   constexpr int kRepeats = kRunToRunCalls;
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "run_to_run");
+  const uint64_t seed = ctx.check_seed;
   const int64_t B = sampler_batch_sizes().back();
   // Every slot its own stream: B draws, not R repeated ones.
   const sampler_pool pool =
@@ -152,6 +152,30 @@ check_outcome run_sampler_run_to_run(const check_context& ctx) {
   out.exact_failure = differing_calls > 0;
   if (!out.exact_failure) out.detail = fmt::format("{} identical calls of {} slots", kRepeats, B);
   return out;
+}
+
+// The same names as the matmul checks below: one meaning (bitwise the same whatever
+// the batch; the same call twice), one spelling in --checks for both kinds.
+check_definition sampler_batch_invariance_check() {
+  return {"batch_invariance",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "a request's token is the same at every batch size 1-4096, slot and batchmates as alone",
+          {},
+          run_sampler_batch_invariance,
+          planned_sampler_batch_invariance};
+}
+
+check_definition sampler_run_to_run_check() {
+  return {"run_to_run",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "the same call repeated gives the same tokens and valid flags",
+          {},
+          run_sampler_run_to_run,
+          planned_sampler_run_to_run};
 }
 
 }  // namespace samplecheck::battery

@@ -132,20 +132,20 @@ position_plan plan_position(const check_context& ctx, uint64_t seed) {
 }  // namespace
 
 uint64_t planned_round_advancement(const check_context& ctx) {
-  const round_plan plan = plan_rounds(ctx, check_seed(ctx.seed, "round_advancement"));
+  const round_plan plan = plan_rounds(ctx, ctx.check_seed);
   uint64_t n = 0;
   for (const uint64_t pairs : plan.pairs) n += 2 * pairs;
   return n;
 }
 
 uint64_t planned_stream_position(const check_context& ctx) {
-  const position_plan plan = plan_position(ctx, check_seed(ctx.seed, "stream_position"));
+  const position_plan plan = plan_position(ctx, ctx.check_seed);
   return plan.pairs * (plan.slot_keyed ? 2 : 3);
 }
 
 check_outcome run_round_advancement(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "round_advancement");
+  const uint64_t seed = ctx.check_seed;
   const round_plan plan = plan_rounds(ctx, seed);
   if (!plan.error.empty()) return harness_failure(plan.error);
   const auto& rows = plan.rows;
@@ -187,7 +187,7 @@ check_outcome run_round_advancement(const check_context& ctx) {
 
 check_outcome run_stream_position(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "stream_position");
+  const uint64_t seed = ctx.check_seed;
   const position_plan plan = plan_position(ctx, seed);
   const judged_row& row = plan.row;
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
@@ -228,6 +228,29 @@ check_outcome run_stream_position(const check_context& ctx) {
                     {"offsets", "j % 7 against j % 7 + 2^(32 + j % 31)"},
                     {"subsequences", "j against j + 2^(32 + j % 32), offset j % 7"}});
   return out;
+}
+
+check_definition round_advancement_check() {
+  return {"round_advancement",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "calls one declared advance apart on rows that force many rejection rounds share no "
+          "uniforms (collision test)",
+          {},
+          run_round_advancement,
+          planned_round_advancement};
+}
+
+check_definition stream_position_check() {
+  return {"stream_position",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "offsets and subsequences 2^32..2^63 apart give independent draws (collision test)",
+          {},
+          run_stream_position,
+          planned_stream_position};
 }
 
 }  // namespace samplecheck::battery

@@ -99,25 +99,25 @@ support_plan plan_support(const check_context& ctx, uint64_t seed) {
 }  // namespace
 
 uint64_t planned_support(const check_context& ctx) {
-  return plan_support(ctx, check_seed(ctx.seed, "support")).samples();
+  return plan_support(ctx, ctx.check_seed).samples();
 }
 
 check_outcome run_support(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "support");
+  const uint64_t seed = ctx.check_seed;
   const support_plan plan = plan_support(ctx, seed);
   const auto& rows = plan.rows;
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<uint64_t> draws(rows.size(), plan.per_row);
   drawn_counts drawn;
-  if (!draw_and_check_support(ctx, "support", seed, rows, draws, drawn, out)) return out;
+  if (!draw_and_check_support(ctx, seed, rows, draws, drawn, out)) return out;
   // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
   size_t wide_rows = 0;
   for (const auto& wide : plan.wide) {
     if (auto e = reference_errors(wide); !e.empty()) return harness_failure(e);
     drawn_counts wide_drawn;
-    if (!draw_and_check_support(ctx, "support", seed, wide,
-                                std::vector<uint64_t>(wide.size(), plan.per_row), wide_drawn, out))
+    if (!draw_and_check_support(ctx, seed, wide, std::vector<uint64_t>(wide.size(), plan.per_row),
+                                wide_drawn, out))
       return out;
     wide_rows += wide.size();
   }
@@ -175,127 +175,199 @@ fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows)
 
 uint64_t fit_plan::samples() const { return total_draws(draws); }
 
-check_outcome fit_rows(const check_context& ctx, std::string_view check, uint64_t seed,
-                       const std::vector<judged_row>& rows) {
+namespace {
+
+// The looks of a plan: the sizes of those before the last, and each look's share of the
+// check's level.
+struct look_schedule {
+  std::vector<uint64_t> sizes_before_last;
+  size_t looks = 1;
+  double early_weight = 0.0, last_weight = 1.0;
+
+  bool is_last(size_t look) const { return look + 1 == looks; }
+  double weight(size_t look) const { return is_last(look) ? last_weight : early_weight; }
+  // A row's draws once look `look` is done: all of them at the last.
+  uint64_t target(size_t look, uint64_t planned) const {
+    return is_last(look) ? planned : std::min(planned, sizes_before_last[look]);
+  }
+};
+
+look_schedule schedule_looks(uint64_t most_draws) {
   constexpr uint64_t kFirstLook = 256;
+  look_schedule s;
+  for (uint64_t l = kFirstLook; l < most_draws; l *= 4) s.sizes_before_last.push_back(l);
+  s.looks = s.sizes_before_last.size() + 1;
+  s.early_weight = s.looks > 1 ? kEarlyShare / static_cast<double>(s.looks - 1) : 0.0;
+  s.last_weight = s.looks > 1 ? 1.0 - kEarlyShare : 1.0;
+  return s;
+}
+
+// One fit_rows in progress: its plan, its looks and what has been drawn so far.
+struct fit_run {
+  const check_context& ctx;
+  const std::vector<judged_row>& rows;
+  uint64_t seed;
+  fit_plan plan;
+  uint64_t tested = 1;  // the testable rows, at least 1 (Sidak's count)
+  uint64_t most = 0;    // the most draws any row plans
+  look_schedule schedule{};
+  std::vector<uint64_t> first{}, done{};  // each row's first subsequence and its draws so far
+  drawn_counts drawn{};
+  std::vector<std::vector<size_t>> orders{};  // each row's q order, sorted once for all looks
+};
+
+fit_run start_fit(const check_context& ctx, const std::vector<judged_row>& rows, uint64_t seed) {
+  fit_run f{ctx, rows, seed, plan_fit(ctx, rows)};
+  f.tested = std::max<size_t>(f.plan.testable, 1);
+  f.most = *std::max_element(f.plan.draws.begin(), f.plan.draws.end());
+  f.schedule = schedule_looks(f.most);
+  f.first.assign(rows.size(), 0);
+  f.done.assign(rows.size(), 0);
+  for (size_t i = 1; i < rows.size(); ++i) f.first[i] = f.first[i - 1] + f.plan.draws[i - 1];
+  f.drawn = empty_counts(rows);
+  f.orders.resize(rows.size());
+  parallel_for(rows.size(), [&](size_t i) {
+    if (gof_testable(rows[i]) && rows[i].target.distribution().num_in >= 2)
+      f.orders[i] = in_probs_order(rows[i]);
+  });
+  return f;
+}
+
+// Draws every row up to its size at `look`; false (`out` failed exactly) when a call
+// fails or a row drew an OUT token.
+bool draw_look(fit_run& f, size_t look, check_outcome& out) {
+  const size_t n = f.rows.size();
+  std::vector<uint64_t> from(n), more(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t target = f.schedule.target(look, f.plan.draws[i]);
+    from[i] = f.first[i] + f.done[i];
+    more[i] = target - f.done[i];
+    f.done[i] = target;
+  }
+  const uint64_t before = f.drawn.samples;
+  draw_more(f.ctx.subj, f.rows, from, more, f.seed, f.drawn);
+  out.samples += f.drawn.samples - before;
+  return !report_support_failure(
+      f.rows, f.drawn, f.seed,
+      {{"draws_per_row", f.plan.draws},
+       {"look", look + 1},
+       {"looks", f.schedule.looks},
+       {"draws_per_row_at_look", f.done},
+       {"subsequences", "row i from the sum of the planned draws of rows < i"}},
+      out);
+}
+
+// What one look found: its p-value (p / w), the row with the smallest row p-value and its
+// detail, and the largest TVD the rows detect (the last look's only).
+struct look_result {
+  double p_look = 1.0;
+  std::string detail;
+  size_t row = 0;
+  double worst_power = 0.0;
+};
+
+look_result judge_look(const fit_run& f, size_t look) {
   // Null replicates per row at the last look (stats/row_tests.h): the row's p-value is
   // exactly uniform above 1 / (B + 1).
   constexpr uint32_t kBodyReplicates = 19;
-  check_outcome out;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
-  const fit_plan plan = plan_fit(ctx, rows);
-  const size_t testable = plan.testable;
-  const uint64_t tested = std::max<size_t>(testable, 1);
-  const std::vector<uint64_t>& draws = plan.draws;
-  const bool capped = plan.capped;
-  std::vector<uint64_t> looks_at;  // the look sizes before the last
-  const uint64_t most = *std::max_element(draws.begin(), draws.end());
-  for (uint64_t l = kFirstLook; l < most; l *= 4) looks_at.push_back(l);
-  const size_t looks = looks_at.size() + 1;
-  const double early_weight = looks > 1 ? kEarlyShare / static_cast<double>(looks - 1) : 0.0;
-  const double last_weight = looks > 1 ? 1.0 - kEarlyShare : 1.0;
-
-  std::vector<uint64_t> first(rows.size()), done(rows.size(), 0);
-  for (size_t i = 1; i < rows.size(); ++i) first[i] = first[i - 1] + draws[i - 1];
-  drawn_counts drawn = empty_counts(rows);
-  // Each row's q order, sorted once for all looks.
-  std::vector<std::vector<size_t>> orders(rows.size());
-  parallel_for(rows.size(), [&](size_t i) {
-    if (gof_testable(rows[i]) && rows[i].target.distribution().num_in >= 2)
-      orders[i] = in_probs_order(rows[i]);
+  const bool last = f.schedule.is_last(look);
+  const double weight = f.schedule.weight(look);
+  const double alpha_row = stats::sidak_level(f.ctx.alpha_share * weight, f.tested);
+  // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
+  // The body of the p-value matters at the last look only (an earlier look's p / w
+  // is 1 above 1%), so only there is it calibrated by Monte Carlo.
+  const uint32_t replicates = last ? kBodyReplicates : 0;
+  std::vector<std::optional<row_fit>> row_fits(f.rows.size());
+  parallel_for(f.rows.size(), [&](size_t i) {
+    if (gof_testable(f.rows[i]))
+      row_fits[i] = fit_row(f.rows[i], f.drawn.counts[i], alpha_row, f.ctx.budget.power, f.seed,
+                            1 + i, replicates, f.orders[i]);
   });
+  look_result r;
+  double p_min = 1.0;
+  std::vector<row_fit> fits;
+  for (size_t i = 0; i < f.rows.size(); ++i) {
+    if (!row_fits[i]) continue;
+    const row_fit& fit = *row_fits[i];
+    if (last) r.worst_power = std::max(r.worst_power, fit.detectable_tvd);
+    if (fit.p_value <= p_min) {
+      p_min = fit.p_value;
+      r.detail = fit.detail;
+      r.row = i;
+    }
+    fits.push_back(fit);
+  }
+  // The last look's rows by one Monte Carlo over them all (exactly uniform above
+  // 1 / (B + 1)); an earlier look's p / w matters only far below that, so Sidak.
+  const double p_rows =
+      last ? combine_last_look(fits, f.seed, 0) : stats::sidak_combine(p_min, f.tested);
+  r.p_look = last ? stats::weighted_share_p(p_rows, weight) : std::min(1.0, p_rows / weight);
+  return r;
+}
+
+// The check's verdict over its looks: the smallest p_look, its row, and where it stopped.
+struct fit_verdict {
   double p_check = 1.0, worst_power = 0.0;
   std::string worst_detail;
-  size_t worst_row = 0, stop_look = looks;
-  for (size_t look = 0; look < looks; ++look) {
-    std::vector<uint64_t> from(rows.size()), more(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const uint64_t target = look + 1 < looks ? std::min(draws[i], looks_at[look]) : draws[i];
-      from[i] = first[i] + done[i];
-      more[i] = target - done[i];
-      done[i] = target;
-    }
-    const uint64_t before = drawn.samples;
-    draw_more(ctx.subj, rows, from, more, seed, drawn);
-    out.samples += drawn.samples - before;
-    if (report_support_failure(
-            rows, drawn, seed,
-            {{"draws_per_row", draws},
-             {"look", look + 1},
-             {"looks", looks},
-             {"draws_per_row_at_look", done},
-             {"subsequences", "row i from the sum of the planned draws of rows < i"}},
-            out))
-      return out;
-    const double weight = look + 1 < looks ? early_weight : last_weight;
-    const double alpha_row = stats::sidak_level(ctx.alpha_share * weight, tested);
-    double p_min = 1.0;
-    std::string look_detail;
-    size_t look_row = 0;
-    std::vector<row_fit> fits;
-    // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
-    // The body of the p-value matters at the last look only (an earlier look's p / w
-    // is 1 above 1%), so only there is it calibrated by Monte Carlo.
-    const uint32_t replicates = look + 1 == looks ? kBodyReplicates : 0;
-    std::vector<std::optional<row_fit>> row_fits(rows.size());
-    parallel_for(rows.size(), [&](size_t i) {
-      if (gof_testable(rows[i]))
-        row_fits[i] = fit_row(rows[i], drawn.counts[i], alpha_row, ctx.budget.power, seed, 1 + i,
-                              replicates, orders[i]);
-    });
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (!row_fits[i]) continue;
-      const row_fit& fit = *row_fits[i];
-      if (look + 1 == looks) worst_power = std::max(worst_power, fit.detectable_tvd);
-      if (fit.p_value <= p_min) {
-        p_min = fit.p_value;
-        look_detail = fit.detail;
-        look_row = i;
-      }
-      fits.push_back(fit);
-    }
-    // The last look's rows by one Monte Carlo over them all (exactly uniform above
-    // 1 / (B + 1)); an earlier look's p / w matters only far below that, so Sidak.
-    const double p_rows =
-        look + 1 == looks ? combine_last_look(fits, seed, 0) : stats::sidak_combine(p_min, tested);
-    const double p_look =
-        look + 1 < looks ? std::min(1.0, p_rows / weight) : stats::weighted_share_p(p_rows, weight);
-    if (p_look <= p_check) {
-      p_check = p_look;
-      worst_detail = look_detail;
-      worst_row = look_row;
-    }
-    if (look + 1 < looks && p_look <= ctx.alpha_share) {
-      stop_look = look + 1;
-      break;
-    }
-  }
-  out.p_value = p_check;
-  if (stop_look < looks) {
-    out.power = fmt::format("stopped at look {} of {}", stop_look, looks);
+  size_t worst_row = 0, stop_look = 0;
+};
+
+check_outcome fit_outcome(const fit_run& f, const fit_verdict& v, check_outcome out) {
+  const size_t looks = f.schedule.looks;
+  const auto& rows = f.rows;
+  out.p_value = v.p_check;
+  if (v.stop_look < looks) {
+    out.power = fmt::format("stopped at look {} of {}", v.stop_look, looks);
   } else {
-    out.power = fmt::format("TVD {:.3f}{}", worst_power, capped ? " (draw cap)" : "");
+    out.power = fmt::format("TVD {:.3f}{}", v.worst_power, f.plan.capped ? " (draw cap)" : "");
   }
   out.detail = fmt::format(
       "{} rows ({} tested), look {} of {} ({} draws a row at most of {} planned); worst {}",
-      rows.size(), testable, std::min(stop_look, looks), looks,
-      *std::max_element(done.begin(), done.end()), most, worst_detail);
-  out.repro = repro_base(seed);
+      rows.size(), f.plan.testable, std::min(v.stop_look, looks), looks,
+      *std::max_element(f.done.begin(), f.done.end()), f.most, v.worst_detail);
+  out.repro = repro_base(f.seed);
   out.repro.update(
-      {{"row", rows[worst_row].label},
-       {"params", setting_json(rows[worst_row].setting)},
-       {"seed", seed},
+      {{"row", rows[v.worst_row].label},
+       {"params", setting_json(rows[v.worst_row].setting)},
+       {"seed", f.seed},
        {"offset", 0},
        {"subsequences", "one per draw; row i from the sum of the planned draws of rows < i"},
-       {"draws_per_row", draws},
-       {"look", std::min(stop_look, looks)},
+       {"draws_per_row", f.plan.draws},
+       {"look", std::min(v.stop_look, looks)},
        {"looks", looks},
-       {"draws_per_row_at_look", done}});
-  out.repro["row_data"] = row_data(rows[worst_row], worst_row, done[worst_row]);
-  if (p_check <= kFitEvidenceBelow)
-    out.repro["fit"] = fit_evidence(rows[worst_row], drawn.counts[worst_row],
-                                    stats::sidak_level(ctx.alpha_share * last_weight, tested));
+       {"draws_per_row_at_look", f.done}});
+  out.repro["row_data"] = row_data(rows[v.worst_row], v.worst_row, f.done[v.worst_row]);
+  if (v.p_check <= kFitEvidenceBelow)
+    out.repro["fit"] =
+        fit_evidence(rows[v.worst_row], f.drawn.counts[v.worst_row],
+                     stats::sidak_level(f.ctx.alpha_share * f.schedule.last_weight, f.tested));
   return out;
+}
+
+}  // namespace
+
+check_outcome fit_rows(const check_context& ctx, uint64_t seed,
+                       const std::vector<judged_row>& rows) {
+  check_outcome out;
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  fit_run f = start_fit(ctx, rows, seed);
+  fit_verdict v;
+  v.stop_look = f.schedule.looks;
+  for (size_t look = 0; look < f.schedule.looks; ++look) {
+    if (!draw_look(f, look, out)) return out;
+    const look_result r = judge_look(f, look);
+    if (f.schedule.is_last(look)) v.worst_power = r.worst_power;
+    if (r.p_look <= v.p_check) {
+      v.p_check = r.p_look;
+      v.worst_detail = r.detail;
+      v.worst_row = r.row;
+    }
+    if (!f.schedule.is_last(look) && r.p_look <= ctx.alpha_share) {
+      v.stop_look = look + 1;
+      break;
+    }
+  }
+  return fit_outcome(f, v, std::move(out));
 }
 
 namespace {
@@ -314,12 +386,14 @@ std::vector<judged_row> goodness_of_fit_rows(const check_context& ctx, uint64_t 
 
 // Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
 check_context half_share(const check_context& ctx) {
-  return {ctx.subj, ctx.budget, ctx.seed, ctx.alpha_share / 2, ctx.lookup, ctx.matmul};
+  check_context half = ctx;
+  half.alpha_share /= 2;
+  return half;
 }
 }  // namespace
 
 uint64_t planned_goodness_of_fit(const check_context& ctx) {
-  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+  const uint64_t seed = ctx.check_seed;
   const check_context half = half_share(ctx);
   const auto wide = wide_vocab_rows(ctx, seed);
   return plan_fit(half, goodness_of_fit_rows(ctx, seed)).samples() +
@@ -327,10 +401,10 @@ uint64_t planned_goodness_of_fit(const check_context& ctx) {
 }
 
 check_outcome run_goodness_of_fit(const check_context& ctx) {
-  const uint64_t seed = check_seed(ctx.seed, "goodness_of_fit");
+  const uint64_t seed = ctx.check_seed;
   const auto rows = goodness_of_fit_rows(ctx, seed);
   const check_context half = half_share(ctx);
-  check_outcome main = fit_rows(half, "goodness_of_fit", seed, rows);
+  check_outcome main = fit_rows(half, seed, rows);
   // Without the wide rows (budget.wide_vocab off) the main half stands alone, at the same
   // half share and combination, so the level is the one the full plan has.
   if (!ctx.budget.wide_vocab || first_half_decides(main, half.alpha_share)) {
@@ -338,7 +412,7 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
     return main;
   }
   auto wide = wide_vocab_rows(ctx, seed);
-  return combine_halves(std::move(main), fit_rows(half, "goodness_of_fit", seed + 1, wide.back()));
+  return combine_halves(std::move(main), fit_rows(half, seed + 1, wide.back()));
 }
 
 // Ties apply to every sampler: exact ties must be split evenly whatever it declares.
@@ -362,7 +436,7 @@ uint64_t planned_ties(const check_context& ctx) {
   if (!ctx.subj.declares(SC_FILTER_TOP_K)) return planned_tie_split(ctx, ctx.alpha_share);
   const check_context half = half_share(ctx);
   return planned_tie_split(half, half.alpha_share) +
-         plan_fit(half, ties_at_k_rows(half, check_seed(ctx.seed, "ties"))).samples();
+         plan_fit(half, ties_at_k_rows(half, ctx.check_seed)).samples();
 }
 
 check_outcome run_ties(const check_context& ctx) {
@@ -372,12 +446,48 @@ check_outcome run_ties(const check_context& ctx) {
 }
 
 check_outcome run_ties_at_k(const check_context& ctx) {
-  const uint64_t seed = check_seed(ctx.seed, "ties");
+  const uint64_t seed = ctx.check_seed;
   std::vector<judged_row> rows = ties_at_k_rows(ctx, seed);
   // A routed subject (ABI 1.5): each row judged by the tie policy of the route it takes.
   if (std::string probe = assign_routes(ctx.subj, rows, seed); !probe.empty())
     return exact_failure(probe);
-  return fit_rows(ctx, "ties", seed, rows);
+  return fit_rows(ctx, seed, rows);
+}
+
+check_definition support_check() {
+  return {"support",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "no OUT token, no id outside [0, V), no valid = 0 on a valid row",
+          {},
+          run_support,
+          planned_support};
+}
+
+check_definition goodness_of_fit_check() {
+  return {"goodness_of_fit",
+          subject_kind::sampler,
+          check_kind::statistical,
+          4,
+          "chi-square, cumulative-mass cuts and single tokens on the IN-conditional distribution, "
+          "BOUNDARY count "
+          "in range; Sidak-combined, group-sequential looks",
+          {},
+          run_goodness_of_fit,
+          planned_goodness_of_fit};
+}
+
+check_definition ties_check() {
+  return {"ties",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "exact ties split evenly among tied tokens in every row; ties at the k-th follow the "
+          "declared tie policy",
+          ties_not_applicable,
+          run_ties,
+          planned_ties};
 }
 
 }  // namespace samplecheck::battery

@@ -92,12 +92,11 @@ int64_t columns_for(const check_context& ctx, const matmul_shape& s) {
 // Runs `body` on one testbed per (shape, bias) and folds the results into an outcome:
 // the first failure's summary and evidence, and how many cases failed.
 template <class Body>
-check_outcome over_testbeds(const check_context& ctx, std::string_view check,
-                            const std::vector<matmul_shape>& shapes,
+check_outcome over_testbeds(const check_context& ctx, const std::vector<matmul_shape>& shapes,
                             const std::vector<bool>& biases, int64_t max_m, Body body) {
   check_outcome out;
   auto runner = make_matmul_runner(ctx.subj);
-  const uint64_t seed = check_seed(ctx.seed, check);
+  const uint64_t seed = ctx.check_seed;
   int64_t cases = 0, failed = 0, trials = 0;
   for (const auto& shape : shapes)
     for (const bool bias : biases) {
@@ -106,7 +105,7 @@ check_outcome over_testbeds(const check_context& ctx, std::string_view check,
         matmul_testbed bed(*runner, {shape, columns_for(ctx, shape), bias, seed, max_m});
         r = body(bed);
       } catch (const std::exception& e) {
-        r.check = std::string(check);
+        r.check = std::string(ctx.check);
         r.failures = 1;
         r.summary = fmt::format("{} {} ({}): the subject failed: {}", ctx.subj.name(), shape.name,
                                 bias ? "bias" : "no bias", e.what());
@@ -222,9 +221,9 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   int64_t rows = 0;
   for (const int64_t m : sizes) rows += m;
   const bool every_row = on_host(ctx) || rows <= (int64_t{1} << 16);
-  auto out = over_testbeds(
-      ctx, "batch_invariance", plan.shapes, plan.biases, largest(sizes),
-      [&](matmul_testbed& bed) { return bed.batch_invariance(sizes, -1, every_row); });
+  auto out = over_testbeds(ctx, plan.shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
+    return bed.batch_invariance(sizes, -1, every_row);
+  });
   out.power = fmt::format("exact (bitwise, {} batch sizes {}-{})", sizes.size(), sizes.front(),
                           sizes.back());
   out.repro["batch_sizes"] = sizes;
@@ -237,19 +236,18 @@ check_outcome run_matmul_run_to_run(const check_context& ctx) {
   const int repeats = on_host(ctx) ? kHostRepeats : kDeviceRepeats;
   matmul_selection selection = ctx.matmul;
   if (on_host(ctx) && selection.columns == 0) selection.columns = kRaceColumns;
-  const check_context race_ctx{ctx.subj,        ctx.budget, ctx.seed,
-                               ctx.alpha_share, ctx.lookup, selection};
-  auto out = over_testbeds(race_ctx, "run_to_run", plan.shapes, plan.biases, ms.back(),
-                           [&](matmul_testbed& bed) {
-                             check_result r;
-                             int64_t trials = 0;  // every M's repeats count (the plan's sum)
-                             for (const int64_t m : ms) {
-                               trials += (r = bed.run_to_run(m, repeats)).trials;
-                               if (!r.passed) break;
-                             }
-                             r.trials = trials;
-                             return r;
-                           });
+  const check_context race_ctx{ctx.subj,   ctx.budget, ctx.seed,  ctx.alpha_share,
+                               ctx.lookup, selection,  ctx.check, ctx.check_seed};
+  auto out = over_testbeds(race_ctx, plan.shapes, plan.biases, ms.back(), [&](matmul_testbed& bed) {
+    check_result r;
+    int64_t trials = 0;  // every M's repeats count (the plan's sum)
+    for (const int64_t m : ms) {
+      trials += (r = bed.run_to_run(m, repeats)).trials;
+      if (!r.passed) break;
+    }
+    r.trials = trials;
+    return r;
+  });
   out.power = fmt::format("exact (bitwise, {} repeats at M = {})", repeats, fmt::join(ms, ", "));
   return out;
 }
@@ -262,9 +260,9 @@ std::string launch_configs_not_applicable(const subject& s, const subject_lookup
 check_outcome run_matmul_launch_configs(const check_context& ctx) {
   const testbed_plan plan = plan_launch_configs(ctx);
   const auto& sizes = plan.sizes;
-  auto out =
-      over_testbeds(ctx, "launch_config_independence", plan.shapes, plan.biases, largest(sizes),
-                    [&](matmul_testbed& bed) { return bed.launch_config_independence(sizes); });
+  auto out = over_testbeds(ctx, plan.shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
+    return bed.launch_config_independence(sizes);
+  });
   out.power = fmt::format("exact (bitwise, {} configs x {} sizes)",
                           ctx.subj.matmul->num_launch_configs, sizes.size());
   return out;
@@ -272,7 +270,7 @@ check_outcome run_matmul_launch_configs(const check_context& ctx) {
 
 check_outcome run_matmul_accuracy(const check_context& ctx) {
   const testbed_plan plan = plan_one_launch(ctx);
-  auto out = over_testbeds(ctx, "accuracy", plan.shapes, plan.biases, kAccuracyM,
+  auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
                            [&](matmul_testbed& bed) { return bed.accuracy(kAccuracyM); });
   out.power = "relative Frobenius error < 1% vs fp64";
   return out;
@@ -280,7 +278,7 @@ check_outcome run_matmul_accuracy(const check_context& ctx) {
 
 check_outcome run_matmul_all_ones(const check_context& ctx) {
   const testbed_plan plan = plan_one_launch(ctx);
-  auto out = over_testbeds(ctx, "all_ones", plan.shapes, plan.biases, kAccuracyM,
+  auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
                            [&](matmul_testbed& bed) { return bed.all_ones(kAccuracyM); });
   out.power = "exact (every output bf16(K + bias))";
   return out;
@@ -291,20 +289,90 @@ check_outcome run_matmul_short_odd_k(const check_context& ctx) {
   const testbed_plan plan = plan_short_odd_k(ctx);
   const auto& sizes = plan.sizes;
   const auto& shapes = plan.shapes;
-  auto out = over_testbeds(
-      ctx, "short_odd_k", shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
-        // Each part's comparisons count (the plan's sum of the three).
-        check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
-        int64_t trials = r.trials;
-        if (r.passed) trials += (r = bed.accuracy(sizes.front())).trials;
-        if (r.passed && configs(ctx) > 0)
-          trials += (r = bed.launch_config_independence({sizes.front()})).trials;
-        r.trials = trials;
-        return r;
-      });
+  auto out = over_testbeds(ctx, shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
+    // Each part's comparisons count (the plan's sum of the three).
+    check_result r = bed.batch_invariance(sizes, -1, on_host(ctx));
+    int64_t trials = r.trials;
+    if (r.passed) trials += (r = bed.accuracy(sizes.front())).trials;
+    if (r.passed && configs(ctx) > 0)
+      trials += (r = bed.launch_config_independence({sizes.front()})).trials;
+    r.trials = trials;
+    return r;
+  });
   out.power =
       fmt::format("exact (bitwise, {} shapes x {} sizes) + accuracy", shapes.size(), sizes.size());
   return out;
+}
+
+check_definition matmul_batch_invariance_check() {
+  return {
+      "batch_invariance",
+      subject_kind::matmul,
+      check_kind::exact,
+      0,
+      "every batch size gives each row the bits it has alone (probes first / middle / last, bias "
+      "on and off)",
+      {},
+      run_matmul_batch_invariance,
+      planned_matmul_batch_invariance};
+}
+
+check_definition matmul_run_to_run_check() {
+  return {"run_to_run",
+          subject_kind::matmul,
+          check_kind::exact,
+          0,
+          "repeated launches of one batch give the same bits",
+          {},
+          run_matmul_run_to_run,
+          planned_matmul_run_to_run};
+}
+
+check_definition matmul_launch_configs_check() {
+  return {
+      "launch_config_independence",
+      subject_kind::matmul,
+      check_kind::exact,
+      0,
+      "every declared launch configuration (split and unsplit) gives the subject's own choice's "
+      "bits",
+      launch_configs_not_applicable,
+      run_matmul_launch_configs,
+      planned_matmul_launch_configs};
+}
+
+check_definition matmul_accuracy_check() {
+  return {"accuracy",
+          subject_kind::matmul,
+          check_kind::exact,
+          0,
+          "relative Frobenius error below 1% against the fp64 reference",
+          {},
+          run_matmul_accuracy,
+          planned_matmul_one_launch};
+}
+
+check_definition matmul_all_ones_check() {
+  return {"all_ones",
+          subject_kind::matmul,
+          check_kind::exact,
+          0,
+          "all-ones operands give exactly bf16(K + bias), bias = bf16(K)",
+          {},
+          run_matmul_all_ones,
+          planned_matmul_one_launch};
+}
+
+check_definition matmul_short_odd_k_check() {
+  return {
+      "short_odd_k",
+      subject_kind::matmul,
+      check_kind::exact,
+      0,
+      "K <= 512, K not a multiple of 8 and K < 8: batch invariance, configurations and accuracy",
+      {},
+      run_matmul_short_odd_k,
+      planned_matmul_short_odd_k};
 }
 
 }  // namespace samplecheck::battery

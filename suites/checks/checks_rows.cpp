@@ -1,5 +1,4 @@
-// The checks that judge rows one by one: degenerate_rows, parameter_routing,
-// spelling_agreement.
+// The checks that judge rows one by one: degenerate_rows, parameter_routing.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -125,9 +124,8 @@ bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& ba
   const call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
-    out.exact_failure = true;
-    out.detail =
-        fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe());
+    fail_exactly(
+        out, fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe()));
     return false;
   }
   for (int64_t r = 0; r < call.num_output_rows(); ++r) {
@@ -135,15 +133,15 @@ bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& ba
     const std::string why =
         zero_rule_breach(treat_as_zero_rule(row.values), call.valid[r] != 0, call.tokens[r]);
     if (why.empty()) continue;
-    out.exact_failure = true;
-    out.detail =
-        fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why);
     out.repro = repro_base(seed);
-    out.repro.update({{"row_label", row.label},
-                      {"output", r},
-                      {"token", call.tokens[r]},
-                      {"subsequence", 5000 + r},
-                      {"offset", 8}});
+    fail_exactly(
+        out,
+        fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why),
+        {{"row_label", row.label},
+         {"output", r},
+         {"token", call.tokens[r]},
+         {"subsequence", 5000 + r},
+         {"offset", 8}});
     return false;
   }
   return true;
@@ -177,15 +175,10 @@ uint64_t routing_outputs_per_row(const check_context& ctx) {
   return static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
 }
 
-// 1,024 rows as seed 000 measured, on two shapes; T = 1 so both spellings target p.
-constexpr int kSpellingOutputs = 1024;
-
 }  // namespace
 
 uint64_t planned_degenerate_rows(const check_context& ctx) {
-  const size_t cases =
-      degenerate_cases(ctx.subj, ctx.budget.vocab_size, check_seed(ctx.seed, "degenerate_rows"))
-          .size();
+  const size_t cases = degenerate_cases(ctx.subj, ctx.budget.vocab_size, ctx.check_seed).size();
   // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
   // bad parameter.
   return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() +
@@ -195,8 +188,6 @@ uint64_t planned_degenerate_rows(const check_context& ctx) {
 uint64_t planned_parameter_routing(const check_context& ctx) {
   return routing_outputs_per_row(ctx) * kRoutingInputRows;
 }
-
-uint64_t planned_spelling_agreement(const check_context&) { return 2 * kSpellingOutputs; }
 
 namespace {
 
@@ -214,20 +205,20 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
             ? zero_rule_breach(treat_as_zero_rule(mixed[i]->values), with_bad.valid[i] != 0, t)
             : "";
     if (!zero_breach.empty()) {
-      out.exact_failure = true;
-      out.detail = fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i,
-                               mixed[i]->label, zero_breach);
-      out.repro.update(
+      fail_exactly(
+          out,
+          fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i, mixed[i]->label,
+                      zero_breach),
           {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
       return false;
     }
     if (is_bad && !zero_contract && with_bad.valid[i]) {
       const auto& e = mixed[i]->target.error();
-      out.exact_failure = true;
-      out.detail = fmt::format(
-          "row {} ('{}': reference error field {} index {}: {}) came back valid = 1 with token {}",
-          i, mixed[i]->label, e.field, e.index, e.message, t);
-      out.repro.update(
+      fail_exactly(
+          out,
+          fmt::format("row {} ('{}': reference error field {} index {}: {}) came back valid = 1 "
+                      "with token {}",
+                      i, mixed[i]->label, e.field, e.index, e.message, t),
           {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
       return false;
     }
@@ -235,12 +226,13 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
       const size_t g = i;  // the same slot of the batch with good fillers
       const bool in_range = t >= 0 && t < V;
       if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
-        out.exact_failure = true;
-        out.detail = fmt::format(
-            "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
-            "their slots: valid {} token {}",
-            i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
-            static_cast<int>(only_good.valid[g]), only_good.tokens[g]);
+        fail_exactly(
+            out,
+            fmt::format(
+                "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
+                "their slots: valid {} token {}",
+                i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
+                static_cast<int>(only_good.valid[g]), only_good.tokens[g]));
         out.repro.update(
             {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
         return false;
@@ -264,21 +256,20 @@ bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t s
     const call_status s = run_call(ctx.subj, call);
     out.samples += 2;
     if (s.ok() && call.valid[1]) {
-      out.exact_failure = true;
-      out.detail =
+      fail_exactly(
+          out,
           fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
-                      bp.field, call.tokens[1]);
-      out.repro.update({{"row", 1}, {"params", setting_json(bp.setting)}});
+                      bp.field, call.tokens[1]),
+          {{"row", 1}, {"params", setting_json(bp.setting)}});
       return false;
     }
     if (!s.ok() && s.fault != harness::call_fault::subject_status) {
-      out.exact_failure = true;
-      out.detail = fmt::format("input row 1 with {}: {}", bp.field, s.describe());
+      fail_exactly(out, fmt::format("input row 1 with {}: {}", bp.field, s.describe()));
       return false;
     }
     if (!s.ok() && s.message.empty()) {
-      out.exact_failure = true;
-      out.detail = fmt::format("{} refused with status {} but no message", bp.field, s.status);
+      fail_exactly(out,
+                   fmt::format("{} refused with status {} but no message", bp.field, s.status));
       return false;
     }
     ++refused;
@@ -291,9 +282,8 @@ bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t s
     const call_status s = run_call(ctx.subj, call);
     const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
     if (s.ok() || s.fault != harness::call_fault::subject_status) {
-      out.exact_failure = true;
-      out.detail =
-          s.ok() ? fmt::format("{} was accepted", what) : fmt::format("{}: {}", what, s.describe());
+      fail_exactly(out, s.ok() ? fmt::format("{} was accepted", what)
+                               : fmt::format("{}: {}", what, s.describe()));
       return false;
     }
   }
@@ -304,7 +294,7 @@ bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t s
 
 check_outcome run_degenerate_rows(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "degenerate_rows");
+  const uint64_t seed = ctx.check_seed;
   const int64_t V = ctx.budget.vocab_size;
   const auto cases = degenerate_cases(ctx.subj, V, seed);
   const bool zero_contract = treats_as_zero(ctx.subj);
@@ -339,11 +329,10 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     // Say what the subject did: a refused batch, or a contract broken inside it.
     const call_status& bad_call = st.ok() ? st_good : st;
     const char* which = st.ok() ? "the batch of good rows only" : "the batch with degenerate rows";
-    out.exact_failure = true;
-    out.detail =
-        bad_call.fault == harness::call_fault::subject_status
-            ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
-            : fmt::format("{}: {}", which, bad_call.describe());
+    fail_exactly(
+        out, bad_call.fault == harness::call_fault::subject_status
+                 ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
+                 : fmt::format("{}: {}", which, bad_call.describe()));
     return out;
   }
   if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
@@ -365,28 +354,40 @@ std::string routing_not_applicable(const subject& s, const subject_lookup&) {
   return (s.sampler->filters & routed) ? "" : "the subject declares no per-row parameter to route";
 }
 
-check_outcome run_parameter_routing(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "parameter_routing");
-  constexpr int64_t kInputRows = kRoutingInputRows;
+namespace {
+
+// The routing check's input rows: one peaked row per mixed parameter setting.
+std::vector<judged_row> routing_rows(const check_context& ctx, uint64_t seed) {
   const auto settings = fixtures::mixed_row_parameters(
       ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
-      kInputRows);
+      kRoutingInputRows);
   std::vector<row_spec> specs;
-  for (int64_t i = 0; i < kInputRows; ++i)
+  for (int64_t i = 0; i < kRoutingInputRows; ++i)
     specs.push_back({shape::peaked,
                      {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
                      settings[static_cast<size_t>(i)]});
-  const std::vector<judged_row> rows = make_rows(ctx.subj, specs);
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
-  // Outputs map to input rows in a shuffled order, so output r's own index points at
-  // a different input row (with a different setting) most of the time.
-  const uint64_t per_row = routing_outputs_per_row(ctx);
+  return make_rows(ctx.subj, specs);
+}
+
+// Outputs map to input rows in a shuffled order, so output r's own index points at a
+// different input row (with a different setting) most of the time.
+std::vector<int32_t> shuffled_routing(uint64_t per_row, uint64_t seed) {
   std::vector<int32_t> map;
   for (uint64_t j = 0; j < per_row; ++j)
-    for (int32_t i = 0; i < kInputRows; ++i) map.push_back(i);
+    for (int32_t i = 0; i < kRoutingInputRows; ++i) map.push_back(i);
   philox_stream pick(seed, 3, 0);
   for (size_t i = map.size() - 1; i > 0; --i) std::swap(map[i], map[pick.next() % (i + 1)]);
+  return map;
+}
+
+}  // namespace
+
+check_outcome run_parameter_routing(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = ctx.check_seed;
+  const std::vector<judged_row> rows = routing_rows(ctx, seed);
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  const std::vector<int32_t> map = shuffled_routing(routing_outputs_per_row(ctx), seed);
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
   sample_call call = call_for_rows(ctx.subj, ptrs);
@@ -395,8 +396,7 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   out.samples = map.size();
   out.repro = repro_base(seed);
   if (!st.ok()) {
-    out.exact_failure = true;
-    out.detail = fmt::format("on a valid batch: {}", st.describe());
+    fail_exactly(out, fmt::format("on a valid batch: {}", st.describe()));
     return out;
   }
   for (size_t r = 0; r < map.size(); ++r) {
@@ -405,94 +405,54 @@ check_outcome run_parameter_routing(const check_context& ctx) {
     const auto& d = row.target.distribution();
     const bool in_range = t >= 0 && t < ctx.budget.vocab_size;
     if (!call.valid[r] || !in_range || d.status[static_cast<size_t>(t)] == membership::out) {
-      out.exact_failure = true;
-      out.detail = fmt::format(
-          "output row {} -> input row {} ({}): valid {} token {} is {} under that row's parameters "
-          "(seed {}, subsequence {})",
-          r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
-          in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed, r);
-      out.repro.update({{"output_row", r},
-                        {"input_row", map[r]},
-                        {"token", t},
-                        {"params", setting_json(row.setting)},
-                        {"seed", seed},
-                        {"subsequence", r},
-                        {"offset", 0}});
+      fail_exactly(
+          out,
+          fmt::format("output row {} -> input row {} ({}): valid {} token {} is {} under that "
+                      "row's parameters "
+                      "(seed {}, subsequence {})",
+                      r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
+                      in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed,
+                      r),
+          {{"output_row", r},
+           {"input_row", map[r]},
+           {"token", t},
+           {"params", setting_json(row.setting)},
+           {"seed", seed},
+           {"subsequence", r},
+           {"offset", 0}});
       return out;
     }
   }
   out.power = exact_power(out.samples, "misrouted OUT");
   out.detail = fmt::format(
       "{} outputs over {} input rows with mixed parameters, every token allowed by its own row",
-      map.size(), kInputRows);
+      map.size(), kRoutingInputRows);
   out.repro = nullptr;
   return out;
 }
 
-std::string spelling_partner_name(const subject& s) {
-  std::string name = s.name();
-  name = name.substr(0, name.find(':'));  // a mutant is judged against its host's partner
-  for (const auto& [a, b] : {std::pair<std::string, std::string>{"gumbel_probs", "gumbel_logits"},
-                             std::pair<std::string, std::string>{"gumbel_logits", "gumbel_probs"}})
-    if (const auto at = name.find(a); at != std::string::npos) return name.replace(at, a.size(), b);
-  return {};
+check_definition degenerate_rows_check() {
+  return {
+      "degenerate_rows",
+      subject_kind::sampler,
+      check_kind::exact,
+      0,
+      "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters "
+      "refused",
+      {},
+      run_degenerate_rows,
+      planned_degenerate_rows};
 }
 
-std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup) {
-  const std::string partner = spelling_partner_name(s);
-  if (partner.empty()) return "no second subject claims the same rule on the same random numbers";
-  if (!lookup || lookup(partner) == nullptr)
-    return fmt::format("its partner {} is not loaded", partner);
-  // One spelling gets p, the other log p: both round to one distribution only in f32.
-  if (s.input_dtype != SC_DTYPE_F32)
-    return "probs and log-probs rows hold one distribution only in f32";
-  return {};
-}
-
-check_outcome run_spelling_agreement(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "spelling_agreement");
-  const subject* partner = ctx.lookup(spelling_partner_name(ctx.subj));
-  constexpr int kOutputs = kSpellingOutputs;
-  std::vector<sample_call> calls;
-  for (const subject* s : {&ctx.subj, partner}) {
-    std::vector<judged_row> rows;
-    for (const auto sh : {shape::flat, shape::zipf})
-      rows.push_back(make_row(
-          *s, sh, {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<int>(sh)}, {}));
-    std::vector<const judged_row*> ptrs{&rows[0], &rows[1]};
-    sample_call call = call_for_rows(*s, ptrs);
-    for (int j = 0; j < kOutputs; ++j) add_output(call, j % 2, seed, static_cast<uint64_t>(j), 0);
-    const call_status st = run_call(*s, call);
-    out.samples += kOutputs;
-    if (!st.ok()) {
-      out.exact_failure = true;
-      out.detail = fmt::format("{}: {}", s->name(), st.describe());
-      return out;
-    }
-    calls.push_back(std::move(call));
-  }
-  int disagree = 0, first = -1;
-  for (int j = 0; j < kOutputs; ++j)
-    if (calls[0].tokens[j] != calls[1].tokens[j] || calls[0].valid[j] != calls[1].valid[j]) {
-      ++disagree;
-      if (first < 0) first = j;
-    }
-  // Same u, same rule: only float rounding of a near-tie between the two best keys
-  // can flip a row (expected well under 1 in 1,024); a different rule or a different
-  // use of the stream disagrees on most rows. Tolerance: 1 row in 1,000.
-  const int allowed = kOutputs / 1000;
-  out.detail = fmt::format("{} vs {}: {} of {} rows disagree (allowed {})", ctx.subj.name(),
-                           partner->name(), disagree, kOutputs, allowed);
-  if (disagree > allowed) {
-    out.exact_failure = true;
-    out.detail += fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first,
-                              seed, first, calls[0].tokens[first], calls[1].tokens[first]);
-    out.repro = repro_base(seed);
-    out.repro.update({{"partner", partner->name()}, {"subsequence", first}, {"offset", 0}});
-  }
-  out.power = "exact (every row compared)";
-  return out;
+check_definition parameter_routing_check() {
+  return {"parameter_routing",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "per-row parameters follow the row-index map",
+          routing_not_applicable,
+          run_parameter_routing,
+          planned_parameter_routing};
 }
 
 }  // namespace samplecheck::battery

@@ -66,18 +66,17 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
   const call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
-    out.exact_failure = true;
-    out.detail = fmt::format("{}: on a valid batch: {}", what, st.describe());
+    fail_exactly(out, fmt::format("{}: on a valid batch: {}", what, st.describe()));
     return false;
   }
   const int64_t V = call.vocab_size;
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (!call.valid[r] || call.tokens[r] < 0 || call.tokens[r] >= V) {
-      out.exact_failure = true;
-      out.detail =
+      fail_exactly(
+          out,
           fmt::format("{}: output row {} (seed {}, subsequence {}, offset {}): valid {} token {}",
                       what, r, call.seed[r], call.subsequence.empty() ? 0 : call.subsequence[r],
-                      call.offset[r], static_cast<int>(call.valid[r]), call.tokens[r]);
+                      call.offset[r], static_cast<int>(call.valid[r]), call.tokens[r]));
       return false;
     }
   return true;
@@ -113,12 +112,12 @@ std::vector<judged_row> replay_rows(const check_context& ctx, uint64_t seed) {
 }  // namespace
 
 uint64_t planned_replay(const check_context& ctx) {
-  return 2 * kReplayOutputsPerRow * replay_rows(ctx, check_seed(ctx.seed, "replay")).size();
+  return 2 * kReplayOutputsPerRow * replay_rows(ctx, ctx.check_seed).size();
 }
 
 check_outcome run_replay(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "replay");
+  const uint64_t seed = ctx.check_seed;
   const auto rows = replay_rows(ctx, seed);
   if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
   std::vector<const judged_row*> ptrs;
@@ -133,16 +132,17 @@ check_outcome run_replay(const check_context& ctx) {
     return out;
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (call.tokens[r] != again.tokens[r]) {
-      out.exact_failure = true;
-      out.detail = fmt::format(
-          "output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
-          rows[call.row_index[r]].label, call.seed[r], call.subsequence[r], call.offset[r],
-          call.tokens[r], again.tokens[r]);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[call.row_index[r]].label},
-                        {"seed", call.seed[r]},
-                        {"subsequence", call.subsequence[r]},
-                        {"offset", call.offset[r]}});
+      fail_exactly(
+          out,
+          fmt::format(
+              "output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
+              rows[call.row_index[r]].label, call.seed[r], call.subsequence[r], call.offset[r],
+              call.tokens[r], again.tokens[r]),
+          {{"row", rows[call.row_index[r]].label},
+           {"seed", call.seed[r]},
+           {"subsequence", call.subsequence[r]},
+           {"offset", call.offset[r]}});
       return out;
     }
   out.power = "exact (every output compared)";
@@ -151,12 +151,12 @@ check_outcome run_replay(const check_context& ctx) {
 }
 
 uint64_t planned_offset_advancement(const check_context& ctx) {
-  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "offset_advancement"), kOffsetPairs).pairs;
+  return 2 * plan_collisions(ctx, ctx.check_seed, kOffsetPairs).pairs;
 }
 
 check_outcome run_offset_advancement(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "offset_advancement");
+  const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kOffsetPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
   // Under request_keyed the offset is the request's position: the next token is position + 1,
@@ -188,13 +188,12 @@ check_outcome run_offset_advancement(const check_context& ctx) {
 }
 
 uint64_t planned_per_request_seeds(const check_context& ctx) {
-  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "per_request_seeds"), kSeedPairs).pairs +
-         kSameSeedOutputs;
+  return 2 * plan_collisions(ctx, ctx.check_seed, kSeedPairs).pairs + kSameSeedOutputs;
 }
 
 check_outcome run_per_request_seeds(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "per_request_seeds");
+  const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kSeedPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
   // Requests [a, b, c, ...]: distinct seeds, the same subsequence and offset. The
@@ -209,16 +208,16 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
     return out;
   for (int64_t r = 1; r < same.num_output_rows(); ++r)
     if (same.tokens[r] != same.tokens[0]) {
-      out.exact_failure = true;
-      out.detail = fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}",
-                               seed + 1, same.tokens[0], r, same.tokens[r]);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", row.label},
-                        {"seed", seed + 1},
-                        {"subsequence", 0},
-                        {"offset", 0},
-                        {"outputs", {0, r}},
-                        {"tokens", {same.tokens[0], same.tokens[r]}}});
+      fail_exactly(out,
+                   fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}",
+                               seed + 1, same.tokens[0], r, same.tokens[r]),
+                   {{"row", row.label},
+                    {"seed", seed + 1},
+                    {"subsequence", 0},
+                    {"offset", 0},
+                    {"outputs", {0, r}},
+                    {"tokens", {same.tokens[0], same.tokens[r]}}});
       return out;
     }
   const std::span<const int32_t> t(distinct.tokens);
@@ -244,9 +243,11 @@ uint64_t planned_batch_reorder(const check_context& ctx) {
   return 2 * static_cast<uint64_t>(reorder_requests(ctx));
 }
 
-check_outcome run_batch_reorder(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "batch_reorder");
+namespace {
+
+// The requests' rows, flat and zipf in turn over the parameter grid. Tokens are compared
+// between two batches of the same requests: no distribution needed.
+std::vector<judged_row> reorder_rows(const check_context& ctx, uint64_t seed) {
   const int64_t requests = reorder_requests(ctx);
   const auto settings = fixtures::parameter_grid(ctx.subj.sampler->filters);
   std::vector<row_spec> specs;
@@ -255,8 +256,15 @@ check_outcome run_batch_reorder(const check_context& ctx) {
                      {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<uint64_t>(i)},
                      settings[static_cast<size_t>(i) % settings.size()],
                      false});
-  // Tokens are compared between two batches of the same requests: no distribution needed.
-  const std::vector<judged_row> rows = make_rows(ctx.subj, specs);
+  return make_rows(ctx.subj, specs);
+}
+
+}  // namespace
+
+check_outcome run_batch_reorder(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = ctx.check_seed;
+  const std::vector<judged_row> rows = reorder_rows(ctx, seed);
   std::vector<size_t> perm(rows.size());
   std::iota(perm.begin(), perm.end(), 0);
   philox_stream pick(seed, 2, 0);
@@ -285,19 +293,19 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   for (size_t pos = 0; pos < perm.size(); ++pos) {
     const size_t req = perm[pos];
     if (permuted.tokens[pos] != in_order.tokens[req]) {
-      out.exact_failure = true;
-      out.detail = fmt::format(
-          "request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} at batch position {} "
-          "but {} at position {}",
-          req, rows[req].label, seeds[req], subs[req], offs[req], in_order.tokens[req], req,
-          permuted.tokens[pos], pos);
       out.repro = repro_base(seed);
-      out.repro.update({{"row", rows[req].label},
-                        {"seed", seeds[req]},
-                        {"subsequence", subs[req]},
-                        {"offset", offs[req]},
-                        {"positions", {req, pos}},
-                        {"params", setting_json(rows[req].setting)}});
+      fail_exactly(out,
+                   fmt::format("request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} "
+                               "at batch position {} "
+                               "but {} at position {}",
+                               req, rows[req].label, seeds[req], subs[req], offs[req],
+                               in_order.tokens[req], req, permuted.tokens[pos], pos),
+                   {{"row", rows[req].label},
+                    {"seed", seeds[req]},
+                    {"subsequence", subs[req]},
+                    {"offset", offs[req]},
+                    {"positions", {req, pos}},
+                    {"params", setting_json(rows[req].setting)}});
       return out;
     }
   }
@@ -307,12 +315,12 @@ check_outcome run_batch_reorder(const check_context& ctx) {
 }
 
 uint64_t planned_parallel_samples(const check_context& ctx) {
-  return 2 * plan_collisions(ctx, check_seed(ctx.seed, "parallel_samples"), kParallelPairs).pairs;
+  return 2 * plan_collisions(ctx, ctx.check_seed, kParallelPairs).pairs;
 }
 
 check_outcome run_parallel_samples(const check_context& ctx) {
   check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "parallel_samples");
+  const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kParallelPairs);
   if (!row.target.ok()) return harness_failure(reference_errors({row}));
   // n parallel samples of one request: one input row, one seed, distinct
@@ -336,6 +344,61 @@ check_outcome run_parallel_samples(const check_context& ctx) {
                     {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"},
                     {"pairs", pairs}});
   return out;
+}
+
+check_definition replay_check() {
+  return {"replay",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "same seed, subsequence and offset give the same tokens",
+          {},
+          run_replay,
+          planned_replay};
+}
+
+check_definition offset_advancement_check() {
+  return {"offset_advancement",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "calls at offset and offset + declared advance are independent (collision test)",
+          {},
+          run_offset_advancement,
+          planned_offset_advancement};
+}
+
+check_definition per_request_seeds_check() {
+  return {"per_request_seeds",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "seeds [a, b, ...] give independent requests, [a, a, ...] equal ones",
+          {},
+          run_per_request_seeds,
+          planned_per_request_seeds};
+}
+
+check_definition batch_reorder_check() {
+  return {"batch_reorder",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "permuting the requests permutes their tokens",
+          {},
+          run_batch_reorder,
+          planned_batch_reorder};
+}
+
+check_definition parallel_samples_check() {
+  return {"parallel_samples",
+          subject_kind::sampler,
+          check_kind::statistical,
+          1,
+          "outputs sharing one input row on distinct subsequences are independent (collision test)",
+          {},
+          run_parallel_samples,
+          planned_parallel_samples};
 }
 
 }  // namespace samplecheck::battery

@@ -75,44 +75,49 @@ tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
 }  // namespace
 
 uint64_t planned_tail(const check_context& ctx) {
-  return total_draws(plan_tail(ctx, check_seed(ctx.seed, "tail")).draws);
+  return total_draws(plan_tail(ctx, ctx.check_seed).draws);
 }
 
-check_outcome run_tail(const check_context& ctx) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "tail");
-  const tail_plan plan = plan_tail(ctx, seed);
-  if (!plan.error.empty()) return harness_failure(plan.error);
-  const auto& rows = plan.rows;
+namespace {
+
+// A tail the planned draws could lose entirely without notice gives the check nothing to
+// judge: n/a with the reason, never a pass. Empty: the tail is testable.
+std::string tail_not_testable(const check_context& ctx, const tail_plan& plan) {
   const auto& tail_mass = plan.tail_mass;
   const auto& draws = plan.draws;
-  const uint64_t tested = plan.tested;
-  const double alpha_row = plan.alpha_row;
-  const bool capped = plan.capped;
-  // A tail the planned draws could lose entirely without notice gives the check
-  // nothing to judge: n/a with the reason, never a pass.
   double min_lossless = 1.0;
-  for (size_t i = 0; i < rows.size(); ++i)
+  for (size_t i = 0; i < plan.rows.size(); ++i)
     min_lossless =
         std::min(min_lossless, std::exp(static_cast<double>(draws[i]) * std::log1p(-tail_mass[i])));
   const double most = *std::max_element(tail_mass.begin(), tail_mass.end());
-  if (most == 0) {
-    out.nothing_to_test = fmt::format("no token of the tail rows is below {:g} at V = {} in {}",
-                                      stats::kDefaultTailThreshold, ctx.budget.vocab_size,
-                                      harness::dtype_name(ctx.subj.input_dtype));
-    return out;
-  }
-  if (min_lossless > alpha_row / 2) {
-    out.nothing_to_test = fmt::format(
+  if (most == 0)
+    return fmt::format("no token of the tail rows is below {:g} at V = {} in {}",
+                       stats::kDefaultTailThreshold, ctx.budget.vocab_size,
+                       harness::dtype_name(ctx.subj.input_dtype));
+  if (min_lossless > plan.alpha_row / 2)
+    return fmt::format(
         "at V = {} the tail rows carry at most {:.2g} of mass below {:g}: {} draws a row (the cap) "
         "could lose it all "
         "unseen",
         ctx.budget.vocab_size, most, stats::kDefaultTailThreshold,
         *std::max_element(draws.begin(), draws.end()));
-    return out;
-  }
+  return {};
+}
+
+}  // namespace
+
+check_outcome run_tail(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = ctx.check_seed;
+  const tail_plan plan = plan_tail(ctx, seed);
+  if (!plan.error.empty()) return harness_failure(plan.error);
+  const auto& rows = plan.rows;
+  const auto& draws = plan.draws;
+  const double alpha_row = plan.alpha_row;
+  out.nothing_to_test = tail_not_testable(ctx, plan);
+  if (!out.nothing_to_test.empty()) return out;
   drawn_counts drawn;
-  if (!draw_and_check_support(ctx, "tail", seed, rows, draws, drawn, out)) return out;
+  if (!draw_and_check_support(ctx, seed, rows, draws, drawn, out)) return out;
   double worst_p = 1.0, worst_shift = 0.0;
   size_t worst_row = 0;
   nlohmann::json tail_rows = nlohmann::json::array();
@@ -132,13 +137,14 @@ check_outcome run_tail(const check_context& ctx) {
           t.p_value);
     }
   }
-  out.p_value = stats::sidak_combine(worst_p, tested);
+  out.p_value = stats::sidak_combine(worst_p, plan.tested);
   if (!sends_unnormalised_rows(ctx.subj))
     out.detail +=
         "; the subnormal row (FTZ, S13) not sent: the subject declares "
         "probs_normalisation assume_sum_one, and the row sums to ~6e-37";
   // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
-  out.power = fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss", capped ? " (draw cap)" : "");
+  out.power =
+      fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss", plan.capped ? " (draw cap)" : "");
   out.repro = repro_base(seed);
   out.repro.update({{"row", rows[worst_row].label},
                     {"params", setting_json(rows[worst_row].setting)},
@@ -148,6 +154,17 @@ check_outcome run_tail(const check_context& ctx) {
                     {"draws_per_row", draws}});
   out.repro["tail_rows"] = tail_rows;
   return out;
+}
+
+check_definition tail_check() {
+  return {"tail",
+          subject_kind::sampler,
+          check_kind::statistical,
+          2,
+          "mass on tokens below 1e-5, both directions (tiny and subnormal tails)",
+          {},
+          run_tail,
+          planned_tail};
 }
 
 }  // namespace samplecheck::battery

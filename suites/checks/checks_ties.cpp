@@ -284,21 +284,19 @@ bool tie_split_exact_failure(const std::vector<judged_row>& rows,
                              const std::vector<uint64_t>& draws, const drawn_counts& drawn,
                              uint64_t seed, check_outcome& out) {
   if (!drawn.failure.empty()) {
-    out.exact_failure = true;
-    out.detail = drawn.failure;
+    fail_exactly(out, drawn.failure);
     out.repro.update(drawn.repro);
     return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
-      out.exact_failure = true;
-      out.detail = *bad;
-      out.repro.update({{"row", rows[i].label},
-                        {"params", setting_json(rows[i].setting)},
-                        {"token", drawn.first_out[i].token},
-                        {"subsequence", drawn.first_out[i].subsequence},
-                        {"offset", 0},
-                        {"draws_per_row", draws}});
+      fail_exactly(out, *bad,
+                   {{"row", rows[i].label},
+                    {"params", setting_json(rows[i].setting)},
+                    {"token", drawn.first_out[i].token},
+                    {"subsequence", drawn.first_out[i].subsequence},
+                    {"offset", 0},
+                    {"draws_per_row", draws}});
       out.repro["row_data"] = row_data(rows[i], i, draws[i]);
       return true;
     }

@@ -148,6 +148,51 @@ drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
   return out;
 }
 
+namespace {
+
+// Counts one call's outputs into their rows; false (out.failure says why) at an output
+// no correct subject gives: valid = 0 on a valid row, a token outside [0, V), or a route
+// that is not the row's.
+bool count_outputs(const std::vector<judged_row>& rows, const sample_call& call,
+                   const std::vector<size_t>& owner, uint64_t seed, drawn_counts& out) {
+  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
+  for (size_t j = 0; j < owner.size(); ++j) {
+    const judged_row& jr = rows[owner[j]];
+    const int32_t t = call.tokens[j];
+    const bool in_range = t >= 0 && t < V;
+    if (!call.valid[j] || !in_range) {
+      out.failure =
+          !call.valid[j]
+              ? fmt::format(
+                    "row '{}' (valid per the reference) came back valid = 0 at seed {} "
+                    "subsequence {}",
+                    jr.label, seed, call.subsequence[j])
+              : fmt::format("row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
+                            jr.label, t, V, seed, call.subsequence[j]);
+      out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]},
+                   {"offset", 0},  {"row", jr.label},
+                   {"token", t},   {"params", setting_json(jr.setting)}};
+      return false;
+    }
+    if (jr.route >= 0 && j < call.route.size() && call.route[j] != jr.route) {
+      out.failure = fmt::format(
+          "row '{}': the draw at seed {} subsequence {} reported route {}, the row's probe "
+          "call route {} (a route follows the row and the batch, not the draw)",
+          jr.label, seed, call.subsequence[j], call.route[j], jr.route);
+      out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"row", jr.label}};
+      return false;
+    }
+    if (jr.target.ok() &&
+        jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
+        out.first_out[owner[j]].token < 0)
+      out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
+    ++out.counts[owner[j]][static_cast<size_t>(t)];
+  }
+  return true;
+}
+
+}  // namespace
+
 void draw_more(const subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
                uint64_t seed, drawn_counts& out) {
@@ -155,7 +200,6 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
-  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   // One call object for every call: its input rows are built once (a copy of every row
   // per call cost as much as a fast subject's draws); only the outputs change.
   sample_call call = call_for_rows(s, row_ptrs);
@@ -188,39 +232,7 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
                    {"params", setting_json(rows[owner.front()].setting)}};
       return;
     }
-    for (size_t j = 0; j < owner.size(); ++j) {
-      const judged_row& jr = rows[owner[j]];
-      const int32_t t = call.tokens[j];
-      const bool in_range = t >= 0 && t < V;
-      if (!call.valid[j] || !in_range) {
-        out.failure =
-            !call.valid[j]
-                ? fmt::format(
-                      "row '{}' (valid per the reference) came back valid = 0 at seed {} "
-                      "subsequence {}",
-                      jr.label, seed, call.subsequence[j])
-                : fmt::format(
-                      "row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
-                      jr.label, t, V, seed, call.subsequence[j]);
-        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]},
-                     {"offset", 0},  {"row", jr.label},
-                     {"token", t},   {"params", setting_json(jr.setting)}};
-        return;
-      }
-      if (jr.route >= 0 && j < call.route.size() && call.route[j] != jr.route) {
-        out.failure = fmt::format(
-            "row '{}': the draw at seed {} subsequence {} reported route {}, the row's probe "
-            "call route {} (a route follows the row and the batch, not the draw)",
-            jr.label, seed, call.subsequence[j], call.route[j], jr.route);
-        out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"row", jr.label}};
-        return;
-      }
-      if (jr.target.ok() &&
-          jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
-          out.first_out[owner[j]].token < 0)
-        out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
-      ++out.counts[owner[j]][static_cast<size_t>(t)];
-    }
+    if (!count_outputs(rows, call, owner, seed, out)) return;
   }
 }
 

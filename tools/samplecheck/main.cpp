@@ -244,6 +244,71 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   return ok ? 0 : 1;
 }
 
+// Every subcommand's options, filled in as CLI11 parses the command line.
+struct command_requests {
+  cli::common_options q_common, m_common, c_common;
+  cli::subject_request request;
+  bool require_device = false;
+  replay_request replay_args;
+  bool named_only = false;
+  std::string prefix;
+  cli::calibrate_request calib;
+  cli::fingerprint_request fingerprint_args;
+  cli::repro_script_request script_args;
+  cli::bisect_request bisect_args;
+};
+
+struct subcommands {
+  CLI::App *qualify, *replay, *mutants, *calibrate, *fingerprint, *repro_script, *bisect;
+};
+
+subcommands add_subcommands(CLI::App& app, command_requests& r) {
+  subcommands c{};
+  c.qualify = app.add_subcommand(
+      "qualify", "run the battery on a subject (sampler or matmul), print the table");
+  cli::add_subject_options(c.qualify, r.request);
+  cli::add_common(c.qualify, r.q_common, /*matmul=*/true);
+  c.qualify->add_flag("--require-device", r.require_device,
+                      "a subject whose device is absent fails (exit 1) instead of skipping (77)");
+  c.replay = add_replay(app, r.replay_args);
+  c.mutants =
+      app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
+  c.mutants->add_flag("--named-only", r.named_only,
+                      "run only each mutant's catalog check (faster; the CI proof)");
+  c.mutants->add_option("--subjects-prefix", r.prefix,
+                        "only mutants whose name starts with this (e.g. cpu.)");
+  cli::add_common(c.mutants, r.m_common, /*matmul=*/true);
+  c.calibrate = app.add_subcommand("calibrate",
+                                   "many runs with fresh seeds on correct samplers: failure "
+                                   "count vs the budget, uniformity (KS) of each check's p-values");
+  cli::add_calibrate_options(c.calibrate, r.calib);
+  cli::add_common(c.calibrate, r.c_common, /*matmul=*/false);
+  c.fingerprint = app.add_subcommand(
+      "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
+  cli::add_fingerprint_options(c.fingerprint, r.fingerprint_args);
+  c.repro_script = cli::add_repro_script(app, r.script_args);
+  c.bisect = app.add_subcommand(
+      "bisect",
+      "git bisect run with a build command and a samplecheck check; names the first "
+      "bad commit and its smallest failing case");
+  cli::add_bisect_options(c.bisect, r.bisect_args);
+  return c;
+}
+
+int run_parsed(const subcommands& c, command_requests& r) {
+  if (c.qualify->parsed())
+    return run_qualify(r.request, cli::convert(r.q_common), r.require_device);
+  if (c.replay->parsed()) return run_replay(r.replay_args);
+  if (c.repro_script->parsed()) return cli::run_repro_script(r.script_args);
+  if (c.mutants->parsed()) return run_mutants(r.prefix, r.named_only, cli::convert(r.m_common));
+  if (c.fingerprint->parsed()) {
+    r.fingerprint_args.command_line = command_line;
+    return cli::run_fingerprint(r.fingerprint_args);
+  }
+  if (c.bisect->parsed()) return cli::run_bisect(r.bisect_args);
+  return run_calibrate(cli::convert(r.calib), cli::convert(r.c_common));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -255,63 +320,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text(),
                        "print the version, revision, ABI and protocol");
-
-  cli::common_options q_common, m_common, c_common;
-  cli::subject_request request;
-  auto* qualify = app.add_subcommand(
-      "qualify", "run the battery on a subject (sampler or matmul), print the table");
-  cli::add_subject_options(qualify, request);
-  cli::add_common(qualify, q_common, /*matmul=*/true);
-  bool require_device = false;
-  qualify->add_flag("--require-device", require_device,
-                    "a subject whose device is absent fails (exit 1) instead of skipping (77)");
-
-  replay_request replay_args;
-  auto* replay = add_replay(app, replay_args);
-  bool named_only = false;
-  std::string prefix;
-  auto* mutants =
-      app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
-  mutants->add_flag("--named-only", named_only,
-                    "run only each mutant's catalog check (faster; the CI proof)");
-  mutants->add_option("--subjects-prefix", prefix,
-                      "only mutants whose name starts with this (e.g. cpu.)");
-  cli::add_common(mutants, m_common, /*matmul=*/true);
-  cli::calibrate_request calib;
-  auto* calibrate =
-      app.add_subcommand("calibrate",
-                         "many runs with fresh seeds on correct samplers: failure "
-                         "count vs the budget, uniformity (KS) of each check's p-values");
-  cli::add_calibrate_options(calibrate, calib);
-  cli::add_common(calibrate, c_common, /*matmul=*/false);
-
-  cli::fingerprint_request fingerprint_args;
-  auto* fingerprint = app.add_subcommand(
-      "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
-  cli::add_fingerprint_options(fingerprint, fingerprint_args);
-
-  cli::repro_script_request script_args;
-  auto* repro_script = cli::add_repro_script(app, script_args);
-
-  cli::bisect_request bisect_args;
-  auto* bisect = app.add_subcommand(
-      "bisect",
-      "git bisect run with a build command and a samplecheck check; names the first "
-      "bad commit and its smallest failing case");
-  cli::add_bisect_options(bisect, bisect_args);
-
+  command_requests requests;
+  const subcommands commands = add_subcommands(app, requests);
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
-    if (qualify->parsed()) return run_qualify(request, cli::convert(q_common), require_device);
-    if (replay->parsed()) return run_replay(replay_args);
-    if (repro_script->parsed()) return cli::run_repro_script(script_args);
-    if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
-    if (fingerprint->parsed()) {
-      fingerprint_args.command_line = command_line;
-      return cli::run_fingerprint(fingerprint_args);
-    }
-    if (bisect->parsed()) return cli::run_bisect(bisect_args);
-    return run_calibrate(cli::convert(calib), cli::convert(c_common));
+    return run_parsed(commands, requests);
   } catch (const cli::usage_error& e) {
     return cli::usage_failure(app, e.what());
   }

@@ -312,26 +312,86 @@ nlohmann::json comparison_report(const report_header& h, const manifest_comparis
   return j;
 }
 
+namespace {
+
+// One testcase per mutant: survived is a failure, an absent device or a named check that
+// did not run is skipped.
+std::string mutants_xml(const nlohmann::json& report) {
+  std::vector<junit_case> cases;
+  for (const auto& m : report.at("mutants")) {
+    junit_case c{m.at("subject"), "", "", "", 0};
+    const std::string named = m.at("named_check");
+    if (m.at("unavailable").get<bool>())
+      c.outcome = "skipped", c.message = "no device";
+    else if (!m.value("judged", true))
+      c.outcome = "skipped", c.message = "not judged: " + named + " did not run";
+    else if (!m.at("killed").get<bool>())
+      c.outcome = "failure", c.message = "SURVIVED: " + named + " did not kill it";
+    cases.push_back(std::move(c));
+  }
+  for (const auto& r : report.at("runs"))
+    for (auto& c : cases)
+      if (c.name == r.at("subject")) c.seconds = r.at("seconds").get<double>();
+  return suite_xml("mutants", cases);
+}
+
+// fingerprint --compare as one testcase: differ is a failure, incomparable an error.
+std::string comparison_xml(const nlohmann::json& c) {
+  junit_case t{fmt::format("{} vs {}", c.at("a").at("path").get<std::string>(),
+                           c.at("b").at("path").get<std::string>()),
+               "", "", "", 0};
+  const std::string verdict = c.at("verdict");
+  if (verdict == "incomparable") {
+    t.outcome = "error";
+    t.message = "incomparable: " + c.at("why_not").get<std::string>();
+  } else if (verdict == "differ") {
+    const auto& first = c.at("first_divergence");
+    t.outcome = "failure";
+    t.message = fmt::format("DIFFER: {} of {} entries differ; first: {}",
+                            c.at("differing_count").get<size_t>(), c.at("entries").get<size_t>(),
+                            first.at("name").get<std::string>());
+    t.text = t.message;
+    if (!first.at("detail").is_null()) t.text += "\n" + first.at("detail").get<std::string>();
+  }
+  return suite_xml("fingerprint --compare", {t});
+}
+
+// One calibrated subject: its failed runs, then each check's uniformity, by the rule
+// calibration_summary::acceptable applies.
+std::string calibration_xml(const nlohmann::json& s) {
+  std::vector<junit_case> cases;
+  const double below = s.at("fail_below").get<double>();
+  junit_case runs{"failed runs", "", "", "", 0};
+  if (s.at("failure_p_value").get<double>() < below)
+    runs.outcome = "failure",
+    runs.message =
+        fmt::format("{} failed runs of {}: P = {:.3g} < {:g}", s.at("failed_runs").get<int>(),
+                    s.at("runs").get<int>(), s.at("failure_p_value").get<double>(), below);
+  cases.push_back(runs);
+  for (const auto& c : s.at("checks")) {
+    junit_case u{"uniformity " + c.at("check").get<std::string>(), "", "", "", 0};
+    const double fa_p = c.at("false_alarm_p").get<double>();
+    const double ks_lower_p = c.at("ks_lower_p").get<double>();
+    const double median = c.at("median").get<double>();
+    if (fa_p < below || ks_lower_p < below || median > kMaxMedianP)
+      u.outcome = "failure",
+      u.message = fmt::format(
+          "{} false alarms ({:.3g} expected, P = {:.3g}); too many small p-values: D- {:.4f}, "
+          "p = {:.3g}; median {:.3f} (at most {:g}); fail below {:g}",
+          c.at("false_alarms").get<uint64_t>(), c.at("expected_false_alarms").get<double>(), fa_p,
+          c.at("ks_lower_distance").get<double>(), ks_lower_p, median, kMaxMedianP, below);
+    cases.push_back(u);
+  }
+  return suite_xml("calibrate " + s.at("subject").get<std::string>(), cases);
+}
+
+}  // namespace
+
 std::string junit_xml(const nlohmann::json& report) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"samplecheck " +
                     xml_escaped(report.at("command").get<std::string>()) + "\">\n";
   if (report.contains("mutants")) {
-    std::vector<junit_case> cases;
-    for (const auto& m : report.at("mutants")) {
-      junit_case c{m.at("subject"), "", "", "", 0};
-      const std::string named = m.at("named_check");
-      if (m.at("unavailable").get<bool>())
-        c.outcome = "skipped", c.message = "no device";
-      else if (!m.value("judged", true))
-        c.outcome = "skipped", c.message = "not judged: " + named + " did not run";
-      else if (!m.at("killed").get<bool>())
-        c.outcome = "failure", c.message = "SURVIVED: " + named + " did not kill it";
-      cases.push_back(std::move(c));
-    }
-    for (const auto& r : report.at("runs"))
-      for (auto& c : cases)
-        if (c.name == r.at("subject")) c.seconds = r.at("seconds").get<double>();
-    out += suite_xml("mutants", cases);
+    out += mutants_xml(report);
   } else if (report.contains("runs")) {
     for (const auto& r : report.at("runs")) {
       std::vector<junit_case> cases;
@@ -339,55 +399,9 @@ std::string junit_xml(const nlohmann::json& report) {
       out += suite_xml(r.at("subject").get<std::string>(), cases, context_of(report, &r));
     }
   }
-  if (report.contains("comparison")) {
-    const auto& c = report.at("comparison");
-    junit_case t{fmt::format("{} vs {}", c.at("a").at("path").get<std::string>(),
-                             c.at("b").at("path").get<std::string>()),
-                 "", "", "", 0};
-    const std::string verdict = c.at("verdict");
-    if (verdict == "incomparable") {
-      t.outcome = "error";
-      t.message = "incomparable: " + c.at("why_not").get<std::string>();
-    } else if (verdict == "differ") {
-      const auto& first = c.at("first_divergence");
-      t.outcome = "failure";
-      t.message = fmt::format("DIFFER: {} of {} entries differ; first: {}",
-                              c.at("differing_count").get<size_t>(), c.at("entries").get<size_t>(),
-                              first.at("name").get<std::string>());
-      t.text = t.message;
-      if (!first.at("detail").is_null()) t.text += "\n" + first.at("detail").get<std::string>();
-    }
-    out += suite_xml("fingerprint --compare", {t});
-  }
+  if (report.contains("comparison")) out += comparison_xml(report.at("comparison"));
   if (report.contains("calibration"))
-    for (const auto& s : report.at("calibration")) {
-      std::vector<junit_case> cases;
-      const double below = s.at("fail_below").get<double>();
-      junit_case runs{"failed runs", "", "", "", 0};
-      if (s.at("failure_p_value").get<double>() < below)
-        runs.outcome = "failure",
-        runs.message =
-            fmt::format("{} failed runs of {}: P = {:.3g} < {:g}", s.at("failed_runs").get<int>(),
-                        s.at("runs").get<int>(), s.at("failure_p_value").get<double>(), below);
-      cases.push_back(runs);
-      for (const auto& c : s.at("checks")) {
-        junit_case u{"uniformity " + c.at("check").get<std::string>(), "", "", "", 0};
-        // The rule calibration_summary::acceptable applies.
-        const double fa_p = c.at("false_alarm_p").get<double>();
-        const double ks_lower_p = c.at("ks_lower_p").get<double>();
-        const double median = c.at("median").get<double>();
-        if (fa_p < below || ks_lower_p < below || median > kMaxMedianP)
-          u.outcome = "failure",
-          u.message = fmt::format(
-              "{} false alarms ({:.3g} expected, P = {:.3g}); too many small p-values: D- {:.4f}, "
-              "p = {:.3g}; median {:.3f} (at most {:g}); fail below {:g}",
-              c.at("false_alarms").get<uint64_t>(), c.at("expected_false_alarms").get<double>(),
-              fa_p, c.at("ks_lower_distance").get<double>(), ks_lower_p, median, kMaxMedianP,
-              below);
-        cases.push_back(u);
-      }
-      out += suite_xml("calibrate " + s.at("subject").get<std::string>(), cases);
-    }
+    for (const auto& s : report.at("calibration")) out += calibration_xml(s);
   return out + "</testsuites>\n";
 }
 
