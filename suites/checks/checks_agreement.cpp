@@ -1,4 +1,4 @@
-// stream_agreement: the third part of the stream contract (issue 17). Where a subject
+// stream_agreement: the third part of the stream contract. Where a subject
 // declares the rule that turns its uniforms into a token (sc_sampler.uniform_rule), its
 // tokens are compared exactly with the same rule evaluated on the reference Philox stream
 // (reference/philox.h), at scattered (seed, subsequence, offset) with subsequences and

@@ -72,8 +72,8 @@ support_plan plan_support(const check_context& ctx, uint64_t seed) {
   // Every parameter edge of the declared filters (k = 1..V with the powers of two
   // 256..65,536 and their neighbours, p and min_p near 0 and 1), on the peaked shape:
   // 3% of its mass lies past rank 256, so a k moved up draws OUT tokens at 15x the
-  // support rate, and a rejection sampler accepts in its first round on most draws (on
-  // the flat shape each draw of cpu.dual_pivot took 10x longer, on zipf 3x).
+  // support rate, and a rejection sampler accepts in its first round on most draws (flat
+  // and zipf rows cost it several rounds a draw: docs/judging-power.md).
   const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
   plan.edges = edges.size();
   for (size_t i = 0; i < edges.size(); ++i)

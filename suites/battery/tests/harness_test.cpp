@@ -271,7 +271,7 @@ TEST_CASE("checks that do not apply say n/a with the reason, never pass", "[batt
   roster.add_in_tree();
   const subject* multinomial = roster.find("cpu.multinomial");
   REQUIRE(multinomial != nullptr);
-  // (ties applies to every sampler since issue 17: exact ties must split evenly.)
+  // (ties applies to every sampler: exact ties must split evenly.)
   const auto report = run_battery(*multinomial, quick({"parameter_routing", "spelling_agreement"}),
                                   roster.lookup());
   for (const auto& c : report.checks) {

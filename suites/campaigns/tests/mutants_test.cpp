@@ -74,7 +74,7 @@ TEST_CASE("the mutants whose defect acts only at the standard budget's V are kil
   }
 }
 
-// The blind spot the contract checks close (issue 17): X03 (reads past its declared
+// The blind spot the contract checks close: X03 (reads past its declared
 // outputs), X04 (a 32-bit offset) and X07 (u from the wrong outputs of its stream) pass
 // every check the battery had before them, and only round_advancement / stream_position /
 // stream_agreement kill them (the test above).

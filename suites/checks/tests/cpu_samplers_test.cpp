@@ -72,9 +72,9 @@ TEST_CASE("every correct CPU sampler passes the quick battery on every declared 
   }
 }
 
-// stream_agreement (issue 17 (c)): the one CPU subject that declares its uniform_rule
-// (cpu.multinomial, inverse_cdf_u53) agrees with the rule on the reference stream in every
-// dtype; every other correct CPU subject declares none and gets n/a with that reason.
+// stream_agreement (part (c) of the stream contract): the one CPU subject that declares its
+// uniform_rule (cpu.multinomial, inverse_cdf_u53) agrees with the rule on the reference stream in
+// every dtype; every other correct CPU subject declares none and gets n/a with that reason.
 TEST_CASE("stream_agreement: cpu.multinomial agrees and the other CPU samplers are n/a",
           "[battery][cpu]") {
   subject_roster roster;
