@@ -35,6 +35,10 @@ struct check_context {
   double alpha_share;  // statistical checks: the Holm planning share they size samples for
   subject_lookup lookup;
   const matmul_selection& matmul;  // matmul checks: shapes and batch sizes
+  // The check this context runs, and its seed (check_seed(seed, check)): a check's code
+  // never spells its own name, so the table's row is the one place that does.
+  std::string_view check;
+  uint64_t check_seed;
 };
 
 struct check_outcome {
@@ -45,7 +49,7 @@ struct check_outcome {
   std::string detail;    // what was seen; names row, token, seed on a failure
   // The check's evidence: what replays it (seed, offsets, row, parameters, shape, M) and
   // the data behind report.html's plots ("fit", "tail_rows", "divergence": added only where
-  // needed, see suites/battery/report_evidence.h and docs/reports.md).
+  // needed, see suites/checks/report_evidence.h and docs/reports.md).
   nlohmann::json repro;
   bool unavailable = false;     // the subject's device is absent: skipped, not passed
   std::string nothing_to_test;  // non-empty: the rows gave the check nothing to judge (n/a, why)
@@ -59,11 +63,20 @@ inline check_outcome harness_failure(std::string message) {
   return out;
 }
 
-// The subject failed exactly (a call it answered wrongly): `detail` says how.
-inline check_outcome exact_failure(std::string detail) {
-  check_outcome out;
+// The subject failed exactly (a call it answered wrongly): `detail` says how, and
+// `evidence`, merged into the outcome's repro, locates the call that shows it. The one
+// way a check records an exact failure.
+inline void fail_exactly(check_outcome& out, std::string detail,
+                         const nlohmann::json& evidence = nlohmann::json::object()) {
   out.exact_failure = true;
   out.detail = std::move(detail);
+  if (!evidence.empty()) out.repro.update(evidence);
+}
+
+// An outcome that is that failure and nothing else.
+inline check_outcome exact_failure(std::string detail) {
+  check_outcome out;
+  fail_exactly(out, std::move(detail));
   return out;
 }
 
@@ -74,7 +87,7 @@ struct check_definition {
   double weight;  // share of the Holm budget, relative (statistical checks)
   std::string_view what;
   // Empty when the check applies to a subject of its kind; else why not ("n/a" with
-  // the reason). Looks only at the descriptor, so the parent decides it before forking.
+  // the reason). Looks only at the descriptor, so the runner decides it before any call.
   std::function<std::string(const subject&, const subject_lookup&)> not_applicable;
   std::function<check_outcome(const check_context&)> run;
   // The samples run() draws at most (its plan: a sequential check may stop early), from
@@ -84,11 +97,18 @@ struct check_definition {
   std::function<uint64_t(const check_context&)> planned_samples;
 };
 
-// Every check, in the order reports print them. A name appears at most once per subject
-// kind (batch_invariance and run_to_run: one property, judged on samplers and matmuls).
+// The table of checks this run knows, owned here so that the runner never depends on the
+// check kit: suites/checks registers its rows (register_checks() there, called once by
+// each program before it plans a run), in the order reports print them. A name appears
+// at most once per subject kind (batch_invariance and run_to_run: one property, judged
+// on samplers and matmuls).
+void register_check(check_definition check);
 const std::vector<check_definition>& all_checks();
 const check_definition* find_check(std::string_view name);
 // The names of every check, for usage messages.
 std::vector<std::string> check_names();
+
+// A seed for one check, derived from the run seed so checks never share streams.
+uint64_t check_seed(uint64_t run_seed, std::string_view check_name);
 
 }  // namespace samplecheck::battery

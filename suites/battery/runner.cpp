@@ -10,11 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
-#include "suites/battery/check_helpers.h"
+#include "suites/battery/check_run.h"
 #include "suites/battery/contracts.h"
-#include "suites/battery/fingerprint.h"
-#include "suites/battery/isolation.h"
+#include "suites/battery/platform.h"
 #include "suites/harness/protocol.h"
 #include "suites/stats/holm_budget.h"
 
@@ -40,7 +40,7 @@ struct planned_check {
   std::string not_applicable;
   bool selected = true;
   int holm_id = -1;
-  isolated_result result;
+  check_run result;
   bool ran = false;
 };
 
@@ -50,6 +50,9 @@ bool selected_by(const run_options& o, std::string_view name) {
 
 std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
                                        const subject_lookup& lookup) {
+  // A program that never registered the check kit would judge nothing and call it a pass.
+  if (all_checks().empty())
+    throw std::logic_error("no checks registered: call register_checks() (suites/checks)");
   std::vector<planned_check> plan;
   std::vector<int32_t> dtypes = declared_dtypes(s);
   if (dtypes.empty()) dtypes.push_back(0);  // a matmul: one row per check, no dtype
@@ -59,7 +62,7 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
       planned_check p{&c, s, dtype != 0 ? dtype_name(dtype) : "", {}, selected_by(o, c.name)};
       p.selected &= o.dtype.empty() || o.dtype == p.dtype;
       if (dtype != 0) p.run_as.input_dtype = dtype;
-      if (!o.isolate && p.run_as.in_tree()) p.run_as.process = nullptr;  // --no-fork
+      if (o.in_process && p.run_as.in_tree()) p.run_as.process = nullptr;  // --in-process
       p.not_applicable = contract_not_applicable(c.name, p.run_as);
       if (p.not_applicable.empty() && c.not_applicable)
         p.not_applicable = c.not_applicable(p.run_as, lookup);
@@ -114,7 +117,7 @@ void record_in_budget(const planned_check& p, stats::holm_budget& budget) {
            !r.outcome.nothing_to_test.empty())
     budget.skip(p.holm_id, "did not run");
   // A crash, a hang or an exact violation is a failure whatever the statistics say.
-  else if (r.crashed || r.outcome.exact_failure || std::isnan(r.outcome.p_value))
+  else if (r.subject_failed || r.outcome.exact_failure || std::isnan(r.outcome.p_value))
     budget.record(p.holm_id, 0.0);
   else
     budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
@@ -161,7 +164,7 @@ check_report report_row(const planned_check& p,
     if (o.decision_level >= 0) c.alpha_share = level;
   }
   if (r.outcome.exact_failure) c.result = verdict::fail;
-  if (r.crashed) {
+  if (r.subject_failed) {
     c.result = r.timed_out ? verdict::timeout : verdict::fail;
     c.detail = r.why;
     c.power = "-";
@@ -194,7 +197,8 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   int hangs = 0, index = 0, total = 0;
   auto context_of = [&](const planned_check& p) {
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
-    return check_context{p.run_as, o.budget, o.seed, share, lookup, o.matmul};
+    return check_context{p.run_as, o.budget, o.seed,        share,
+                         lookup,   o.matmul, p.check->name, check_seed(o.seed, p.check->name)};
   };
   auto runs = [](const planned_check& p) { return p.not_applicable.empty() && p.selected; };
   std::vector<uint64_t> planned(plan.size(), 0);
@@ -225,7 +229,7 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
     event.finished = true;
     event.samples = p.result.outcome.samples;
     event.seconds = p.result.seconds;
-    event.failed = p.result.crashed || p.result.outcome.exact_failure;
+    event.failed = p.result.subject_failed || p.result.outcome.exact_failure;
     if (o.progress) o.progress(event);
   }
 }
@@ -380,7 +384,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
     check_report c = report_row(p, decisions, budget, o);
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
-      if (p.result.crashed) evidence = {{"crash", p.result.why}};
+      if (p.result.subject_failed) evidence = {{"crash", p.result.why}};
       if (!evidence.contains("check_seed"))
         evidence["check_seed"] = check_seed(o.seed, p.check->name);
       c.repro = repro_record(p.run_as, o, c, evidence);

@@ -1,13 +1,15 @@
 // Runs the battery on one subject, a sampler or a matmul: every selected check (for a
-// sampler, once per declared dtype) in its own forked child with a timeout (a crash
-// or a hang is a failed check, not a dead run), one run-wide Holm budget over the
-// statistical checks, a report table, and reproduction files that replay.
+// sampler, once per declared dtype) here, against the subject in its subject process and
+// within a deadline (the subject's crash or hang is a failed check, not a dead run), one
+// run-wide Holm budget over the statistical checks, a report table, and reproduction
+// files that replay.
 //
 // Holm: every applicable statistical check of the subject is declared whether or not
 // --checks selects it (an unselected one is recorded as p = 1), so a check's share,
 // and with it its sample plan, never depends on the selection.
 //
-// CUDA: the parent never initialises CUDA; each child does so itself after fork().
+// CUDA: this process never initialises CUDA; the subject process does, so a subject
+// process started later never inherits a context it cannot use.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +49,7 @@ struct progress_event {
   bool all_planned = true;     // every check of the battery states its plan
   uint64_t samples = 0;        // finished: the check's samples
   double seconds = 0;          // finished: the check's time
-  bool failed = false;         // finished: crashed, timed out or an exact violation
+  bool failed = false;         // finished: subject process failed, timed out or exact violation
 };
 using progress_sink = std::function<void(const progress_event&)>;
 
@@ -59,7 +61,9 @@ struct run_options {
   std::string dtype;                // samplers: run only this dtype ("bf16"); empty: every declared
   double timeout_s = 0;             // per check; 0: the budget's check_timeout_s, scaled by V
   std::string repro_dir;            // empty: no reproduction files
-  bool isolate = true;  // subjects in their processes (false: in-tree ones called here, debugging)
+  // In-tree subjects called in this process, not in their subject process (debugging: a
+  // crash ends the run). Plugins and --exec subjects are always in their process.
+  bool in_process = false;
   matmul_selection matmul;  // matmul subjects: shapes and batch sizes
   // Replay: decide the one selected check against this Holm level (the level its
   // original run compared it with) instead of its first-step share. < 0: off.

@@ -2,7 +2,7 @@
 // (--exec). Checks say which kind they apply to and make every call through run_call /
 // make_matmul_runner, which go through the subject's process (subject_process.h): the
 // subject returns outputs only, and this process judges them. In-tree subjects can also
-// be called in-process (--no-fork, and the harness's own tests).
+// be called in-process (--in-process, and the harness's own tests).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,7 @@ struct subject {
   }
   // The plugin's path, or empty for an in-tree subject (repro files record it).
   std::string plugin_path() const { return plugin; }
-  // Its descriptors are this process's own, so it can be called here (--no-fork).
+  // Its descriptors are this process's own, so it can be called here (--in-process).
   bool in_tree() const { return plugin.empty() && exec.empty() && connect.empty(); }
 };
 

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
 
 namespace samplecheck::peer_table {
 
@@ -12,8 +13,9 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
   namespace sb = samplecheck::battery;
   std::vector<battery_outcome> out;
   const auto settings = sb::budget_by_name(budget);
-  sb::subject_catalog catalog;
+  sb::subject_roster catalog;
   catalog.add_in_tree();
+  sb::register_checks();
   for (const std::string& name : subjects) {
     battery_outcome o;
     o.subject = name;

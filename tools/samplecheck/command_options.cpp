@@ -70,20 +70,20 @@ std::string names_of(const std::vector<const battery::subject*>& subjects) {
 
 // The subjects of a plugin or an --exec command, from its subject process's hello. The
 // plugin is loaded in that process, never here: its crash or hang is this error.
-std::vector<const battery::subject*> process_subjects(battery::subject_catalog& catalog,
+std::vector<const battery::subject*> process_subjects(battery::subject_roster& roster,
                                                       const subject_request& r) {
   std::vector<const battery::subject*> all;
   try {
     if (!r.exec.empty()) {
-      all = catalog.add_exec(r.exec, r.handshake_timeout);
+      all = roster.add_exec(r.exec, r.handshake_timeout);
     } else if (!r.connect.empty()) {
-      all = catalog.add_connect(r.connect, r.handshake_timeout);
+      all = roster.add_connect(r.connect, r.handshake_timeout);
     } else {
       // An absolute path, so a reproduction record replays from any folder.
       std::error_code ec;
       const std::filesystem::path absolute = std::filesystem::absolute(r.plugin, ec);
-      all = catalog.add_plugin(ec ? r.plugin : absolute.lexically_normal().string(),
-                               r.handshake_timeout);
+      all = roster.add_plugin(ec ? r.plugin : absolute.lexically_normal().string(),
+                              r.handshake_timeout);
     }
   } catch (const harness::subject_failure& f) {
     throw usage_error(f.why);
@@ -130,9 +130,12 @@ void add_run_control(CLI::App* app, common_options& o) {
                   "per-check wall-clock limit in seconds (default: the budget's, "
                   "scaled with V); a check past it is a TIMEOUT")
       ->type_name("FLOAT");
-  app->add_flag("--no-fork", o.no_fork,
+  app->add_flag("--in-process", o.in_process,
                 "call in-tree subjects in this process, not in their subject process "
                 "(debugging; a crash kills the run)");
+  // The flag's name from when each check ran in a forked child: deprecated, kept (out of
+  // --help) so that existing scripts keep working.
+  app->add_flag("--no-fork", o.in_process, "deprecated spelling of --in-process")->group("");
   app->add_flag("-v,--verbose", o.verbose, "print every check's detail line");
 }
 
@@ -165,7 +168,7 @@ battery::run_options to_run_options(const common_options& c) {
   o.checks = c.checks;
   o.timeout_s = c.timeout;
   o.repro_dir = c.repro_dir;
-  o.isolate = !c.no_fork;
+  o.in_process = c.in_process;
   o.matmul = c.matmul;
   return o;
 }
@@ -199,22 +202,22 @@ void add_subject_options(CLI::App* app, subject_request& r) {
                 "the checks, then exit");
 }
 
-std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
+std::vector<const battery::subject*> resolve_subjects(battery::subject_roster& roster,
                                                       subject_request r) {
   if (r.handshake_timeout_text)
     r.handshake_timeout = parse_seconds("--handshake-timeout", *r.handshake_timeout_text);
-  catalog.add_in_tree();
+  roster.add_in_tree();
   std::vector<const battery::subject*> found;
   if (!r.plugin.empty() || !r.exec.empty() || !r.connect.empty()) {
-    found = process_subjects(catalog, r);
+    found = process_subjects(roster, r);
   } else if (!r.subject.empty()) {
-    const battery::subject* s = catalog.find(r.subject);
+    const battery::subject* s = roster.find(r.subject);
     if (s == nullptr)
       throw usage_error(
           fmt::format("no subject named '{}' (see samplecheck qualify --list)", r.subject));
     found = {s};
   } else if (r.list) {
-    for (const auto& s : catalog.all()) found.push_back(&s);
+    for (const auto& s : roster.all()) found.push_back(&s);
   } else {
     throw usage_error(
         "give --subject NAME, --plugin lib.so or --exec \"CMD\" (see samplecheck qualify --list)");

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
 #include "tools/samplecheck/cli_values.h"
 
 namespace CLI {
@@ -24,9 +24,9 @@ struct common_options {
   std::vector<std::string> checks;
   double timeout = 0;
   std::string repro_dir;
-  std::string report_dir;  // report.json, junit.xml, report.html; repro files in DIR/repro
-  bool quiet = false;      // no progress on stderr
-  bool no_fork = false;
+  std::string report_dir;   // report.json, junit.xml, report.html; repro files in DIR/repro
+  bool quiet = false;       // no progress on stderr
+  bool in_process = false;  // --in-process (deprecated spelling: --no-fork)
   bool verbose = false;
   int64_t vocab_size = 0;
   battery::matmul_selection matmul;
@@ -40,7 +40,7 @@ struct common_options {
 void add_common(CLI::App* app, common_options& o, bool matmul);
 // --m, --shape, --columns and --fixtures alone (fingerprint takes them without the rest).
 void add_matmul_selection(CLI::App* app, common_options& o);
-// Only what a replay may change: --timeout, --no-fork, --verbose.
+// Only what a replay may change: --timeout, --in-process, --verbose.
 void add_run_control(CLI::App* app, common_options& o);
 // Converts the typed values; throws usage_error naming the option and value.
 common_options convert(common_options o);
@@ -64,10 +64,10 @@ void add_subject_options(CLI::App* app, subject_request& r);
 void add_process_options(CLI::App* app, subject_request& r);
 
 // Adds the in-tree subjects (and the plugin's or the --exec command's, whose process it
-// starts) to the catalog and returns the subjects the request names, each runnable by
+// starts) to the roster and returns the subjects the request names, each runnable by
 // this build. Throws usage_error when the request names none, an unknown one, one whose
 // memory space this build cannot reach, or a subject process without a usable hello.
-std::vector<const battery::subject*> resolve_subjects(battery::subject_catalog& catalog,
+std::vector<const battery::subject*> resolve_subjects(battery::subject_roster& roster,
                                                       subject_request r);
 
 struct calibrate_request {

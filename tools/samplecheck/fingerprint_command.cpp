@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <fstream>
 
-#include "suites/battery/fingerprint.h"
-#include "suites/battery/report_json.h"
+#include "suites/campaigns/fingerprint.h"
 #include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/report_json.h"
 
 namespace sb = samplecheck::battery;
 
@@ -48,8 +48,8 @@ bool rerun(const fingerprint_request& r, size_t side, const nlohmann::json& m, s
           printable(r.compare[side]), p);
       return false;
     }
-    sb::subject_catalog catalog;
-    const auto subjects = resolve_subjects(catalog, named);
+    sb::subject_roster roster;
+    const auto subjects = resolve_subjects(roster, named);
     if (!sb::memory_space_available(*subjects.front(), &why)) return false;
     out = sb::run_entry(*subjects.front(), m.at("plan"), i);
     return true;
@@ -130,8 +130,8 @@ int take(const fingerprint_request& r) {
   if (r.output.empty())
     throw usage_error("fingerprint: give -o FILE.json (or --compare A.json B.json)");
   const common_options common = convert(r.common);
-  sb::subject_catalog catalog;
-  const auto subjects = resolve_subjects(catalog, r.subject);
+  sb::subject_roster roster;
+  const auto subjects = resolve_subjects(roster, r.subject);
   if (subjects.size() != 1)
     throw usage_error(fmt::format("fingerprint: {} has {} subjects; name one with --subject",
                                   r.subject.exec.empty() ? "the plugin" : "the --exec process",

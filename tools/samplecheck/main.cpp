@@ -29,16 +29,17 @@
 #include <cstdio>
 #include <ctime>
 
-#include "suites/battery/calibration.h"
-#include "suites/battery/kill_matrix.h"
 #include "suites/battery/replay.h"
-#include "suites/battery/report_json.h"
+#include "suites/campaigns/calibration.h"
+#include "suites/campaigns/kill_matrix.h"
+#include "suites/checks/checks.h"
 #include "tools/samplecheck/command_options.h"
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/determinism_commands.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
+#include "tools/samplecheck/report_json.h"
 #include "tools/samplecheck/repro_script_command.h"
 #include "tools/samplecheck/version.h"
 
@@ -99,8 +100,8 @@ int device_required(const std::vector<sb::battery_report>& reports, int status) 
 
 int run_qualify(const cli::subject_request& request, const cli::common_options& common,
                 bool require_device) {
-  sb::subject_catalog catalog;
-  const auto subjects = cli::resolve_subjects(catalog, request);
+  sb::subject_roster roster;
+  const auto subjects = cli::resolve_subjects(roster, request);
   if (request.list) {
     print_list(subjects);
     return 0;
@@ -110,7 +111,7 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   if (progress) options.progress = progress->sink();
   std::vector<sb::battery_report> reports;
   for (const sb::subject* s : subjects) {
-    sb::battery_report report = sb::run_battery(*s, options, catalog.lookup());
+    sb::battery_report report = sb::run_battery(*s, options, roster.lookup());
     if (report.checks.empty()) {  // --checks named only checks of the other kind
       std::printf("subject %s: none of the selected checks applies to it\n", s->name().c_str());
       continue;
@@ -153,7 +154,7 @@ struct replay_request {
   std::string file;
   cli::subject_request source;  // --exec / --plugin given here
   bool trust_record = false;
-  cli::common_options common;  // --timeout, --no-fork, --verbose
+  cli::common_options common;  // --timeout, --in-process, --verbose
 };
 
 CLI::App* add_replay(CLI::App& app, replay_request& r) {
@@ -175,12 +176,12 @@ int run_replay(const replay_request& r) {
   } catch (const std::invalid_argument& e) {
     throw cli::usage_error(fmt::format("replay: '{}': {}", cli::printable(path), e.what()));
   }
-  sb::subject_catalog catalog;
+  sb::subject_roster roster;
   const cli::subject_request request = replay_subject(path, plan, r.source, r.trust_record);
-  const auto subjects = cli::resolve_subjects(catalog, request);
+  const auto subjects = cli::resolve_subjects(roster, request);
   plan.options.timeout_s = common.timeout;
-  plan.options.isolate = !common.no_fork;
-  const auto report = sb::run_battery(*subjects.front(), plan.options, catalog.lookup());
+  plan.options.in_process = common.in_process;
+  const auto report = sb::run_battery(*subjects.front(), plan.options, roster.lookup());
   std::fputs(sb::format_report(report, true).c_str(), stdout);
   if (report.checks.size() != 1)
     throw cli::usage_error("replay: the record's check did not run exactly once");
@@ -191,15 +192,15 @@ int run_replay(const replay_request& r) {
 }
 
 int run_mutants(const std::string& prefix, bool named_only, const cli::common_options& common) {
-  sb::subject_catalog catalog;
-  catalog.add_in_tree();
+  sb::subject_roster roster;
+  roster.add_in_tree();
   std::vector<sb::subject> selected;
-  for (const auto& s : catalog.all())
+  for (const auto& s : roster.all())
     if (s.name().rfind(prefix, 0) == 0) selected.push_back(s);
   sb::run_options options = cli::to_run_options(common);
   const auto progress = cli::make_progress(common.quiet, "mutant");
   if (progress) options.progress = progress->sink();
-  const auto results = sb::run_mutants(selected, options, catalog.lookup(), named_only);
+  const auto results = sb::run_mutants(selected, options, roster.lookup(), named_only);
   if (results.empty())
     throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
   if (common.verbose)
@@ -217,8 +218,8 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
 }
 
 int run_calibrate(const cli::calibrate_request& request, const cli::common_options& common) {
-  sb::subject_catalog catalog;
-  catalog.add_in_tree();
+  sb::subject_roster roster;
+  roster.add_in_tree();
   bool ok = true;
   std::vector<std::pair<std::string, sb::calibration_summary>> summaries;
   const auto progress = cli::make_progress(
@@ -227,12 +228,12 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   if (progress) options.progress = progress->sink();
   options.progress_plans = false;  // the line counts runs, not samples
   for (const auto& name : request.subjects) {
-    const sb::subject* s = catalog.find(name);
+    const sb::subject* s = roster.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary = sb::calibrate(*s, options, catalog.lookup(), request.runs,
-                                       request.first_seed, request.jobs);
+    const auto summary =
+        sb::calibrate(*s, options, roster.lookup(), request.runs, request.first_seed, request.jobs);
     std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.acceptable(request.fail_below);
     summaries.emplace_back(name, summary);
@@ -243,73 +244,87 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   return ok ? 0 : 1;
 }
 
+// Every subcommand's options, filled in as CLI11 parses the command line.
+struct command_requests {
+  cli::common_options q_common, m_common, c_common;
+  cli::subject_request request;
+  bool require_device = false;
+  replay_request replay_args;
+  bool named_only = false;
+  std::string prefix;
+  cli::calibrate_request calib;
+  cli::fingerprint_request fingerprint_args;
+  cli::repro_script_request script_args;
+  cli::bisect_request bisect_args;
+};
+
+struct subcommands {
+  CLI::App *qualify, *replay, *mutants, *calibrate, *fingerprint, *repro_script, *bisect;
+};
+
+subcommands add_subcommands(CLI::App& app, command_requests& r) {
+  subcommands c{};
+  c.qualify = app.add_subcommand(
+      "qualify", "run the battery on a subject (sampler or matmul), print the table");
+  cli::add_subject_options(c.qualify, r.request);
+  cli::add_common(c.qualify, r.q_common, /*matmul=*/true);
+  c.qualify->add_flag("--require-device", r.require_device,
+                      "a subject whose device is absent fails (exit 1) instead of skipping (77)");
+  c.replay = add_replay(app, r.replay_args);
+  c.mutants =
+      app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
+  c.mutants->add_flag("--named-only", r.named_only,
+                      "run only each mutant's catalog check (faster; the CI proof)");
+  c.mutants->add_option("--subjects-prefix", r.prefix,
+                        "only mutants whose name starts with this (e.g. cpu.)");
+  cli::add_common(c.mutants, r.m_common, /*matmul=*/true);
+  c.calibrate = app.add_subcommand("calibrate",
+                                   "many runs with fresh seeds on correct samplers: failure "
+                                   "count vs the budget, uniformity (KS) of each check's p-values");
+  cli::add_calibrate_options(c.calibrate, r.calib);
+  cli::add_common(c.calibrate, r.c_common, /*matmul=*/false);
+  c.fingerprint = app.add_subcommand(
+      "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
+  cli::add_fingerprint_options(c.fingerprint, r.fingerprint_args);
+  c.repro_script = cli::add_repro_script(app, r.script_args);
+  c.bisect = app.add_subcommand(
+      "bisect",
+      "git bisect run with a build command and a samplecheck check; names the first "
+      "bad commit and its smallest failing case");
+  cli::add_bisect_options(c.bisect, r.bisect_args);
+  return c;
+}
+
+int run_parsed(const subcommands& c, command_requests& r) {
+  if (c.qualify->parsed())
+    return run_qualify(r.request, cli::convert(r.q_common), r.require_device);
+  if (c.replay->parsed()) return run_replay(r.replay_args);
+  if (c.repro_script->parsed()) return cli::run_repro_script(r.script_args);
+  if (c.mutants->parsed()) return run_mutants(r.prefix, r.named_only, cli::convert(r.m_common));
+  if (c.fingerprint->parsed()) {
+    r.fingerprint_args.command_line = command_line;
+    return cli::run_fingerprint(r.fingerprint_args);
+  }
+  if (c.bisect->parsed()) return cli::run_bisect(r.bisect_args);
+  return run_calibrate(cli::convert(r.calib), cli::convert(r.c_common));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
+  sb::register_checks();  // the check kit's rows, before --checks is read against them
   cli::use_ctest_gpus();  // before any child initialises CUDA
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text(),
                        "print the version, revision, ABI and protocol");
-
-  cli::common_options q_common, m_common, c_common;
-  cli::subject_request request;
-  auto* qualify = app.add_subcommand(
-      "qualify", "run the battery on a subject (sampler or matmul), print the table");
-  cli::add_subject_options(qualify, request);
-  cli::add_common(qualify, q_common, /*matmul=*/true);
-  bool require_device = false;
-  qualify->add_flag("--require-device", require_device,
-                    "a subject whose device is absent fails (exit 1) instead of skipping (77)");
-
-  replay_request replay_args;
-  auto* replay = add_replay(app, replay_args);
-  bool named_only = false;
-  std::string prefix;
-  auto* mutants =
-      app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
-  mutants->add_flag("--named-only", named_only,
-                    "run only each mutant's catalog check (faster; the CI proof)");
-  mutants->add_option("--subjects-prefix", prefix,
-                      "only mutants whose name starts with this (e.g. cpu.)");
-  cli::add_common(mutants, m_common, /*matmul=*/true);
-  cli::calibrate_request calib;
-  auto* calibrate =
-      app.add_subcommand("calibrate",
-                         "many runs with fresh seeds on correct samplers: failure "
-                         "count vs the budget, uniformity (KS) of each check's p-values");
-  cli::add_calibrate_options(calibrate, calib);
-  cli::add_common(calibrate, c_common, /*matmul=*/false);
-
-  cli::fingerprint_request fingerprint_args;
-  auto* fingerprint = app.add_subcommand(
-      "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
-  cli::add_fingerprint_options(fingerprint, fingerprint_args);
-
-  cli::repro_script_request script_args;
-  auto* repro_script = cli::add_repro_script(app, script_args);
-
-  cli::bisect_request bisect_args;
-  auto* bisect = app.add_subcommand(
-      "bisect",
-      "git bisect run with a build command and a samplecheck check; names the first "
-      "bad commit and its smallest failing case");
-  cli::add_bisect_options(bisect, bisect_args);
-
+  command_requests requests;
+  const subcommands commands = add_subcommands(app, requests);
   if (const int rc = cli::parse_command_line(app, argc, argv); rc >= 0) return rc;
   try {
-    if (qualify->parsed()) return run_qualify(request, cli::convert(q_common), require_device);
-    if (replay->parsed()) return run_replay(replay_args);
-    if (repro_script->parsed()) return cli::run_repro_script(script_args);
-    if (mutants->parsed()) return run_mutants(prefix, named_only, cli::convert(m_common));
-    if (fingerprint->parsed()) {
-      fingerprint_args.command_line = command_line;
-      return cli::run_fingerprint(fingerprint_args);
-    }
-    if (bisect->parsed()) return cli::run_bisect(bisect_args);
-    return run_calibrate(cli::convert(calib), cli::convert(c_common));
+    return run_parsed(commands, requests);
   } catch (const cli::usage_error& e) {
     return cli::usage_failure(app, e.what());
   }

@@ -42,8 +42,8 @@ struct progress_printer::state {
 
 namespace {
 
-// Writes with write(2): the forked check children share this stderr, and a line must
-// reach it whole, without stdio's buffer or lock.
+// Writes with write(2), not stdio: a line reaches stderr whole, never held in a buffer that
+// a process forked later (a subject process, calibrate's workers) would inherit and repeat.
 void put(const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "suites/battery/report_json.h"
+#include "tools/samplecheck/report_json.h"
 
 extern char** environ;
 

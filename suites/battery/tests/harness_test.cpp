@@ -16,15 +16,18 @@
 #include <thread>
 
 #include "kernels/cpu/cpu_samplers.h"
-#include "suites/battery/catalog.h"
-#include "suites/battery/distribution_tests.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
+#include "suites/checks/distribution_tests.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
 using namespace samplecheck::battery;
 
 namespace {
+// The check kit's rows in the battery's table before any test plans a run.
+[[maybe_unused]] const bool checks_registered = (register_checks(), true);
 
 sc_status crash_sample(void*, const sc_sample_batch*, char*, size_t) {
   ::raise(SIGSEGV);
@@ -204,10 +207,10 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
   CHECK(c.subject_seconds + c.judge_seconds == Approx(c.seconds));
   // An in-tree subject in its process: every call is on the clock, and a fast subject
   // leaves most of a check's time to the judge only where the judge is slow.
-  subject_catalog catalog;
-  catalog.add_in_tree();
+  subject_roster roster;
+  roster.add_in_tree();
   const auto m =
-      run_battery(*catalog.find("cpu.multinomial"), quick({"goodness_of_fit"}), catalog.lookup());
+      run_battery(*roster.find("cpu.multinomial"), quick({"goodness_of_fit"}), roster.lookup());
   for (const auto& row : m.checks) {
     CAPTURE(row.check, row.dtype, row.seconds, row.subject_seconds);
     CHECK(row.subject_seconds > 0);
@@ -264,13 +267,13 @@ TEST_CASE("an OUT token fails support at once and leaves a reproduction file",
 }
 
 TEST_CASE("checks that do not apply say n/a with the reason, never pass", "[battery][harness]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
-  const subject* multinomial = catalog.find("cpu.multinomial");
+  subject_roster roster;
+  roster.add_in_tree();
+  const subject* multinomial = roster.find("cpu.multinomial");
   REQUIRE(multinomial != nullptr);
-  // (ties applies to every sampler since issue 17: exact ties must split evenly.)
+  // (ties applies to every sampler: exact ties must split evenly.)
   const auto report = run_battery(*multinomial, quick({"parameter_routing", "spelling_agreement"}),
-                                  catalog.lookup());
+                                  roster.lookup());
   for (const auto& c : report.checks) {
     CAPTURE(c.check);
     CHECK(c.result == verdict::not_applicable);
@@ -316,9 +319,9 @@ TEST_CASE("a malformed descriptor is named field by field", "[battery][harness]"
 }
 
 TEST_CASE("sample counts come from the power target, not a constant", "[battery][harness]") {
-  subject_catalog catalog;
-  catalog.add_in_tree();
-  const subject* s = catalog.find("cpu.multinomial");
+  subject_roster roster;
+  roster.add_in_tree();
+  const subject* s = roster.find("cpu.multinomial");
   REQUIRE(s != nullptr);
   const judged_row row =
       make_row(*s, samplecheck::fixtures::shape::peaked, {.vocab_size = 32000, .seed = 4}, {});

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "suites/battery/catalog.h"
-#include "suites/battery/sampling.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/sampling.h"
 
 namespace sb = samplecheck::battery;
 
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
-  sb::subject_catalog catalog;
+  sb::subject_roster catalog;
   catalog.add_in_tree();
   if (names.empty())
     for (const auto& s : catalog.all())

@@ -17,8 +17,9 @@
 #include "kernels/cpu/sampler_core.h"
 #include "reference/filtered_distribution.h"
 #include "reference/uniform.h"
-#include "suites/battery/catalog.h"
 #include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
 
 namespace sb = samplecheck::battery;
 namespace cpu = samplecheck::cpu;
@@ -122,8 +123,9 @@ int main(int argc, char** argv) {
   const sc_sampler d = descriptor();
   sb::subject s;
   s.sampler = &d;
-  sb::subject_catalog catalog;
+  sb::subject_roster catalog;
   catalog.add_in_tree();
+  sb::register_checks();
   sb::run_options o;
   o.budget = *budget;
   o.seed = seed;

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "suites/battery/catalog.h"
-#include "suites/battery/sampling.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/sampling.h"
 #include "suites/harness/subject_server.h"
 
 namespace sb = samplecheck::battery;
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--host", host, "samplecheck-subject-host, for the exec way (default: skipped)");
   CLI11_PARSE(app, argc, argv);
 
-  sb::subject_catalog catalog;
+  sb::subject_roster catalog;
   catalog.add_in_tree();
   const sb::subject* in_tree = catalog.find(name);
   if (in_tree == nullptr || in_tree->sampler == nullptr) {
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   ways.push_back({"in-process", *in_tree, {}});
   ways.back().subj.process = nullptr;
   ways.push_back({"forked", *in_tree, {}});
-  sb::subject_catalog exec_catalog;
+  sb::subject_roster exec_catalog;
   if (!host.empty())
     ways.push_back({"exec", *exec_catalog.add_exec(host + " --in-tree " + name).front(), {}});
 

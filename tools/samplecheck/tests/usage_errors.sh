@@ -180,6 +180,10 @@ refused "--report-dir $tmp/rep: already holds a report" qualify --subject cpu.se
 accepted "subjects:" qualify --list
 accepted "subjects:" qualify --list --seed 0xffffffffffffffff --alpha 0.5 --timeout 0.5
 accepted "0x10 is 16; 010 is refused" qualify --help
+accepted "--in-process" qualify --help
+# --no-fork, the flag's name from when each check ran in a forked child: a deprecated
+# spelling of --in-process, kept out of --help, that scripts may still give.
+accepted "PASS" qualify --subject cpu.multinomial --checks replay --no-fork -q
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

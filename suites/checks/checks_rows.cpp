@@ -1,0 +1,458 @@
+// The checks that judge rows one by one: degenerate_rows, parameter_routing.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reference/philox.h"
+#include "suites/checks/check_helpers.h"
+#include "suites/checks/checks.h"
+
+namespace samplecheck::battery {
+namespace {
+
+using fixtures::shape;
+
+struct degenerate_case {
+  std::string label;
+  std::vector<float> values;
+};
+
+// Rows a sampler must refuse row by row. For a logits subject, -inf everywhere is
+// the all-zero row, and "everything filtered" has no other spelling: under the ABI's
+// parameter rules (top_k >= 1, top_p > 0, min_p <= 1) every filter keeps the argmax.
+std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint64_t seed) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  std::vector<float> base = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
+  if (s.is_logits()) base = fixtures::probs_to_logits(base);
+  base = harness::round_to_dtype(std::move(base), s.input_dtype);
+  std::vector<degenerate_case> cases;
+  auto with = [&](std::string label, int64_t token, float value) {
+    degenerate_case c{std::move(label), base};
+    c.values[static_cast<size_t>(token)] = value;
+    cases.push_back(std::move(c));
+  };
+  with("NaN at token 7", 7, nan);
+  with(fmt::format("+Inf at token {}", V / 2), V / 2, inf);
+  if (s.is_logits()) {
+    cases.push_back({"every logit -Inf", std::vector<float>(static_cast<size_t>(V), -inf)});
+    with("NaN at the last token", V - 1, nan);
+  } else {
+    with("-0.25 at token 3", 3, -0.25f);
+    cases.push_back({"all zero", std::vector<float>(static_cast<size_t>(V), 0.0f)});
+    with("-Inf at the last token", V - 1, -inf);
+  }
+  return cases;
+}
+
+// Under degenerate_rows treat_as_zero (kernels/samplecheck_plugin.h): the tokens a degenerate
+// row may draw, ascending; none when it is left with no positive mass (then valid = 0).
+struct zero_rule {
+  std::vector<int32_t> allowed;
+  std::string reading;  // how the row is read, for the detail line
+};
+
+zero_rule treat_as_zero_rule(const std::vector<float>& values) {
+  zero_rule z;
+  for (size_t t = 0; t < values.size(); ++t)
+    if (std::isinf(values[t]) && values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
+  if (!z.allowed.empty()) {
+    z.reading = "drawn uniformly among its +Inf entries";
+    return z;
+  }
+  // NaN, negative and -0.0 all fail `> 0`: exactly the entries the contract counts as zero.
+  for (size_t t = 0; t < values.size(); ++t)
+    if (values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
+  z.reading = z.allowed.empty() ? "no positive mass left, so valid = 0"
+                                : "NaN and negative entries count as probability 0";
+  return z;
+}
+
+// Empty when an output of the row keeps the rule; else what broke it.
+std::string zero_rule_breach(const zero_rule& z, bool valid, int32_t token) {
+  if (z.allowed.empty())
+    return valid ? fmt::format("came back valid = 1 with token {} ({})", token, z.reading) : "";
+  if (!valid)
+    return fmt::format("came back valid = 0 although it has positive mass ({})", z.reading);
+  if (!std::binary_search(z.allowed.begin(), z.allowed.end(), token))
+    return fmt::format("drew token {}, which holds probability 0 under treat_as_zero ({})", token,
+                       z.reading);
+  return {};
+}
+
+// Draws of each degenerate row under treat_as_zero: a token that should hold probability 0
+// but is drawn as the row's largest holds at least a few percent of the row, so this many
+// draws miss it with a probability far below the check's level.
+constexpr uint64_t kZeroRuleDraws = 256;
+
+// What a pass under treat_as_zero says of the degenerate rows (kZeroRuleDraws + 1 draws each).
+static_assert(kZeroRuleDraws == 256, "kZeroRuleKept states the draws");
+constexpr const char* kZeroRuleKept =
+    "kept degenerate_rows treat_as_zero over 257 draws each (NaN / negative count as 0, +Inf "
+    "drawn among the +Inf entries, all-zero valid = 0)";
+
+// The degenerate rows as judged rows; an error when the reference accepts one.
+std::string degenerate_rows_of(const subject& s, const std::vector<degenerate_case>& cases,
+                               std::vector<judged_row>& bad) {
+  for (const auto& c : cases) {
+    judged_row r;
+    r.label = c.label;
+    r.values = c.values;
+    r.target = reference_for(s, r.values, {});
+    if (r.target.ok())
+      return fmt::format("harness: the reference accepts degenerate row '{}'", c.label);
+    bad.push_back(std::move(r));
+  }
+  return {};
+}
+
+bool treats_as_zero(const subject& s) {
+  return registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO;
+}
+
+// Every degenerate row drawn kZeroRuleDraws times in one call, each output judged exactly by
+// the rule; false (with `out` the exact failure) at the first output that breaks it.
+bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& bad, uint64_t seed,
+                     check_outcome& out) {
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : bad) ptrs.push_back(&r);
+  sample_call call = call_for_rows(ctx.subj, ptrs);
+  for (uint64_t j = 0; j < kZeroRuleDraws * bad.size(); ++j)
+    add_output(call, static_cast<int32_t>(j % bad.size()), seed, 5000 + j, 8);
+  const call_status st = run_call(ctx.subj, call);
+  out.samples += static_cast<uint64_t>(call.num_output_rows());
+  if (!st.ok()) {
+    fail_exactly(
+        out, fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe()));
+    return false;
+  }
+  for (int64_t r = 0; r < call.num_output_rows(); ++r) {
+    const judged_row& row = bad[static_cast<size_t>(call.row_index[r])];
+    const std::string why =
+        zero_rule_breach(treat_as_zero_rule(row.values), call.valid[r] != 0, call.tokens[r]);
+    if (why.empty()) continue;
+    out.repro = repro_base(seed);
+    fail_exactly(
+        out,
+        fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why),
+        {{"row_label", row.label},
+         {"output", r},
+         {"token", call.tokens[r]},
+         {"subsequence", 5000 + r},
+         {"offset", 8}});
+    return false;
+  }
+  return true;
+}
+
+// Invalid parameters a subject must refuse with a message (those of its declared filters).
+struct bad_param {
+  uint32_t filter;
+  std::string field;
+  fixtures::filter_setting setting;
+};
+
+std::vector<bad_param> bad_params(const subject& s) {
+  std::vector<bad_param> all{
+      {SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
+      {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
+      {SC_FILTER_TOP_P, "top_p = 1.5", {.top_p = 1.5f}},
+      {SC_FILTER_TOP_P, "top_p = NaN", {.top_p = std::numeric_limits<float>::quiet_NaN()}},
+      {SC_FILTER_MIN_P, "min_p = -0.5", {.min_p = -0.5f}},
+      {SC_FILTER_MIN_P, "min_p = 2", {.min_p = 2.0f}}};
+  if (s.is_logits())
+    all.push_back({SC_FILTER_TEMPERATURE, "temperature = -1", {.temperature = -1.0f}});
+  std::erase_if(all, [&](const bad_param& b) { return !s.declares(b.filter); });
+  return all;
+}
+
+// Outputs per input row of parameter_routing: a misrouted row draws an OUT token at
+// the support rate, so ln(100) / rate outputs see one with probability 0.99.
+constexpr int64_t kRoutingInputRows = 8;
+uint64_t routing_outputs_per_row(const check_context& ctx) {
+  return static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+}
+
+}  // namespace
+
+uint64_t planned_degenerate_rows(const check_context& ctx) {
+  const size_t cases = degenerate_cases(ctx.subj, ctx.budget.vocab_size, ctx.check_seed).size();
+  // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
+  // bad parameter.
+  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() +
+         (treats_as_zero(ctx.subj) ? kZeroRuleDraws * cases : 0);
+}
+
+uint64_t planned_parameter_routing(const check_context& ctx) {
+  return routing_outputs_per_row(ctx) * kRoutingInputRows;
+}
+
+namespace {
+
+// The batch with degenerate rows against the one with good rows in their slots: each bad
+// row by the declared contract (valid = 0, or treat_as_zero's rule), each good row unchanged.
+// False (with `out` the exact failure) at the first row that is not.
+bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call& with_bad,
+                 const sample_call& only_good, bool zero_contract, check_outcome& out) {
+  const int64_t V = with_bad.vocab_size;
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    const bool is_bad = !mixed[i]->target.ok();
+    const int32_t t = with_bad.tokens[i];
+    const std::string zero_breach =
+        is_bad && zero_contract
+            ? zero_rule_breach(treat_as_zero_rule(mixed[i]->values), with_bad.valid[i] != 0, t)
+            : "";
+    if (!zero_breach.empty()) {
+      fail_exactly(
+          out,
+          fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i, mixed[i]->label,
+                      zero_breach),
+          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      return false;
+    }
+    if (is_bad && !zero_contract && with_bad.valid[i]) {
+      const auto& e = mixed[i]->target.error();
+      fail_exactly(
+          out,
+          fmt::format("row {} ('{}': reference error field {} index {}: {}) came back valid = 1 "
+                      "with token {}",
+                      i, mixed[i]->label, e.field, e.index, e.message, t),
+          {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      return false;
+    }
+    if (!is_bad) {
+      const size_t g = i;  // the same slot of the batch with good fillers
+      const bool in_range = t >= 0 && t < V;
+      if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
+        fail_exactly(
+            out,
+            fmt::format(
+                "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
+                "their slots: valid {} token {}",
+                i, mixed[i]->label, static_cast<int>(with_bad.valid[i]), t,
+                static_cast<int>(only_good.valid[g]), only_good.tokens[g]));
+        out.repro.update(
+            {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Invalid parameters must be refused with a message, never sampled and never a crash; so
+// must bad shapes. False (with `out` the exact failure) at the first that is not.
+bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t seed, int& refused,
+                    check_outcome& out) {
+  // Invalid parameters must be refused with a message, never sampled and never a crash.
+  for (const auto& bp : bad_params(ctx.subj)) {
+    judged_row r = good;
+    r.setting = bp.setting;
+    sample_call call = call_for_rows(ctx.subj, {&good, &r});
+    add_output(call, 0, seed, 1, 0);
+    add_output(call, 1, seed, 2, 0);
+    const call_status s = run_call(ctx.subj, call);
+    out.samples += 2;
+    if (s.ok() && call.valid[1]) {
+      fail_exactly(
+          out,
+          fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
+                      bp.field, call.tokens[1]),
+          {{"row", 1}, {"params", setting_json(bp.setting)}});
+      return false;
+    }
+    if (!s.ok() && s.fault != harness::call_fault::subject_status) {
+      fail_exactly(out, fmt::format("input row 1 with {}: {}", bp.field, s.describe()));
+      return false;
+    }
+    if (!s.ok() && s.message.empty()) {
+      fail_exactly(out,
+                   fmt::format("{} refused with status {} but no message", bp.field, s.status));
+      return false;
+    }
+    ++refused;
+  }
+  // Bad shapes: an empty vocabulary and a row_index past the input rows.
+  for (int which = 0; which < 2; ++which) {
+    sample_call call = call_for_rows(ctx.subj, {&good});
+    add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
+    if (which == 0) call.vocab_size = 0;
+    const call_status s = run_call(ctx.subj, call);
+    const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
+    if (s.ok() || s.fault != harness::call_fault::subject_status) {
+      fail_exactly(out, s.ok() ? fmt::format("{} was accepted", what)
+                               : fmt::format("{}: {}", what, s.describe()));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+check_outcome run_degenerate_rows(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = ctx.check_seed;
+  const int64_t V = ctx.budget.vocab_size;
+  const auto cases = degenerate_cases(ctx.subj, V, seed);
+  const bool zero_contract = treats_as_zero(ctx.subj);
+  // Good rows between the bad ones: [good, bad, good, bad, ..., good].
+  std::vector<judged_row> good;
+  for (size_t i = 0; i <= cases.size(); ++i)
+    good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat,
+                            {.vocab_size = V, .seed = seed + 100 + i}, {}));
+  if (auto e = reference_errors(good); !e.empty()) return harness_failure(e);
+  std::vector<judged_row> bad;
+  if (auto e = degenerate_rows_of(ctx.subj, cases, bad); !e.empty()) return harness_failure(e);
+  // The same batch with a good filler row in each degenerate row's slot: every good row
+  // keeps its slot and its stream, so this holds for slot-keyed streams too.
+  std::vector<const judged_row*> mixed, filled;
+  for (size_t i = 0; i < good.size(); ++i) {
+    mixed.push_back(&good[i]);
+    filled.push_back(&good[i]);
+    if (i < bad.size()) mixed.push_back(&bad[i]);
+    if (i < bad.size()) filled.push_back(&good[0]);
+  }
+  sample_call with_bad = call_for_rows(ctx.subj, mixed),
+              only_good = call_for_rows(ctx.subj, filled);
+  for (size_t i = 0; i < mixed.size(); ++i)
+    add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
+  for (size_t i = 0; i < filled.size(); ++i)
+    add_output(only_good, static_cast<int32_t>(i), seed, 1000 + i, 8);
+  const call_status st = run_call(ctx.subj, with_bad);
+  const call_status st_good = run_call(ctx.subj, only_good);
+  out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
+  out.repro = repro_base(seed);
+  if (!st.ok() || !st_good.ok()) {
+    // Say what the subject did: a refused batch, or a contract broken inside it.
+    const call_status& bad_call = st.ok() ? st_good : st;
+    const char* which = st.ok() ? "the batch of good rows only" : "the batch with degenerate rows";
+    fail_exactly(
+        out, bad_call.fault == harness::call_fault::subject_status
+                 ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
+                 : fmt::format("{}: {}", which, bad_call.describe()));
+    return out;
+  }
+  if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
+  if (zero_contract && !judge_zero_rule(ctx, bad, seed, out)) return out;
+  int refused = 0;
+  if (!judge_refusals(ctx, good.front(), seed, refused, out)) return out;
+  out.power = "exact (every row compared)";
+  out.detail = fmt::format(
+      "{} degenerate rows {}, {} good neighbours unchanged; {} invalid parameters "
+      "and 2 bad shapes refused",
+      bad.size(), zero_contract ? kZeroRuleKept : "gave valid = 0", good.size(), refused);
+  out.repro = nullptr;
+  return out;
+}
+
+std::string routing_not_applicable(const subject& s, const subject_lookup&) {
+  const uint32_t routed = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_P |
+                          (s.is_logits() ? SC_FILTER_TEMPERATURE : 0u);
+  return (s.sampler->filters & routed) ? "" : "the subject declares no per-row parameter to route";
+}
+
+namespace {
+
+// The routing check's input rows: one peaked row per mixed parameter setting.
+std::vector<judged_row> routing_rows(const check_context& ctx, uint64_t seed) {
+  const auto settings = fixtures::mixed_row_parameters(
+      ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
+      kRoutingInputRows);
+  std::vector<row_spec> specs;
+  for (int64_t i = 0; i < kRoutingInputRows; ++i)
+    specs.push_back({shape::peaked,
+                     {.vocab_size = ctx.budget.vocab_size, .seed = seed + i},
+                     settings[static_cast<size_t>(i)]});
+  return make_rows(ctx.subj, specs);
+}
+
+// Outputs map to input rows in a shuffled order, so output r's own index points at a
+// different input row (with a different setting) most of the time.
+std::vector<int32_t> shuffled_routing(uint64_t per_row, uint64_t seed) {
+  std::vector<int32_t> map;
+  for (uint64_t j = 0; j < per_row; ++j)
+    for (int32_t i = 0; i < kRoutingInputRows; ++i) map.push_back(i);
+  philox_stream pick(seed, 3, 0);
+  for (size_t i = map.size() - 1; i > 0; --i) std::swap(map[i], map[pick.next() % (i + 1)]);
+  return map;
+}
+
+}  // namespace
+
+check_outcome run_parameter_routing(const check_context& ctx) {
+  check_outcome out;
+  const uint64_t seed = ctx.check_seed;
+  const std::vector<judged_row> rows = routing_rows(ctx, seed);
+  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  const std::vector<int32_t> map = shuffled_routing(routing_outputs_per_row(ctx), seed);
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  sample_call call = call_for_rows(ctx.subj, ptrs);
+  for (size_t r = 0; r < map.size(); ++r) add_output(call, map[r], seed, r, 0);
+  const call_status st = run_call(ctx.subj, call);
+  out.samples = map.size();
+  out.repro = repro_base(seed);
+  if (!st.ok()) {
+    fail_exactly(out, fmt::format("on a valid batch: {}", st.describe()));
+    return out;
+  }
+  for (size_t r = 0; r < map.size(); ++r) {
+    const judged_row& row = rows[static_cast<size_t>(map[r])];
+    const int32_t t = call.tokens[r];
+    const auto& d = row.target.distribution();
+    const bool in_range = t >= 0 && t < ctx.budget.vocab_size;
+    if (!call.valid[r] || !in_range || d.status[static_cast<size_t>(t)] == membership::out) {
+      fail_exactly(
+          out,
+          fmt::format("output row {} -> input row {} ({}): valid {} token {} is {} under that "
+                      "row's parameters "
+                      "(seed {}, subsequence {})",
+                      r, map[r], row.setting.label(), static_cast<int>(call.valid[r]), t,
+                      in_range ? to_string(d.status[static_cast<size_t>(t)]) : "out of range", seed,
+                      r),
+          {{"output_row", r},
+           {"input_row", map[r]},
+           {"token", t},
+           {"params", setting_json(row.setting)},
+           {"seed", seed},
+           {"subsequence", r},
+           {"offset", 0}});
+      return out;
+    }
+  }
+  out.power = exact_power(out.samples, "misrouted OUT");
+  out.detail = fmt::format(
+      "{} outputs over {} input rows with mixed parameters, every token allowed by its own row",
+      map.size(), kRoutingInputRows);
+  out.repro = nullptr;
+  return out;
+}
+
+check_definition degenerate_rows_check() {
+  return {
+      "degenerate_rows",
+      subject_kind::sampler,
+      check_kind::exact,
+      0,
+      "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters "
+      "refused",
+      {},
+      run_degenerate_rows,
+      planned_degenerate_rows};
+}
+
+check_definition parameter_routing_check() {
+  return {"parameter_routing",
+          subject_kind::sampler,
+          check_kind::exact,
+          0,
+          "per-row parameters follow the row-index map",
+          routing_not_applicable,
+          run_parameter_routing,
+          planned_parameter_routing};
+}
+
+}  // namespace samplecheck::battery

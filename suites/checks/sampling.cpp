@@ -1,0 +1,269 @@
+#include "suites/checks/sampling.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "suites/checks/parallel_for.h"
+
+namespace samplecheck::battery {
+
+filter_params reference_params(const subject& s, const fixtures::filter_setting& f) {
+  filter_params p;
+  const auto* d = s.sampler;
+  if (d->filters & SC_FILTER_TOP_K) p.top_k = f.top_k;
+  if (d->filters & SC_FILTER_TOP_P) p.top_p = f.top_p;
+  if (d->filters & SC_FILTER_MIN_P) p.min_p = f.min_p;
+  if (s.is_logits() && (d->filters & SC_FILTER_TEMPERATURE)) p.temperature = f.temperature;
+  p.order = d->filter_order == SC_ORDER_JOINT ? filter_order::joint : filter_order::top_k_first;
+  p.ties = d->tie_policy == SC_TIE_LOWEST_INDEX ? tie_policy::lowest_index : tie_policy::keep_ties;
+  return p;
+}
+
+reference_result reference_for(const subject& s, const std::vector<float>& values,
+                               const fixtures::filter_setting& setting, bool renormalise) {
+  reference_options options;
+  // A row rounded to bf16 / fp16 no longer sums to 1 within the strict tolerance;
+  // a sampler must divide out whatever the row sums to, as the reference then does.
+  if (renormalise || s.input_dtype != SC_DTYPE_F32)
+    options.normalisation = probs_normalisation::renormalise;
+  return compute_filtered_distribution(std::span<const float>(values),
+                                       s.is_logits() ? input_kind::logits : input_kind::probs,
+                                       reference_params(s, setting), options);
+}
+
+namespace {
+judged_row fixture_row(const subject& s, fixtures::shape shape,
+                       const fixtures::shape_options& options,
+                       const fixtures::filter_setting& setting) {
+  judged_row row;
+  row.label = fmt::format("{} {}", fixtures::shape_name(shape), setting.label());
+  // The subnormal shape's tail must be subnormal in the dtype the subject is sent.
+  fixtures::shape_options stored = options;
+  if (s.input_dtype == SC_DTYPE_BF16) stored.mantissa_bits = 7;
+  if (s.input_dtype == SC_DTYPE_F16) stored.min_normal = 6.103515625e-05, stored.mantissa_bits = 10;
+  row.values = fixtures::make_probs(shape, stored);
+  if (s.is_logits()) row.values = fixtures::probs_to_logits(row.values);
+  // The subject sees the row in its dtype; the reference sees the same values decoded.
+  row.values = harness::round_to_dtype(std::move(row.values), s.input_dtype);
+  row.setting = setting;
+  return row;
+}
+}  // namespace
+
+judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+                    const fixtures::filter_setting& setting) {
+  judged_row row = fixture_row(s, shape, options, setting);
+  row.renormalise = shape == fixtures::shape::subnormal;
+  row.target = reference_for(s, row.values, setting, row.renormalise);
+  return row;
+}
+
+std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint64_t seed) {
+  const std::vector<sc_route> routes = registry::routes_of(*s.sampler);
+  if (routes.empty() || rows.empty()) return {};
+  std::vector<const judged_row*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  sample_call call = call_for_rows(s, ptrs);
+  // Subsequences far past any check's draws: the probe's tokens are never counted.
+  constexpr uint64_t kProbeSubsequences = uint64_t{1} << 40;
+  for (size_t i = 0; i < rows.size(); ++i)
+    add_output(call, static_cast<int32_t>(i), seed, kProbeSubsequences + i, 0);
+  const call_status st = run_call(s, call);
+  if (!st.ok()) return fmt::format("the route probe (one output a row): {}", st.describe());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!call.valid[i] || i >= call.route.size()) continue;  // draw_more reports the row
+    const sc_route& route = routes[call.route[i]];
+    sc_sampler as_routed = *s.sampler;
+    as_routed.tie_policy = route.tie_policy;
+    subject routed = s;
+    routed.sampler = &as_routed;
+    rows[i].target = reference_for(routed, rows[i].values, rows[i].setting, rows[i].renormalise);
+    rows[i].route = call.route[i];
+    rows[i].label +=
+        fmt::format(" (route {} '{}', {})", call.route[i], route.name,
+                    route.tie_policy == SC_TIE_LOWEST_INDEX ? "lowest_index" : "keep_ties");
+  }
+  return {};
+}
+
+std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs) {
+  std::vector<judged_row> rows(specs.size());
+  parallel_for(specs.size(), [&](size_t i) {
+    const row_spec& r = specs[i];
+    rows[i] = r.with_reference ? make_row(s, r.shape, r.options, r.setting)
+                               : fixture_row(s, r.shape, r.options, r.setting);
+  });
+  return rows;
+}
+
+sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows) {
+  sample_call call;
+  call.input_dtype = s.input_dtype;
+  call.vocab_size = rows.empty() ? 0 : static_cast<int64_t>(rows.front()->values.size());
+  call.num_input_rows = static_cast<int64_t>(rows.size());
+  call.input.reserve(rows.size() * static_cast<size_t>(call.vocab_size));
+  for (const judged_row* r : rows) {
+    call.input.insert(call.input.end(), r->values.begin(), r->values.end());
+    if (s.declares(SC_FILTER_TOP_K)) call.top_k.push_back(r->setting.top_k);
+    if (s.declares(SC_FILTER_TOP_P)) call.top_p.push_back(r->setting.top_p);
+    if (s.declares(SC_FILTER_MIN_P)) call.min_p.push_back(r->setting.min_p);
+    if (s.is_logits() && s.declares(SC_FILTER_TEMPERATURE))
+      call.temperature.push_back(r->setting.temperature);
+  }
+  return call;
+}
+
+void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
+                uint64_t offset) {
+  call.row_index.push_back(input_row);
+  call.seed.push_back(seed);
+  call.subsequence.push_back(subsequence);
+  call.offset.push_back(offset);
+}
+
+nlohmann::json setting_json(const fixtures::filter_setting& f) {
+  return {
+      {"top_k", f.top_k}, {"top_p", f.top_p}, {"min_p", f.min_p}, {"temperature", f.temperature}};
+}
+
+drawn_counts empty_counts(const std::vector<judged_row>& rows) {
+  drawn_counts out;
+  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
+  out.counts.assign(rows.size(), std::vector<uint64_t>(static_cast<size_t>(V), 0));
+  out.first_out.assign(rows.size(), {});
+  return out;
+}
+
+drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+                         const std::vector<uint64_t>& draws, uint64_t seed,
+                         uint64_t subsequence_base) {
+  drawn_counts out = empty_counts(rows);
+  std::vector<uint64_t> first;
+  for (const uint64_t n : draws) {
+    first.push_back(subsequence_base);
+    subsequence_base += n;
+  }
+  draw_more(s, rows, first, draws, seed, out);
+  return out;
+}
+
+namespace {
+
+// Counts one call's outputs into their rows; false (out.failure says why) at an output
+// no correct subject gives: valid = 0 on a valid row, a token outside [0, V), or a route
+// that is not the row's.
+bool count_outputs(const std::vector<judged_row>& rows, const sample_call& call,
+                   const std::vector<size_t>& owner, uint64_t seed, drawn_counts& out) {
+  const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
+  for (size_t j = 0; j < owner.size(); ++j) {
+    const judged_row& jr = rows[owner[j]];
+    const int32_t t = call.tokens[j];
+    const bool in_range = t >= 0 && t < V;
+    if (!call.valid[j] || !in_range) {
+      out.failure =
+          !call.valid[j]
+              ? fmt::format(
+                    "row '{}' (valid per the reference) came back valid = 0 at seed {} "
+                    "subsequence {}",
+                    jr.label, seed, call.subsequence[j])
+              : fmt::format("row '{}': token {} outside [0, {}) at seed {} subsequence {} offset 0",
+                            jr.label, t, V, seed, call.subsequence[j]);
+      out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]},
+                   {"offset", 0},  {"row", jr.label},
+                   {"token", t},   {"params", setting_json(jr.setting)}};
+      return false;
+    }
+    if (jr.route >= 0 && j < call.route.size() && call.route[j] != jr.route) {
+      out.failure = fmt::format(
+          "row '{}': the draw at seed {} subsequence {} reported route {}, the row's probe "
+          "call route {} (a route follows the row and the batch, not the draw)",
+          jr.label, seed, call.subsequence[j], call.route[j], jr.route);
+      out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"row", jr.label}};
+      return false;
+    }
+    if (jr.target.ok() &&
+        jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
+        out.first_out[owner[j]].token < 0)
+      out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
+    ++out.counts[owner[j]][static_cast<size_t>(t)];
+  }
+  return true;
+}
+
+}  // namespace
+
+void draw_more(const subject& s, const std::vector<judged_row>& rows,
+               const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
+               uint64_t seed, drawn_counts& out) {
+  // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
+  constexpr uint64_t kOutputsPerCall = 1u << 16;
+  std::vector<const judged_row*> row_ptrs;
+  for (const auto& r : rows) row_ptrs.push_back(&r);
+  // One call object for every call: its input rows are built once (a copy of every row
+  // per call cost as much as a fast subject's draws); only the outputs change.
+  sample_call call = call_for_rows(s, row_ptrs);
+  size_t row = 0;
+  uint64_t done_in_row = 0;
+  std::vector<size_t> owner;
+  while (row < rows.size()) {
+    for (auto* v : {&call.seed, &call.subsequence, &call.offset}) v->clear();
+    call.row_index.clear();
+    owner.clear();
+    while (row < rows.size() && call.seed.size() < kOutputsPerCall) {
+      if (done_in_row == draws[row]) {
+        ++row;
+        done_in_row = 0;
+        continue;
+      }
+      add_output(call, static_cast<int32_t>(row), seed, first[row] + done_in_row, 0);
+      owner.push_back(row);
+      ++done_in_row;
+    }
+    if (call.seed.empty()) break;
+    const call_status st = run_call(s, call);
+    out.samples += call.seed.size();
+    if (!st.ok()) {
+      out.failure = fmt::format("on a valid batch: {}", st.describe());
+      out.repro = {{"seed", seed},
+                   {"subsequence_first", call.subsequence.front()},
+                   {"offset", 0},
+                   {"row", rows[owner.front()].label},
+                   {"params", setting_json(rows[owner.front()].setting)}};
+      return;
+    }
+    if (!count_outputs(rows, call, owner, seed, out)) return;
+  }
+}
+
+std::optional<std::string> first_out_token(const judged_row& row,
+                                           const std::vector<uint64_t>& counts,
+                                           const out_draw& first, uint64_t seed) {
+  if (first.token < 0) return std::nullopt;
+  const auto t = static_cast<size_t>(first.token);
+  const auto& d = row.target.distribution();
+  return fmt::format(
+      "row '{}': token {} drawn {} times but the reference says OUT (source p = {:.3g}); "
+      "first drawn at seed {} subsequence {} offset {}",
+      row.label, t, counts[t], d.source[t], seed, first.subsequence, first.offset);
+}
+
+in_conditional condition_on_in(const filtered_distribution& d,
+                               const std::vector<uint64_t>& counts) {
+  in_conditional c;
+  c.counts.assign(counts.size(), 0);
+  c.probs.assign(counts.size(), 0.0);
+  for (size_t t = 0; t < counts.size(); ++t) {
+    c.n += counts[t];
+    if (d.status[t] == membership::in) {
+      c.counts[t] = counts[t];
+      c.in_count += counts[t];
+      c.probs[t] = d.source[t] / d.in_source_mass;
+    } else if (d.status[t] == membership::boundary) {
+      c.boundary_count += counts[t];
+    }
+  }
+  return c;
+}
+
+}  // namespace samplecheck::battery
