@@ -40,7 +40,7 @@ struct planned_check {
   std::string not_applicable;
   bool selected = true;
   int holm_id = -1;
-  check_run result;
+  check_run result{};
   bool ran = false;
 };
 

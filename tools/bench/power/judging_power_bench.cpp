@@ -245,7 +245,7 @@ struct row {
   std::string name, parameter;
   double tvd, np, battery;
   int battery_killed = 0, reps = 0;
-  vector<double> battery_p;  // the row test's p-value of each simulated planted row
+  vector<double> battery_p{};  // the row test's p-value of each simulated planted row
   int peer_killed[3] = {0, 0, 0}, peer_false[3] = {0, 0, 0};
 };
 
