@@ -1,5 +1,5 @@
-// The smallest valid host sampler descriptor, for the registry's versioning tests: it
-// never samples, so only its declared fields matter.
+// The smallest valid host sampler descriptor, for the registry's versioning tests and the
+// battery's harness test: it never samples, so only its declared fields matter.
 #pragma once
 
 #include <cstdint>

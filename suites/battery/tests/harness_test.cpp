@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kernels/cpu/cpu_samplers.h"
+#include "kernels/cpu/tests/host_descriptor.h"
 #include "suites/battery/runner.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
@@ -151,13 +152,9 @@ std::string fresh_pid_file(const char* tag) {
   return path.string();
 }
 
+// The registry tests' smallest host descriptor, with this suite's rules and sample function.
 sc_sampler fake(const char* name, sc_status (*fn)(void*, const sc_sample_batch*, char*, size_t)) {
-  sc_sampler s{};
-  s.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  s.name = name;
-  s.memory_space = SC_MEMORY_HOST;
-  s.input_kind = SC_INPUT_PROBS;
-  s.input_dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
+  sc_sampler s = samplecheck::testing::host_descriptor(name, SC_ABI_VERSION_MINOR);
   s.tie_policy = SC_TIE_LOWEST_INDEX;
   s.filter_order = SC_ORDER_TOP_K_FIRST;
   s.philox_outputs_per_call = 2;
