@@ -68,9 +68,11 @@ def write_wheel(path, files):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def write_manifest(path, wheel_sha256, under_test=("fakepkg.rule",), shim_for=("fakepkg", "fakepkg.plumbing")):
+def write_manifest(path, wheel_sha256, under_test=("fakepkg.rule",), shim_for=("fakepkg", "fakepkg.plumbing"),
+                   run_time_imports=()):
     lines = ['package = "fakepkg"', 'version = "1.0"', f'wheel_sha256 = "{wheel_sha256}"', 'root = "fakepkg"',
-             'shims = "shims"', f"under_test = {json.dumps(list(under_test))}", "[shim_for]"]
+             'shims = "shims"', f"under_test = {json.dumps(list(under_test))}",
+             f"run_time_imports = {json.dumps(list(run_time_imports))}", "[shim_for]"]
     lines += [f'"{m}" = "plumbing"' for m in shim_for]
     path.write_text("\n".join(lines) + "\n")
 
@@ -149,6 +151,15 @@ def test_refuses_another_wheel(fake, tmp_path):
     write_manifest(manifest, "0" * 64)
     with pytest.raises(extract_shipped.ExtractError, match="the manifest's is 0000"):
         extract_shipped.extract(wheel, manifest, tmp_path / "out")
+
+
+def test_a_run_time_import_is_walked_as_a_module_under_test(fake, tmp_path):
+    wheel, manifest, digest = fake
+    # fakepkg.lazy is imported inside other_path(): left out unless the manifest names it.
+    assert "fakepkg/lazy.py" not in extract_shipped.extract(wheel, manifest, tmp_path / "out")["upstream"]
+    write_manifest(manifest, digest, run_time_imports=("fakepkg.lazy",))
+    upstream = extract_shipped.extract(wheel, manifest, tmp_path / "out2")["upstream"]
+    assert upstream["fakepkg/lazy.py"] == sha(UPSTREAM["fakepkg/lazy.py"])
 
 
 def test_refuses_a_shim_no_import_reaches(fake, tmp_path):

@@ -13,6 +13,7 @@ TOML file of this tree (tools/scripts/shipped/<package>.toml):
     root = "sglang"                    # the import package whose imports are followed
     shims = "sglang"                   # folder beside the manifest, laid out as module paths
     under_test = ["sglang.srt.layers.sampler", ...]   # extracted, never shimmed
+    run_time_imports = ["sglang.x"]    # optional: imported inside a function under test
 
     [shim_for]                         # module = why it is plumbing, not the rule
     "sglang.srt.server_args" = "the server's argument registry"
@@ -24,7 +25,8 @@ path, whose own imports are walked the same way. A shim for a module under test,
 import reaches, and an import of `root` that neither the wheel nor a shim holds are errors.
 Imports made inside functions, and through importlib, are not followed: the adapters call
 only the functions under test, and an import they make at run time that is missing fails
-loudly there.
+loudly there; one that a function under test needs is named in run_time_imports and walked
+from as the modules under test are.
 
 OUT_DIR/site is the tree to put on sys.path; OUT_DIR/provenance.json records the package,
 version, the wheel's sha256 and the sha256 of every upstream file and shim written there.
@@ -64,6 +66,7 @@ class Manifest:
     shims_dir: Path
     under_test: tuple[str, ...]
     shim_for: dict[str, str]
+    run_time_imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,8 @@ def read_manifest(path: Path) -> Manifest:
         raise ExtractError(f"{path}: missing {', '.join(missing)}")
     manifest = Manifest(package=m["package"], version=m["version"], wheel_sha256=m["wheel_sha256"].lower(),
                         root=m["root"], shims_dir=path.parent / m.get("shims", m["package"]),
-                        under_test=tuple(m["under_test"]), shim_for=dict(m.get("shim_for", {})))
+                        under_test=tuple(m["under_test"]), shim_for=dict(m.get("shim_for", {})),
+                        run_time_imports=tuple(m.get("run_time_imports", ())))
     refused = sorted(set(manifest.shim_for) & set(manifest.under_test))
     if refused:
         raise ExtractError(f"{path}: a shim may not stand in for a module under test: {', '.join(refused)}")
@@ -207,6 +211,7 @@ def closure(finder: Finder, manifest: Manifest) -> Closure:
     """The modules that importing each module under test runs, with their sources."""
     found = Closure()
     todo = [(m, "the manifest's under_test") for m in manifest.under_test]
+    todo += [(m, "the manifest's run_time_imports") for m in manifest.run_time_imports]
     while todo:
         module, importer = todo.pop()
         if module in found.sources or module in found.namespaces:
