@@ -78,6 +78,21 @@ status=$?
   ok "shard 1/3 missing: INCOMPLETE, exit 1, report.json names it" ||
   bad "missing shard (exit $status): $(tail -n 3 <<<"$out")"
 
+# Shards that found no device (every row skipped, as a GPU subject's shards on a host
+# without one): the merge is skipped (77), never PASS.
+for i in 0 1 2; do
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["runs"][0]["checks"]:
+    if c["verdict"] != "n/a": c["verdict"] = "skipped"
+for h in d["runs"][0]["shard"]["holm_inputs"].values(): h.update(p_value=None, skipped="did not run", decides=False)
+json.dump(d, open(sys.argv[2], "w"))' "$work/cpu.multinomial.$i/report.json" "$work/nodevice.$i.json"
+done
+out=$("$sc" merge "$work"/nodevice.{0,1,2}.json 2>&1)
+status=$?
+[ $status -eq 77 ] && grep -q '^SKIPPED' <<<"$out" && ok "shards without a device merge to SKIPPED (77)" ||
+  bad "shards without a device (exit $status): $(tail -n 2 <<<"$out")"
+
 # The shard and merged reports, complete and not, are valid against the schema.
 if "$py" - "$src/docs/report-schema.json" "$work/cpu.multinomial.0/report.json" \
   "$work/cpu.multinomial_S10.merged/report.json" "$work/missing/report.json" <<'PY'; then
