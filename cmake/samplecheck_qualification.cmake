@@ -1,14 +1,21 @@
 # samplecheck_add_qualification: a ctest test that qualifies a vendor's plugin.
 #
 #   find_package(samplecheck CONFIG REQUIRED)
-#   samplecheck_add_qualification(NAME <test> PLUGIN <shared library target>
+#   samplecheck_add_qualification(NAME <test> [PLUGIN <shared library target>]
 #     [SUBJECT <name>] [BUDGET quick|standard] [CHECKS <check>...] [LABELS <label>...]
-#     [GPUS <n>] [TIMEOUT <seconds>])
+#     [GPUS <n>] [TIMEOUT <seconds>] [SHARDS <n>])
 #
 # The test runs `samplecheck qualify --plugin $<TARGET_FILE:plugin>` (one subject with
-# SUBJECT, else all the plugin's) and leaves report.json, junit.xml and report.html in
-# <build>/samplecheck/<test>/. Exit 0 passes, 1 fails, 77 (no device for the subject) is
-# reported as skipped (SKIP_RETURN_CODE), never as passed.
+# SUBJECT, else all the plugin's; without PLUGIN, SUBJECT names an in-tree subject) and
+# leaves report.json, junit.xml and report.html in <build>/samplecheck/<test>/. Exit 0
+# passes, 1 fails, 77 (no device for the subject) is reported as skipped
+# (SKIP_RETURN_CODE), never as passed.
+#
+# SHARDS <n>: n tests <test>.shard<i> run `qualify --shard i/n` (each with its GPUS, so
+# ctest gives every shard its own GPUs and runs the shards side by side), and <test>
+# itself runs `samplecheck merge` on their report.json files once they have run (a
+# fixture: `ctest -R <test>` runs the shards too), leaving the merged report in
+# <build>/samplecheck/<test>/merged/ (docs/sharding.md).
 #
 # GPUS <n>: the test takes n GPUs through ctest's resource allocation (RESOURCE_GROUPS
 # "<n>,gpus:1"), so GPU tests never share a device, and samplecheck runs on the GPUs
@@ -84,15 +91,15 @@ function(samplecheck_test_gpus test gpus)
 endfunction()
 
 function(samplecheck_add_qualification)
-  cmake_parse_arguments(PARSE_ARGV 0 Q "" "NAME;PLUGIN;SUBJECT;BUDGET;GPUS;TIMEOUT"
+  cmake_parse_arguments(PARSE_ARGV 0 Q "" "NAME;PLUGIN;SUBJECT;BUDGET;GPUS;TIMEOUT;SHARDS"
                         "CHECKS;LABELS")
   if(Q_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "samplecheck_add_qualification: unknown arguments ${Q_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT Q_NAME OR NOT Q_PLUGIN)
-    message(FATAL_ERROR "samplecheck_add_qualification: NAME and PLUGIN are required")
+  if(NOT Q_NAME OR (NOT Q_PLUGIN AND NOT Q_SUBJECT))
+    message(FATAL_ERROR "samplecheck_add_qualification: NAME and PLUGIN or SUBJECT are required")
   endif()
-  if(NOT TARGET ${Q_PLUGIN})
+  if(Q_PLUGIN AND NOT TARGET ${Q_PLUGIN})
     message(FATAL_ERROR
       "samplecheck_add_qualification(${Q_NAME}): PLUGIN ${Q_PLUGIN} is not a target")
   endif()
@@ -111,12 +118,17 @@ function(samplecheck_add_qualification)
   elseif(NOT Q_GPUS MATCHES "^[0-9]+$")
     message(FATAL_ERROR "samplecheck_add_qualification(${Q_NAME}): GPUS ${Q_GPUS} is not a count")
   endif()
+  if(DEFINED Q_SHARDS AND NOT Q_SHARDS MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "samplecheck_add_qualification(${Q_NAME}): SHARDS ${Q_SHARDS} is not a count")
+  endif()
   if(NOT Q_TIMEOUT)
     set(Q_TIMEOUT 1800)
   endif()
   set(report_dir ${CMAKE_CURRENT_BINARY_DIR}/samplecheck/${Q_NAME})
-  set(command $<TARGET_FILE:samplecheck::samplecheck> qualify --plugin $<TARGET_FILE:${Q_PLUGIN}>
-      --budget ${Q_BUDGET} --quiet --report-dir ${report_dir})
+  set(command $<TARGET_FILE:samplecheck::samplecheck> qualify --budget ${Q_BUDGET} --quiet)
+  if(Q_PLUGIN)
+    list(APPEND command --plugin $<TARGET_FILE:${Q_PLUGIN}>)
+  endif()
   if(Q_SUBJECT)
     list(APPEND command --subject ${Q_SUBJECT})
   endif()
@@ -124,14 +136,50 @@ function(samplecheck_add_qualification)
     list(JOIN Q_CHECKS "," checks)
     list(APPEND command --checks ${checks})
   endif()
-  add_test(NAME ${Q_NAME} COMMAND ${command})
-  set_tests_properties(${Q_NAME} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${Q_TIMEOUT}
-                       LABELS "samplecheck;${Q_LABELS}" FIXTURES_REQUIRED ${Q_NAME}.report_dir)
+  if(Q_SHARDS)
+    _samplecheck_add_shards(${Q_NAME} ${Q_SHARDS} ${Q_GPUS} ${Q_TIMEOUT} "${Q_LABELS}"
+                            ${report_dir} ${command})
+  else()
+    add_test(NAME ${Q_NAME} COMMAND ${command} --report-dir ${report_dir})
+    set_tests_properties(${Q_NAME} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${Q_TIMEOUT}
+                         LABELS "samplecheck;${Q_LABELS}" FIXTURES_REQUIRED ${Q_NAME}.report_dir)
+    if(Q_GPUS GREATER 0)
+      samplecheck_test_gpus(${Q_NAME} ${Q_GPUS})
+    endif()
+  endif()
   # samplecheck refuses a report folder that holds a report; each ctest run empties it first.
   add_test(NAME ${Q_NAME}.clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${report_dir})
+  # Removing a folder takes no GPU: not labelled gpu, which asks for resource groups.
+  set(clean_labels ${Q_LABELS})
+  list(REMOVE_ITEM clean_labels gpu)
   set_tests_properties(${Q_NAME}.clean PROPERTIES FIXTURES_SETUP ${Q_NAME}.report_dir
-                       LABELS "samplecheck;${Q_LABELS}")
-  if(Q_GPUS GREATER 0)
-    samplecheck_test_gpus(${Q_NAME} ${Q_GPUS})
-  endif()
+                       LABELS "samplecheck;${clean_labels}")
+endfunction()
+
+# The shards of samplecheck_add_qualification(... SHARDS n) and their merge (named
+# <name>): each shard in <report_dir>/shard<i>/, the merged report in <report_dir>/merged/.
+# The merge needs the shards as fixtures: a shard that fails leaves it not run, its own
+# report saying why; shards that skip (no device) give a merge of skipped rows: skipped.
+function(_samplecheck_add_shards name shards gpus timeout labels report_dir)
+  set(command ${ARGN})
+  set(reports "")
+  math(EXPR last "${shards} - 1")
+  foreach(i RANGE ${last})
+    add_test(NAME ${name}.shard${i}
+             COMMAND ${command} --shard ${i}/${shards} --report-dir ${report_dir}/shard${i})
+    set_tests_properties(${name}.shard${i} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${timeout}
+      LABELS "samplecheck;${labels}" FIXTURES_REQUIRED ${name}.report_dir
+      FIXTURES_SETUP ${name}.shards)
+    if(gpus GREATER 0)
+      samplecheck_test_gpus(${name}.shard${i} ${gpus})
+    endif()
+    list(APPEND reports ${report_dir}/shard${i}/report.json)
+  endforeach()
+  # The merge reads files and takes no GPU: not labelled gpu, which asks for resource groups.
+  set(merge_labels ${labels})
+  list(REMOVE_ITEM merge_labels gpu)
+  add_test(NAME ${name} COMMAND $<TARGET_FILE:samplecheck::samplecheck> merge ${reports}
+                                --report-dir ${report_dir}/merged)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+    LABELS "samplecheck;${merge_labels}" FIXTURES_REQUIRED "${name}.report_dir;${name}.shards")
 endfunction()

@@ -38,14 +38,28 @@ struct planned_check {
   subject run_as;  // the subject with the dtype this row sends
   std::string dtype;
   std::string not_applicable;
-  bool selected = true;
+  bool selected = true;  // by --checks and --dtype
+  int shard = 0;
+  bool in_shard = true;  // --shard: the row is this shard's
   int holm_id = -1;
+  double holm_weight = 0;
   check_run result{};
   bool ran = false;
 };
 
 bool selected_by(const run_options& o, std::string_view name) {
   return o.checks.empty() || std::find(o.checks.begin(), o.checks.end(), name) != o.checks.end();
+}
+
+// Round robin in plan order, the applicable rows and the n/a rows each on their own
+// count, so every shard gets its part of the work and of the table.
+void assign_shards(std::vector<planned_check>& plan, const shard_spec& shard) {
+  if (shard.count <= 0) return;
+  int applicable = 0, not_applicable = 0;
+  for (auto& p : plan) {
+    p.shard = (p.not_applicable.empty() ? applicable++ : not_applicable++) % shard.count;
+    p.in_shard = p.shard == shard.index;
+  }
 }
 
 std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
@@ -69,6 +83,7 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
       plan.push_back(std::move(p));
     }
   }
+  assign_shards(plan, o.shard);
   return plan;
 }
 
@@ -84,7 +99,8 @@ void declare_in_budget(std::vector<planned_check>& plan, stats::holm_budget& bud
     if (!p.not_applicable.empty() || p.check->kind != check_kind::statistical) continue;
     size_t dtypes = 0;
     for (const auto& q : plan) dtypes += q.check == p.check ? 1 : 0;
-    p.holm_id = budget.declare(holm_name(p), p.check->weight / static_cast<double>(dtypes));
+    p.holm_weight = p.check->weight / static_cast<double>(dtypes);
+    p.holm_id = budget.declare(holm_name(p), p.holm_weight);
   }
 }
 
@@ -108,19 +124,60 @@ double check_timeout(const run_options& o, const subject& s) {
          std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
 }
 
+// What a row gives Holm: a p-value, or (skipped non-empty) why it leaves the family.
+struct holm_input {
+  double p_value = 1.0;
+  std::string skipped;
+};
+
+holm_input holm_input_of(const planned_check& p) {
+  const auto& r = p.result;
+  if (!p.selected || !p.in_shard || !p.ran) return {};  // kept in the family, never rejected
+  if (r.outcome.unavailable || !r.outcome.harness_error.empty() ||
+      !r.outcome.nothing_to_test.empty())
+    return {1.0, "did not run"};
+  // A crash, a hang or an exact violation is a failure whatever the statistics say.
+  if (r.subject_failed || r.outcome.exact_failure || std::isnan(r.outcome.p_value))
+    return {0.0, {}};
+  return {std::clamp(r.outcome.p_value, 0.0, 1.0), {}};
+}
+
 void record_in_budget(const planned_check& p, stats::holm_budget& budget) {
   if (p.holm_id < 0) return;
-  const auto& r = p.result;
-  if (!p.selected || !p.ran)
-    budget.record(p.holm_id, 1.0);  // kept in the family, never rejected
-  else if (r.outcome.unavailable || !r.outcome.harness_error.empty() ||
-           !r.outcome.nothing_to_test.empty())
-    budget.skip(p.holm_id, "did not run");
-  // A crash, a hang or an exact violation is a failure whatever the statistics say.
-  else if (r.subject_failed || r.outcome.exact_failure || std::isnan(r.outcome.p_value))
-    budget.record(p.holm_id, 0.0);
+  const holm_input in = holm_input_of(p);
+  if (in.skipped.empty())
+    budget.record(p.holm_id, in.p_value);
   else
-    budget.record(p.holm_id, std::clamp(r.outcome.p_value, 0.0, 1.0));
+    budget.skip(p.holm_id, in.skipped);
+}
+
+// The row's verdict is Holm's decision alone: nothing in report_row overrides it.
+bool holm_decides(const planned_check& p, const run_options& o) {
+  const auto& r = p.result.outcome;
+  return p.holm_id >= 0 && p.ran && o.decision_level < 0 && !p.result.subject_failed &&
+         !r.exact_failure && !r.unavailable && r.nothing_to_test.empty() && r.harness_error.empty();
+}
+
+// The record `samplecheck merge` recomputes the run-wide Holm from: every shard states
+// the whole plan (so the files can be compared), and the Holm inputs of its own rows.
+nlohmann::json shard_json(const std::vector<planned_check>& plan, const run_options& o) {
+  nlohmann::json rows = nlohmann::json::array(), inputs = nlohmann::json::object();
+  for (const auto& p : plan) {
+    const bool member = p.holm_id >= 0;
+    rows.push_back({{"check", p.check->name},
+                    {"dtype", p.dtype.empty() ? nlohmann::json() : nlohmann::json(p.dtype)},
+                    {"shard", p.shard},
+                    {"selected", p.selected},
+                    {"holm_weight", member ? nlohmann::json(p.holm_weight) : nlohmann::json()}});
+    if (!member || !p.in_shard) continue;
+    const holm_input in = holm_input_of(p);
+    const bool skipped = !in.skipped.empty();
+    inputs[holm_name(p)] = {{"p_value", skipped ? nlohmann::json() : nlohmann::json(in.p_value)},
+                            {"skipped", skipped ? nlohmann::json(in.skipped) : nlohmann::json()},
+                            {"decides", holm_decides(p, o)}};
+  }
+  return {
+      {"index", o.shard.index}, {"count", o.shard.count}, {"plan", rows}, {"holm_inputs", inputs}};
 }
 
 check_report report_row(const planned_check& p,
@@ -200,7 +257,9 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
     return check_context{p.run_as, o.budget, o.seed,        share,
                          lookup,   o.matmul, p.check->name, check_seed(o.seed, p.check->name)};
   };
-  auto runs = [](const planned_check& p) { return p.not_applicable.empty() && p.selected; };
+  auto runs = [](const planned_check& p) {
+    return p.not_applicable.empty() && p.selected && p.in_shard;
+  };
   std::vector<uint64_t> planned(plan.size(), 0);
   uint64_t total_planned = 0;
   bool all_planned = true;
@@ -293,6 +352,7 @@ bool battery_report::nothing_judged() const {
 }
 
 const char* battery_report::verdict_word() const {
+  if (missing_shards > 0) return "INCOMPLETE";
   return passed() ? "PASS" : (unavailable() || nothing_judged() ? "SKIPPED" : "FAIL");
 }
 
@@ -347,18 +407,9 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
-  battery_report report{s.name(),
-                        kind_name(s.kind()),
-                        s.plugin_path(),
-                        o.budget.name,
-                        o.seed,
-                        o.alpha,
-                        {},
-                        0,
-                        0,
-                        {},
-                        {},
-                        {}};
+  battery_report report;
+  report.subject = s.name(), report.kind = kind_name(s.kind()), report.plugin = s.plugin_path();
+  report.budget = o.budget.name, report.seed = o.seed, report.alpha = o.alpha;
   // The CLI refuses unknown names; a library caller gets an error row naming each.
   for (const auto& name : o.checks)
     if (find_check(name) == nullptr) {
@@ -379,8 +430,9 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   if (s.process) s.process->stop();  // restarted by the next run that calls it
   for (const auto& p : plan) record_in_budget(p, budget);
   const auto decisions = budget.decide();
+  if (o.shard.count > 0) report.shard = shard_json(plan, o);
   for (const auto& p : plan) {
-    if (!p.selected) continue;
+    if (!p.selected || !p.in_shard) continue;
     check_report c = report_row(p, decisions, budget, o);
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
@@ -397,52 +449,6 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
-}
-
-namespace {
-
-// A detail line holds at most kShownDetail bytes of the check's detail: a subject's message
-// may be a whole frame (1 MiB). report.json and the reproduction record keep it whole.
-std::string shown_detail(const std::string& detail) {
-  if (detail.size() <= kShownDetail) return detail;
-  size_t cut = kShownDetail;
-  while (cut > 0 && (static_cast<unsigned char>(detail[cut]) & 0xC0) == 0x80) --cut;
-  return fmt::format("{} ... ({} more bytes in the report's record)", detail.substr(0, cut),
-                     detail.size() - cut);
-}
-
-}  // namespace
-
-std::string format_report(const battery_report& r, bool verbose) {
-  std::string out = fmt::format(
-      "subject {}{}  budget {}  seed {}  alpha {:g} (Holm over the statistical checks)\n",
-      r.subject, r.plugin.empty() ? "" : " (plugin " + r.plugin + ")", r.budget, r.seed, r.alpha);
-  out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8} {:>8}\n", "check", "verdict",
-                     "p-value", "alpha", "power (0.99)", "samples", "time", "judge");
-  for (const auto& c : r.checks) {
-    const bool na = c.result == verdict::not_applicable;
-    const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
-    const std::string p = c.p_value >= 0 ? fmt::format("{:.2e}", c.p_value) : (na ? "" : "exact");
-    const std::string a = c.alpha_share >= 0 ? fmt::format("{:.1e}", c.alpha_share) : "";
-    const std::string t = na ? "" : fmt::format("{:.2f}s", c.seconds);
-    const std::string j = na ? "" : fmt::format("{:.2f}s", c.judge_seconds);
-    const std::string n = na ? "" : fmt::format("{}", c.samples);
-    out += fmt::format("{:<27} {:<8} {:>9} {:>9} {:<38} {:>9} {:>8} {:>8}\n", name,
-                       to_string(c.result), p, a, c.power.substr(0, 38), n, t, j);
-  }
-  for (const auto& c : r.checks) {
-    const bool show = verbose || (c.result != verdict::pass);
-    if (!show || c.detail.empty()) continue;
-    const std::string name = c.dtype.empty() ? c.check : fmt::format("{} [{}]", c.check, c.dtype);
-    out += fmt::format("  {} [{}]: {}\n", name, to_string(c.result), shown_detail(c.detail));
-    if (!c.repro_path.empty())
-      out += fmt::format("    reproduce: samplecheck replay {}\n", shell_quoted(c.repro_path));
-  }
-  const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
-  out += fmt::format("{}{}: {} samples in {:.1f} s ({:.0f} samples/s)\n", r.verdict_word(),
-                     r.nothing_judged() ? " (nothing judged: every check n/a)" : "", r.samples,
-                     r.seconds, rate);
-  return out;
 }
 
 }  // namespace samplecheck::battery

@@ -53,6 +53,17 @@ struct progress_event {
 };
 using progress_sink = std::function<void(const progress_event&)>;
 
+// --shard i/n: this run judges only the plan rows (check x dtype) assigned to shard i of
+// n (0-based). The assignment is a function of the subject's plan alone (round robin over
+// the applicable rows in plan order, and apart over the n/a rows), so it depends on
+// (subject, seed, i, n) and never on time or host. Every other row stays in the Holm
+// family with p = 1, so each row's share, and with it its sample plan, is the unsharded
+// run's. count 0: not sharded.
+struct shard_spec {
+  int index = 0;
+  int count = 0;
+};
+
 struct run_options {
   budget_settings budget;
   uint64_t seed = kDefaultSeed;
@@ -69,6 +80,7 @@ struct run_options {
   // original run compared it with) instead of its first-step share. < 0: off.
   double decision_level = -1;
   progress_sink progress;  // empty: silent
+  shard_spec shard;
   // Progress events carry each check's plan, asked before it runs (its rows' references
   // built once more); off where the sink counts whole batteries (calibrate).
   bool progress_plans = true;
@@ -111,11 +123,17 @@ struct battery_report {
   // What was judged and where: the descriptor as the protocol states it (with its declared
   // contracts), what a subject process said of itself (or null), the platform.
   nlohmann::json descriptor, environment, platform;
+  // Sharded runs: the whole plan with each row's shard and Holm weight, and this shard's
+  // Holm inputs (what `samplecheck merge` recomputes Holm from); a merged report: which
+  // shards it holds and which are missing. Null otherwise.
+  nlohmann::json shard;
+  int missing_shards = 0;    // merged: rows of these shards are not judged (ERROR rows)
   bool passed() const;       // every check pass or n/a, and at least one ran
   bool unavailable() const;  // every applicable check was skipped for a missing device
   // Every check was n/a (or none ran): nothing was judged, so neither PASS nor FAIL.
   bool nothing_judged() const;
-  // "PASS", "SKIPPED" (device absent, or nothing judged) or "FAIL".
+  // "PASS", "SKIPPED" (device absent, or nothing judged), "INCOMPLETE" (a merge missing a
+  // shard) or "FAIL".
   const char* verdict_word() const;
 };
 

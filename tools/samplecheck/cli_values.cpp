@@ -191,6 +191,20 @@ int64_t parse_count(std::string_view option, std::string_view text, int64_t lo, 
   return value;
 }
 
+shard_arg parse_shard(std::string_view option, std::string_view text) {
+  const auto sides = split_pair(text, '/');
+  if (!sides || sides->first.starts_with('-') || sides->second.starts_with('-'))
+    refuse(option, text, "is not i/n: shard i (0-based) of n shards, e.g. 0/3");
+  const int64_t count = parse_count(option, sides->second, 0, kMaxShards);
+  if (count == 0) refuse(option, text, "has no shards: n must be at least 1");
+  const int64_t index = parse_count(option, sides->first, 0, kMaxShards);
+  if (index >= count)
+    refuse(
+        option, text,
+        fmt::format("names shard {} of {}: shards are numbered 0 to {}", index, count, count - 1));
+  return {static_cast<int>(index), static_cast<int>(count)};
+}
+
 std::vector<int64_t> parse_batch_sizes(std::string_view option, std::string_view text, int64_t lo,
                                        int64_t hi) {
   std::vector<int64_t> sizes;

@@ -53,6 +53,13 @@ struct shape_arg {
 // A comma list of shapes NxK ("4096x4096,32x1001"), n and k in [1, 2^20], in the order given.
 std::vector<shape_arg> parse_shapes(std::string_view option, std::string_view text);
 
+// --shard i/n: shard i (0-based) of n, 1 <= n <= kMaxShards, 0 <= i < n, decimal digits.
+inline constexpr int64_t kMaxShards = 65536;
+struct shard_arg {
+  int index, count;
+};
+shard_arg parse_shard(std::string_view option, std::string_view text);
+
 // A comma list of names, each one of `known` and named once, in the order given.
 std::vector<std::string> parse_name_list(std::string_view option, std::string_view text,
                                          const std::vector<std::string>& known);

@@ -140,6 +140,10 @@ void add_run_control(CLI::App* app, common_options& o) {
 }
 
 common_options convert(common_options o) {
+  if (o.shard_text) {
+    const shard_arg shard = parse_shard("--shard", *o.shard_text);
+    o.shard = {shard.index, shard.count};
+  }
   if (o.seed_text) o.seed = parse_seed("--seed", *o.seed_text);
   if (o.alpha_text) o.alpha = parse_probability("--alpha", *o.alpha_text, 0, 0.5);
   if (o.timeout_text) o.timeout = parse_seconds("--timeout", *o.timeout_text);
@@ -170,6 +174,7 @@ battery::run_options to_run_options(const common_options& c) {
   o.repro_dir = c.repro_dir;
   o.in_process = c.in_process;
   o.matmul = c.matmul;
+  o.shard = c.shard;
   return o;
 }
 

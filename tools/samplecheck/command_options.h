@@ -29,6 +29,8 @@ struct common_options {
   bool in_process = false;  // --in-process (deprecated spelling: --no-fork)
   bool verbose = false;
   int64_t vocab_size = 0;
+  battery::shard_spec shard;  // qualify --shard i/n
+  std::optional<std::string> shard_text;
   battery::matmul_selection matmul;
   // As typed; convert() refuses what CLI11's own conversions would wrap or misread.
   std::optional<std::string> seed_text, alpha_text, timeout_text, vocab_size_text, checks_text;

@@ -8,6 +8,8 @@
 //   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul]
 //   samplecheck qualify --exec "python3 my_subject.py" [--subject NAME] [--handshake-timeout S]
 //   samplecheck qualify --list [--plugin libvendor.so]
+//   samplecheck qualify ... --shard I/N [--report-dir DIR]
+//   samplecheck merge SHARD0/report.json SHARD1/report.json ... [--report-dir DIR]
 //   samplecheck replay FILE.json [--exec "CMD" | --plugin lib.so | --trust-record]
 //   samplecheck mutants [--budget quick|standard] [--named-only] [--subjects-prefix cpu.]
 //   samplecheck calibrate [--subject a,b] [--runs 1000] [--checks ...] [--budget quick]
@@ -36,6 +38,7 @@
 #include "tools/samplecheck/command_options.h"
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/determinism_commands.h"
+#include "tools/samplecheck/merge_command.h"
 #include "tools/samplecheck/progress.h"
 #include "tools/samplecheck/record_file.h"
 #include "tools/samplecheck/report_dir.h"
@@ -127,6 +130,26 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
   if (!common.report_dir.empty())
     cli::write_report_dir(common.report_dir,
                           sb::qualify_report(header("qualify", status), reports));
+  return status;
+}
+
+// The merged table and report of `qualify --shard` runs; a missing shard fails the run.
+int run_merge(const cli::merge_request& r) {
+  if (!r.report_dir.empty())
+    if (const std::string why = cli::prepare_report_dir(r.report_dir); !why.empty())
+      throw cli::usage_error(why);
+  const auto reports = cli::merge_shards(r.files);
+  bool missing = false;
+  for (const auto& report : reports) {
+    std::fputs(sb::format_report(report, r.verbose).c_str(), stdout);
+    for (const auto& s : report.shard.at("missing"))
+      std::printf("merge: %s: shard %d/%zu missing: its checks are not judged\n",
+                  report.subject.c_str(), s.get<int>(), report.shard.at("count").get<size_t>());
+    missing |= report.missing_shards > 0;
+  }
+  const int status = missing ? 1 : exit_status(reports);
+  if (!r.report_dir.empty())
+    cli::write_report_dir(r.report_dir, sb::qualify_report(header("merge", status), reports));
   return status;
 }
 
@@ -256,10 +279,11 @@ struct command_requests {
   cli::fingerprint_request fingerprint_args;
   cli::repro_script_request script_args;
   cli::bisect_request bisect_args;
+  cli::merge_request merge_args;
 };
 
 struct subcommands {
-  CLI::App *qualify, *replay, *mutants, *calibrate, *fingerprint, *repro_script, *bisect;
+  CLI::App *qualify, *replay, *mutants, *calibrate, *fingerprint, *repro_script, *bisect, *merge;
 };
 
 subcommands add_subcommands(CLI::App& app, command_requests& r) {
@@ -270,7 +294,13 @@ subcommands add_subcommands(CLI::App& app, command_requests& r) {
   cli::add_common(c.qualify, r.q_common, /*matmul=*/true);
   c.qualify->add_flag("--require-device", r.require_device,
                       "a subject whose device is absent fails (exit 1) instead of skipping (77)");
+  c.qualify
+      ->add_option("--shard", r.q_common.shard_text,
+                   "judge only shard i (0-based) of n; `samplecheck merge` joins the shards' "
+                   "report.json files (docs/sharding.md)")
+      ->type_name("I/N");
   c.replay = add_replay(app, r.replay_args);
+  c.merge = cli::add_merge(app, r.merge_args);
   c.mutants =
       app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
   c.mutants->add_flag("--named-only", r.named_only,
@@ -299,6 +329,7 @@ int run_parsed(const subcommands& c, command_requests& r) {
   if (c.qualify->parsed())
     return run_qualify(r.request, cli::convert(r.q_common), r.require_device);
   if (c.replay->parsed()) return run_replay(r.replay_args);
+  if (c.merge->parsed()) return run_merge(r.merge_args);
   if (c.repro_script->parsed()) return cli::run_repro_script(r.script_args);
   if (c.mutants->parsed()) return run_mutants(r.prefix, r.named_only, cli::convert(r.m_common));
   if (c.fingerprint->parsed()) {

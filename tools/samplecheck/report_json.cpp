@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <stdexcept>
 
 namespace samplecheck::battery {
 namespace {
@@ -27,6 +28,15 @@ nlohmann::json check_json(const check_report& c) {
 }
 
 const char* run_verdict(const battery_report& r) { return r.verdict_word(); }
+
+double or_negative(const nlohmann::json& v) { return v.is_null() ? -1 : v.get<double>(); }
+
+verdict verdict_named(const std::string& word) {
+  for (const verdict v : {verdict::pass, verdict::fail, verdict::timeout, verdict::not_applicable,
+                          verdict::unavailable, verdict::error})
+    if (word == to_string(v)) return v;
+  throw std::invalid_argument(fmt::format("verdict '{}' is none of the table's", word));
+}
 
 nlohmann::json header_json(const report_header& h) {
   nlohmann::json j{{"format", "samplecheck-report"},
@@ -160,22 +170,43 @@ junit_case check_case(const nlohmann::json& c) {
 
 }  // namespace
 
+check_report check_from_json(const nlohmann::json& j) {
+  check_report c;
+  c.check = j.at("check").get<std::string>();
+  c.dtype = j.at("dtype").is_null() ? "" : j.at("dtype").get<std::string>();
+  c.result = verdict_named(j.at("verdict").get<std::string>());
+  c.p_value = or_negative(j.at("p_value"));
+  c.alpha_share = or_negative(j.at("alpha_share"));
+  c.planning_share = or_negative(j.at("planning_share"));
+  c.power = j.at("power").get<std::string>();
+  c.samples = j.at("samples").get<uint64_t>();
+  c.seconds = j.at("seconds").get<double>();
+  c.subject_seconds = j.at("subject_seconds").get<double>();
+  c.judge_seconds = j.at("judge_seconds").get<double>();
+  c.detail = j.at("detail").get<std::string>();
+  c.evidence = j.at("evidence");
+  c.repro_path = j.at("repro_path").is_null() ? "" : j.at("repro_path").get<std::string>();
+  return c;
+}
+
 nlohmann::json run_json(const battery_report& r) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back(check_json(c));
-  return {{"subject", r.subject},
-          {"kind", r.kind},
-          {"plugin", r.plugin.empty() ? nlohmann::json() : nlohmann::json(r.plugin)},
-          {"budget", r.budget},
-          {"seed", r.seed},
-          {"alpha", r.alpha},
-          {"verdict", run_verdict(r)},
-          {"samples", r.samples},
-          {"seconds", r.seconds},
-          {"descriptor", r.descriptor},
-          {"environment", r.environment},
-          {"platform", r.platform},
-          {"checks", checks}};
+  nlohmann::json run = {{"subject", r.subject},
+                        {"kind", r.kind},
+                        {"plugin", r.plugin.empty() ? nlohmann::json() : nlohmann::json(r.plugin)},
+                        {"budget", r.budget},
+                        {"seed", r.seed},
+                        {"alpha", r.alpha},
+                        {"verdict", run_verdict(r)},
+                        {"samples", r.samples},
+                        {"seconds", r.seconds},
+                        {"descriptor", r.descriptor},
+                        {"environment", r.environment},
+                        {"platform", r.platform},
+                        {"checks", checks}};
+  if (!r.shard.is_null()) run["shard"] = r.shard;
+  return run;
 }
 
 nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs) {

@@ -26,6 +26,9 @@ struct report_header {
 };
 
 nlohmann::json run_json(const battery_report& r);
+// A row of run_json's "checks" read back (samplecheck merge); throws nlohmann::json's
+// errors or std::invalid_argument on a missing field, a wrong type or an unknown verdict.
+check_report check_from_json(const nlohmann::json& j);
 nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs);
 nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results);
 nlohmann::json calibration_report(const report_header& h,

@@ -143,6 +143,26 @@ TEST_CASE("parse_count accepts decimal integers in [lo, hi]", "[cli]") {
   CHECK(parse_count("--x", "-9223372036854775808", kMinI64, kMaxI64) == kMinI64);
 }
 
+TEST_CASE("parse_shard accepts i/n with 0 <= i < n", "[cli]") {
+  CHECK(parse_shard("--shard", "0/1").index == 0);
+  CHECK(parse_shard("--shard", "2/3").index == 2);
+  CHECK(parse_shard("--shard", "2/3").count == 3);
+  CHECK(parse_shard("--shard", "65535/65536").index == 65535);
+}
+
+TEST_CASE("parse_shard refuses empty, negative, out-of-range and malformed shards", "[cli]") {
+  CHECK(refusal([] { parse_shard("--shard", "0/0"); }) ==
+        "--shard: '0/0' has no shards: n must be at least 1");
+  CHECK(refusal([] { parse_shard("--shard", "3/2"); }) ==
+        "--shard: '3/2' names shard 3 of 2: shards are numbered 0 to 1");
+  CHECK(refusal([] { parse_shard("--shard", "2/2"); }) ==
+        "--shard: '2/2' names shard 2 of 2: shards are numbered 0 to 1");
+  for (const char* text : {"-1/2", "1/-2", "x", "", "1/", "/2", "1/3/4", "1 /3"})
+    CHECK_THAT(refusal([text] { parse_shard("--shard", text); }), Contains("--shard: '"));
+  CHECK_THAT(refusal([] { parse_shard("--shard", "01/3"); }), Contains("leading zero"));
+  CHECK_THAT(refusal([] { parse_shard("--shard", "0/65537"); }), Contains("above 65536"));
+}
+
 TEST_CASE("parse_count refuses garbage, octal and values outside [lo, hi]", "[cli]") {
   CHECK(refusal([] { parse_count("--vocab-size", "abc", 16, 1 << 24); }) ==
         "--vocab-size: 'abc' is not a decimal integer");
