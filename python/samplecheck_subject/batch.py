@@ -84,9 +84,17 @@ def sample_views(region, request):
     v, ni, no = request["vocab_size"], request["num_input_rows"], request["num_output_rows"]
     element = np.float32 if dtype == "f32" else np.uint16
     kinds = {
-        "input": element, "row_index": np.int32, "top_k": np.int32, "top_p": np.float32,
-        "min_p": np.float32, "temperature": np.float32, "seed": np.uint64,
-        "subsequence": np.uint64, "offset": np.uint64, "out_token": np.int32, "out_valid": np.uint8,
+        "input": element,
+        "row_index": np.int32,
+        "top_k": np.int32,
+        "top_p": np.float32,
+        "min_p": np.float32,
+        "temperature": np.float32,
+        "seed": np.uint64,
+        "subsequence": np.uint64,
+        "offset": np.uint64,
+        "out_token": np.int32,
+        "out_valid": np.uint8,
         "out_route": np.uint8,  # ABI 1.5: only for a subject that declares routes
     }
     out = {}
@@ -112,7 +120,8 @@ def refusal(descriptor, request, arrays):
         return SC_ERR_INVALID_ARGUMENT, f"{name}: vocab_size = {v} does not fit the int32 token ids"
     if ni < 0 or no < 0:
         return SC_ERR_INVALID_ARGUMENT, (
-            f"{name}: num_input_rows = {ni} and num_output_rows = {no} must not be negative")
+            f"{name}: num_input_rows = {ni} and num_output_rows = {no} must not be negative"
+        )
     if request["input_dtype"] not in descriptor.input_dtypes:
         return SC_ERR_UNSUPPORTED, f"{name}: input_dtype = {request['input_dtype']} is not one it declares"
     if no == 0:
@@ -122,7 +131,8 @@ def refusal(descriptor, request, arrays):
             return SC_ERR_INVALID_ARGUMENT, f"{name}: {required} is NULL"
     if arrays["row_index"] is None and no != ni:
         return SC_ERR_INVALID_ARGUMENT, (
-            f"{name}: row_index is NULL but num_output_rows = {no} differs from num_input_rows = {ni}")
+            f"{name}: row_index is NULL but num_output_rows = {no} differs from num_input_rows = {ni}"
+        )
     if ni == 0:
         return SC_ERR_INVALID_ARGUMENT, f"{name}: output row 0: row_index points into an empty batch"
     ri = arrays["row_index"]
@@ -130,8 +140,7 @@ def refusal(descriptor, request, arrays):
         bad = np.flatnonzero((ri < 0) | (ri >= ni))
         if bad.size:
             r = int(bad[0])
-            return SC_ERR_INVALID_ARGUMENT, (
-                f"{name}: output row {r}: row_index = {int(ri[r])} is outside [0, {ni})")
+            return SC_ERR_INVALID_ARGUMENT, (f"{name}: output row {r}: row_index = {int(ri[r])} is outside [0, {ni})")
     rows = no if descriptor.parameter_indexing == "output_row" else ni
     where = "output row" if descriptor.parameter_indexing == "output_row" else "input row"
     for p in ("top_k", "top_p", "min_p", "temperature"):
@@ -148,18 +157,38 @@ def _first_row_refusal(descriptor, arrays, v, rows, where):
     with np.errstate(invalid="ignore"):
         tests = [
             ("top_k", k, None if k is None else k < 0, "is negative", SC_ERR_INVALID_ARGUMENT),
-            ("top_p", tp, None if tp is None else ~((tp > 0) & (tp <= 1)), "is outside (0, 1]",
-             SC_ERR_INVALID_ARGUMENT),
-            ("min_p", mp, None if mp is None else ~((mp >= 0) & (mp <= 1)), "is outside [0, 1]",
-             SC_ERR_INVALID_ARGUMENT),
-            ("temperature", t, None if t is None else ~((t >= 0) & (t <= FLT_MAX)),
-             "must be finite and >= 0", SC_ERR_INVALID_ARGUMENT),
+            (
+                "top_p",
+                tp,
+                None if tp is None else ~((tp > 0) & (tp <= 1)),
+                "is outside (0, 1]",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                "min_p",
+                mp,
+                None if mp is None else ~((mp >= 0) & (mp <= 1)),
+                "is outside [0, 1]",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                "temperature",
+                t,
+                None if t is None else ~((t >= 0) & (t <= FLT_MAX)),
+                "must be finite and >= 0",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
         ]
         unsupported = "asks for a filter this subject does not implement"
         declared_t = logits and "temperature" in filters
         tests += [
-            ("top_k", k, None if k is None or "top_k" in filters else (k > 0) & (k < v), unsupported,
-             SC_ERR_UNSUPPORTED),
+            (
+                "top_k",
+                k,
+                None if k is None or "top_k" in filters else (k > 0) & (k < v),
+                unsupported,
+                SC_ERR_UNSUPPORTED,
+            ),
             ("top_p", tp, None if tp is None or "top_p" in filters else tp < 1, unsupported, SC_ERR_UNSUPPORTED),
             ("min_p", mp, None if mp is None or "min_p" in filters else mp > 0, unsupported, SC_ERR_UNSUPPORTED),
             ("temperature", t, None if t is None or declared_t else t != 1, unsupported, SC_ERR_UNSUPPORTED),

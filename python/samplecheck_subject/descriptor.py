@@ -122,20 +122,29 @@ class SamplerDescriptor:
         _one_of(n, "degenerate_rows", self.degenerate_rows, DEGENERATE_ROWS)
         _one_of(n, "probs_normalisation", self.probs_normalisation, PROBS_NORMALISATIONS)
         if self.probs_normalisation == "assume_sum_one" and (
-                self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)):
-            raise DescriptorError(f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
-                                  "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)")
+            self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)
+        ):
+            raise DescriptorError(
+                f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
+                "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)"
+            )
         _one_of(n, "uniform_rule", self.uniform_rule, UNIFORM_RULES)
         if self.uniform_rule == "inverse_cdf_u53" and self.input_kind != "probs":
-            raise DescriptorError(f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
-                                  "inverts the running sum of the row as given)")
+            raise DescriptorError(
+                f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
+                "inverts the running sum of the row as given)"
+            )
         _one_of(n, "inputs", self.inputs, INPUTS)
         if self.rng_policy == "request_keyed" and self.uniform_rule != "undeclared":
-            raise DescriptorError(f"{n}: uniform_rule = {self.uniform_rule!r} is stated on the Philox stream; "
-                                  "rng_policy 'request_keyed' draws no Philox stream")
+            raise DescriptorError(
+                f"{n}: uniform_rule = {self.uniform_rule!r} is stated on the Philox stream; "
+                "rng_policy 'request_keyed' draws no Philox stream"
+            )
         if self.degenerate_rows == "treat_as_zero" and self.input_kind != "probs":
-            raise DescriptorError(f"{n}: degenerate_rows = 'treat_as_zero' needs input_kind 'probs' (it says "
-                                  "which probabilities count as zero)")
+            raise DescriptorError(
+                f"{n}: degenerate_rows = 'treat_as_zero' needs input_kind 'probs' (it says "
+                "which probabilities count as zero)"
+            )
         self._validate_routes(n)
         return self
 
@@ -143,8 +152,9 @@ class SamplerDescriptor:
         if not self.routes:
             return
         if "top_k" not in self.filters:
-            raise DescriptorError(f"{n}: routes state tie policies, which only top_k's boundary uses: "
-                                  "declare filter top_k")
+            raise DescriptorError(
+                f"{n}: routes state tie policies, which only top_k's boundary uses: declare filter top_k"
+            )
         if len(self.routes) > MAX_ROUTES:
             raise DescriptorError(f"{n}: routes holds {len(self.routes)} routes, more than {MAX_ROUTES}")
         seen: set[str] = set()
@@ -152,8 +162,10 @@ class SamplerDescriptor:
             if not isinstance(r, Route):
                 raise DescriptorError(f"{n}: routes[{i}] = {r!r} is not a Route")
             if not r.name or len(r.name.encode()) > MAX_ROUTE_NAME_BYTES or r.name in seen:
-                raise DescriptorError(f"{n}: routes[{i}].name = {r.name!r} must be non-empty, at most "
-                                      f"{MAX_ROUTE_NAME_BYTES} bytes and unique")
+                raise DescriptorError(
+                    f"{n}: routes[{i}].name = {r.name!r} must be non-empty, at most "
+                    f"{MAX_ROUTE_NAME_BYTES} bytes and unique"
+                )
             seen.add(r.name)
             _one_of(n, f"routes[{i}].tie_policy", r.tie_policy, TIE_POLICIES)
 

@@ -25,8 +25,10 @@ def _cuda(view, dtype=None):
 def to_device(b):
     """Replaces a SampleBatch's inputs with CUDA tensors (input in its true dtype); the
     numpy views stay in b.host (seeds for a subject-owned generator, say)."""
-    b.host = {name: getattr(b, name) for name in ("input", "row_index", "top_k", "top_p", "min_p",
-                                                  "temperature", "seed", "subsequence", "offset")}
+    b.host = {
+        name: getattr(b, name)
+        for name in ("input", "row_index", "top_k", "top_p", "min_p", "temperature", "seed", "subsequence", "offset")
+    }
     dtype = _INPUT_DTYPES[b.input_dtype]
     b.input = _cuda(b.input, dtype if b.input_dtype != "f32" else None)
     b.row_index = _cuda(b.row_index)

@@ -67,8 +67,9 @@ class ForkServer:
         self._listener.listen(8)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if self._listener is not None:
             self._listener.close()
             self._listener = None

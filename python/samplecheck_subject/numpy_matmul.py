@@ -21,8 +21,7 @@ def float64_matmul(p):
     return f32_to_bf16(out.astype(np.float32))
 
 
-DESCRIPTOR = MatmulDescriptor(name="numpy.float64_matmul",
-                              description="numpy: float64 dgemm, then float32, then bf16")
+DESCRIPTOR = MatmulDescriptor(name="numpy.float64_matmul", description="numpy: float64 dgemm, then float32, then bf16")
 
 
 def subjects():

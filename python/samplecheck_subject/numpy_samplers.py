@@ -102,10 +102,9 @@ def _invert(cdf, u):
 # Defects of the ABI 1.5 contracts, planted in the subjects that declare them (contract_subjects).
 CONTRACT_PLANTED = {
     "position_ignored": "request_keyed, but the key ignores the position: every token of a request "
-                        "draws the same noise (S02 in hash form)",
+    "draws the same noise (S02 in hash form)",
     "nan_largest": "treat_as_zero, but a NaN entry counts as the row's largest probability",
-    "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' "
-                  "(lowest_index)",
+    "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' (lowest_index)",
 }
 # The routed sampler's fallback threshold (FlashInfer's cake sampler falls back for k > 1024):
 # small, so that the ties check's rows (k 2, 3, 5, 9) reach both routes.
@@ -240,24 +239,31 @@ def contract_subjects():
     FlashInfer's), and a subject-owned generator refusing degenerate rows (as torch's)."""
     slot = descriptor(name="numpy.sort_filter.batch_slot", rng_policy="batch_slot")
     generator = SamplerDescriptor(
-        name="numpy.multinomial.generator", description="numpy: inverse CDF on a seeded numpy Generator",
-        input_kind="probs", input_dtypes=("f32",), rng_policy="subject_generator", degenerate_rows="error")
+        name="numpy.multinomial.generator",
+        description="numpy: inverse CDF on a seeded numpy Generator",
+        input_kind="probs",
+        input_dtypes=("f32",),
+        rng_policy="subject_generator",
+        degenerate_rows="error",
+    )
     keyed = descriptor(name="numpy.sort_filter.keyed", rng_policy="request_keyed")
     zero = descriptor(name="numpy.sort_filter.zero", degenerate_rows="treat_as_zero")
     routed = descriptor(name="numpy.sort_filter.routed", routes=ROUTES)
-    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator),
-            (make(None, keyed=True), keyed), (make(None, zero=True), zero),
-            (make("position_ignored", keyed=True),
-             _contract_mutant(keyed, "position_ignored")),
-            (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
-            (make(None, routed=True), routed), (make("route_lied", routed=True),
-                                                 _contract_mutant(routed, "route_lied"))]
+    return [
+        (make(None, slot_keyed=True), slot),
+        (generator_sampler, generator),
+        (make(None, keyed=True), keyed),
+        (make(None, zero=True), zero),
+        (make("position_ignored", keyed=True), _contract_mutant(keyed, "position_ignored")),
+        (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
+        (make(None, routed=True), routed),
+        (make("route_lied", routed=True), _contract_mutant(routed, "route_lied")),
+    ]
 
 
 def _contract_mutant(correct, planted):
     """The descriptor `correct` declares, under the name NAME:PLANTED and its defect's text."""
-    contract = {"rng_policy": correct.rng_policy, "degenerate_rows": correct.degenerate_rows,
-                "routes": correct.routes}
+    contract = {"rng_policy": correct.rng_policy, "degenerate_rows": correct.degenerate_rows, "routes": correct.routes}
     d = descriptor(name=correct.name, **contract)
     d.name = f"{correct.name}:{planted}"
     d.description = f"numpy: {CONTRACT_PLANTED[planted]}"
@@ -291,8 +297,13 @@ def draw(row, params, n, seed, device):
 
 
 def _script_call(planted: str | None) -> ScriptCall:
-    code = "\n\n".join([f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
-                         inspect.getsource(_kept), inspect.getsource(_invert)])
+    code = "\n\n".join(
+        [
+            f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
+            inspect.getsource(_kept),
+            inspect.getsource(_invert),
+        ]
+    )
     what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert; its source inlined)"
     return ScriptCall(what=what, imports="import numpy as np", code=code + "\n" + _SORT_FILTER_DRAW)
 
@@ -303,5 +314,7 @@ SCRIPT_CALLS = {
     **{descriptor(planted=p).name: _script_call(p) for p in PLANTED},
     "numpy.multinomial.generator": ScriptCall(
         what="samplecheck_subject.numpy_samplers' generator_sampler (inverse CDF; _invert's source inlined)",
-        imports="import numpy as np", code=inspect.getsource(_invert) + "\n" + _GENERATOR_DRAW),
+        imports="import numpy as np",
+        code=inspect.getsource(_invert) + "\n" + _GENERATOR_DRAW,
+    ),
 }

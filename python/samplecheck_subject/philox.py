@@ -38,9 +38,13 @@ def stream_outputs(seed, subsequence, offset, count):
     position = np.asarray(offset, dtype=np.uint64).reshape(-1, 1) + np.arange(count, dtype=np.uint64)
     block, word = position >> np.uint64(2), (position & np.uint64(3)).astype(np.intp)
     words = philox4x32_10(
-        (block & _LO).astype(np.uint32), (block >> _32).astype(np.uint32),
-        (subsequence & _LO).astype(np.uint32), (subsequence >> _32).astype(np.uint32),
-        (seed & _LO).astype(np.uint32), (seed >> _32).astype(np.uint32))
+        (block & _LO).astype(np.uint32),
+        (block >> _32).astype(np.uint32),
+        (subsequence & _LO).astype(np.uint32),
+        (subsequence >> _32).astype(np.uint32),
+        (seed & _LO).astype(np.uint32),
+        (seed >> _32).astype(np.uint32),
+    )
     return np.choose(word, words)
 
 

@@ -133,6 +133,6 @@ def inherited_fds() -> tuple[int, int]:
     if missing:
         raise RuntimeError(
             f"{' and '.join(missing)} not set: start this program through "
-            "`samplecheck qualify --exec \"CMD\"`, which hands it the protocol's descriptors"
+            '`samplecheck qualify --exec "CMD"`, which hands it the protocol\'s descriptors'
         )
     return int(os.environ["SAMPLECHECK_CONTROL_FD"]), int(os.environ["SAMPLECHECK_SHM_FD"])

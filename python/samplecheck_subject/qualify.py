@@ -28,8 +28,18 @@ from .report import Report, load_report
 from .run import resolve
 from .serve import Descriptor, Subject
 
-__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_SKIP", "EXIT_USAGE", "QualifyResult", "find_binary", "qualify",
-           "reference_of", "replay", "subject_command"]
+__all__ = [
+    "EXIT_FAIL",
+    "EXIT_PASS",
+    "EXIT_SKIP",
+    "EXIT_USAGE",
+    "QualifyResult",
+    "find_binary",
+    "qualify",
+    "reference_of",
+    "replay",
+    "subject_command",
+]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
 
@@ -61,7 +71,8 @@ def reference_of(fn: Subject | str) -> str:
     if not module or not qualname or "<" in qualname or module == "__main__":
         raise TypeError(
             f"{fn!r} cannot be imported by name (a lambda, a closure, a bound method or a __main__ "
-            f"function), and it has to be here: define it at module level, or pass 'module:name'.")
+            f"function), and it has to be here: define it at module level, or pass 'module:name'."
+        )
     target = f"{module}:{qualname}"
     try:
         same = resolve(target) is fn
@@ -74,8 +85,14 @@ def reference_of(fn: Subject | str) -> str:
 
 def subject_command(fn: Subject | str, descriptor: Descriptor, python: str | None = None) -> str:
     """The --exec command line that serves fn under descriptor."""
-    argv = [python or sys.executable, "-m", "samplecheck_subject.run", reference_of(fn),
-            "--descriptor", json.dumps(descriptor.to_json())]
+    argv = [
+        python or sys.executable,
+        "-m",
+        "samplecheck_subject.run",
+        reference_of(fn),
+        "--descriptor",
+        json.dumps(descriptor.to_json()),
+    ]
     return shlex.join(argv)
 
 
@@ -87,8 +104,14 @@ def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[str, str 
     return ("exec", why) if why else ("fork", None)
 
 
-def _options(budget: str, checks: Sequence[str] | str | None, seed: int | None, timeout: float | None,
-             report_dir: str | Path | None, quiet: bool) -> list[str]:
+def _options(
+    budget: str,
+    checks: Sequence[str] | str | None,
+    seed: int | None,
+    timeout: float | None,
+    report_dir: str | Path | None,
+    quiet: bool,
+) -> list[str]:
     options = ["--budget", budget]
     if checks:
         options += ["--checks", checks if isinstance(checks, str) else ",".join(checks)]
@@ -105,8 +128,15 @@ def _options(budget: str, checks: Sequence[str] | str | None, seed: int | None, 
 def _default_path(python: str) -> frozenset[str]:
     """The sys.path `python` has with no PYTHONPATH (its standard library, its site-packages)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path))"], env=env, cwd="/",
-                          stdout=subprocess.PIPE, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+        env=env,
+        cwd="/",
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return frozenset(json.loads(done.stdout)) if done.returncode == 0 else frozenset()
 
 
@@ -124,8 +154,9 @@ def _environment(env: Mapping[str, str] | None, html: bool) -> dict[str, str]:
     return environment
 
 
-def _execute(command: list[str], route: str, fn: Subject | str, descriptor: Descriptor,
-             environment: dict[str, str]) -> tuple[int, str]:
+def _execute(
+    command: list[str], route: str, fn: Subject | str, descriptor: Descriptor, environment: dict[str, str]
+) -> tuple[int, str]:
     """Runs samplecheck (serving fn from forks on route "fork"); its exit status and output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         if route == "fork":
@@ -133,8 +164,9 @@ def _execute(command: list[str], route: str, fn: Subject | str, descriptor: Desc
             with ForkServer([(fn, descriptor)]) as server:
                 returncode = server.run([*command[:2], "--connect", server.path, *command[2:]], environment, out, err)
         else:
-            returncode = subprocess.run(command, env=environment, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=err, check=False).returncode
+            returncode = subprocess.run(
+                command, env=environment, stdin=subprocess.DEVNULL, stdout=out, stderr=err, check=False
+            ).returncode
         out.seek(0)
         err.seek(0)
         text, errors = out.read(), err.read()
@@ -152,11 +184,21 @@ def _subject_route(fn: Subject | str, descriptor: Descriptor, binary: str, comma
         raise TypeError(f"qualify: {why_not_fork}, so the callable must be imported by name: {e}") from None
 
 
-def qualify(fn: Subject | str, descriptor: Descriptor, budget: str = "quick",
-            checks: Sequence[str] | str | None = None, seed: int | None = None, timeout: float | None = None,
-            extra_args: Sequence[str] = (), binary: str | None = None, report_dir: str | Path | None = None,
-            require_device: bool = False, quiet: bool = True, html: bool = True,
-            env: Mapping[str, str] | None = None) -> QualifyResult:
+def qualify(
+    fn: Subject | str,
+    descriptor: Descriptor,
+    budget: str = "quick",
+    checks: Sequence[str] | str | None = None,
+    seed: int | None = None,
+    timeout: float | None = None,
+    extra_args: Sequence[str] = (),
+    binary: str | None = None,
+    report_dir: str | Path | None = None,
+    require_device: bool = False,
+    quiet: bool = True,
+    html: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> QualifyResult:
     """Runs the battery on fn. budget: "quick" or "standard"; checks: the ones to run (default
     all); seed: the run seed (default samplecheck's fixed one); timeout: seconds a check may
     take before it is a TIMEOUT (default the budget's); extra_args: more `samplecheck
@@ -177,8 +219,13 @@ def qualify(fn: Subject | str, descriptor: Descriptor, budget: str = "quick",
     return QualifyResult(returncode, output, command, route, exec_command, report, environment)
 
 
-def replay(fn: Subject | str, descriptor: Descriptor, record: str | Path, binary: str | None = None,
-           env: Mapping[str, str] | None = None) -> QualifyResult:
+def replay(
+    fn: Subject | str,
+    descriptor: Descriptor,
+    record: str | Path,
+    binary: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> QualifyResult:
     """`samplecheck replay RECORD` on fn: returncode is the check's (0 pass, 1 FAIL or
     TIMEOUT, 77 device absent, 2 a record it cannot replay); output has the recorded and the
     new numbers, REPRODUCED or not."""

@@ -76,9 +76,14 @@ def outcome(rows: list[CheckRow]) -> Outcome:
 
 
 def _row(entry: dict[str, Any]) -> CheckRow:
-    return CheckRow(check=entry["check"], dtype=entry.get("dtype"), verdict=entry["verdict"],
-                    detail=entry.get("detail", ""), repro_path=entry.get("repro_path"),
-                    p_value=entry.get("p_value"))
+    return CheckRow(
+        check=entry["check"],
+        dtype=entry.get("dtype"),
+        verdict=entry["verdict"],
+        detail=entry.get("detail", ""),
+        repro_path=entry.get("repro_path"),
+        p_value=entry.get("p_value"),
+    )
 
 
 def load_report(path: str | Path) -> Report:
@@ -86,9 +91,12 @@ def load_report(path: str | Path) -> Report:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     if data.get("format") != "samplecheck-report" or data.get("version") != 1:
-        raise ValueError(f"{path}: not a samplecheck report of version 1 "
-                         f"(format {data.get('format')!r}, version {data.get('version')!r})")
-    runs = tuple(SubjectRun(subject=run["subject"], verdict=run["verdict"],
-                            rows=tuple(_row(c) for c in run.get("checks", ())))
-                 for run in data.get("runs", ()))
+        raise ValueError(
+            f"{path}: not a samplecheck report of version 1 "
+            f"(format {data.get('format')!r}, version {data.get('version')!r})"
+        )
+    runs = tuple(
+        SubjectRun(subject=run["subject"], verdict=run["verdict"], rows=tuple(_row(c) for c in run.get("checks", ())))
+        for run in data.get("runs", ())
+    )
     return Report(exit_status=data["exit_status"], runs=runs)

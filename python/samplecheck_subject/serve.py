@@ -71,8 +71,7 @@ def device_unavailable(descriptors: Iterable[Descriptor]) -> str | None:
     return cuda_unavailable()
 
 
-def serve_subjects(subjects: Pairs, unavailable: str | None = None,
-                   fds: tuple[int, int] | None = None) -> int:
+def serve_subjects(subjects: Pairs, unavailable: str | None = None, fds: tuple[int, int] | None = None) -> int:
     """Serves several (fn, descriptor) pairs in one process. `unavailable`: a reason this
     machine cannot run them (no CUDA device, say): samplecheck then skips their checks.
     `fds`: (control socket, shared-memory fd); default the ones samplecheck hands an --exec
@@ -87,9 +86,12 @@ def serve_subjects(subjects: Pairs, unavailable: str | None = None,
         raise DescriptorError("serve_subjects needs at least one subject")
     control_fd, shm_fd = inherited_fds() if fds is None else fds
     channel, region = Channel(control_fd), SharedRegion(shm_fd)
-    hello = {"type": "hello", "protocol": PROTOCOL_VERSION,
-             "subjects": [s.descriptor.to_json() for s in table.values()],
-             "environment": environment()}
+    hello = {
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "subjects": [s.descriptor.to_json() for s in table.values()],
+        "environment": environment(),
+    }
     if unavailable:
         hello["unavailable"] = unavailable
     channel.send(hello)
@@ -119,8 +121,11 @@ def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str,
     if subject is None:
         return _result(call_id, SC_ERR_INVALID_ARGUMENT, f"no subject named {message.get('subject')!r} here")
     if {"sample": "sampler", "matmul": "matmul"}[message["type"]] != subject.descriptor.kind:
-        return _result(call_id, SC_ERR_INVALID_ARGUMENT,
-                       f"{subject.descriptor.name} is a {subject.descriptor.kind}: no {message['type']} requests")
+        return _result(
+            call_id,
+            SC_ERR_INVALID_ARGUMENT,
+            f"{subject.descriptor.name} is a {subject.descriptor.kind}: no {message['type']} requests",
+        )
     try:
         if message["type"] == "sample":
             status, text = subject.sample(region, message)
@@ -193,7 +198,8 @@ class _Subject:
         configs = len(self.descriptor.launch_configs)
         if not (p.launch_config == -1 or 0 <= p.launch_config < configs):
             return SC_ERR_INVALID_ARGUMENT, (
-                f"{self.descriptor.name}: launch_config = {p.launch_config} is not -1 or below {configs}")
+                f"{self.descriptor.name}: launch_config = {p.launch_config} is not -1 or below {configs}"
+            )
         if self.device:
             from . import device
 
@@ -209,7 +215,8 @@ class _Subject:
         if _is_torch(values):
             if values.numel() != view.size:
                 raise batch_mod.SubjectError(
-                    SC_ERR_INTERNAL, f"the callable returned {values.numel()} {what} for {view.size} outputs")
+                    SC_ERR_INTERNAL, f"the callable returned {values.numel()} {what} for {view.size} outputs"
+                )
             from . import device
 
             device.copy_into(view, values)  # straight from the device into the shared region
@@ -217,5 +224,6 @@ class _Subject:
         host = np.asarray(values).astype(dtype, copy=False)
         if host.size != view.size:
             raise batch_mod.SubjectError(
-                SC_ERR_INTERNAL, f"the callable returned {host.size} {what} for {view.size} outputs")
+                SC_ERR_INTERNAL, f"the callable returned {host.size} {what} for {view.size} outputs"
+            )
         view.reshape(-1)[:] = host.reshape(-1)

@@ -16,8 +16,11 @@ sys.path[:0] = [p for p in (PACKAGE_ROOT, HERE) if p not in sys.path]
 
 # The options that load the pytest plugin in a pytest started by a test: none where the
 # package's pytest11 entry point is seen (installed), which loads it; -p from the tree.
-PLUGIN_ARGS = ([] if any(ep.value == "samplecheck_subject.pytest_plugin" for ep in entry_points(group="pytest11"))
-               else ["-p", "samplecheck_subject.pytest_plugin"])
+PLUGIN_ARGS = (
+    []
+    if any(ep.value == "samplecheck_subject.pytest_plugin" for ep in entry_points(group="pytest11"))
+    else ["-p", "samplecheck_subject.pytest_plugin"]
+)
 
 
 @pytest.fixture(scope="session")
@@ -42,8 +45,14 @@ def run_qualify(samplecheck_bin):
         environment = dict(os.environ)
         environment["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, HERE, environment.get("PYTHONPATH", "")])
         environment.update(env or {})
-        done = subprocess.run([samplecheck_bin, "qualify", "--exec", exec_command, *args], env=environment,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        done = subprocess.run(
+            [samplecheck_bin, "qualify", "--exec", exec_command, *args],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
         print(done.stdout)
         return done.returncode, done.stdout
 

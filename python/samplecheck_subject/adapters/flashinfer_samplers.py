@@ -60,25 +60,34 @@ def sampling_from_logits(b):
 
 
 def top_k_sampling_from_probs(b):
-    return _fi().top_k_sampling_from_probs(b.input, common.top_k_tensor(b), indices=_indices(b),
-                                           return_valid=True, **_rng(b))
+    return _fi().top_k_sampling_from_probs(
+        b.input, common.top_k_tensor(b), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
 def top_p_sampling_from_probs(b):
-    return _fi().top_p_sampling_from_probs(b.input, common.float_tensor(b, "top_p", 1.0),
-                                           indices=_indices(b), return_valid=True, **_rng(b))
+    return _fi().top_p_sampling_from_probs(
+        b.input, common.float_tensor(b, "top_p", 1.0), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
 def min_p_sampling_from_probs(b):
-    return _fi().min_p_sampling_from_probs(b.input, common.float_tensor(b, "min_p", 0.0),
-                                           indices=_indices(b), return_valid=True, **_rng(b))
+    return _fi().min_p_sampling_from_probs(
+        b.input, common.float_tensor(b, "min_p", 0.0), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
 def _top_k_top_p_from_probs(order):
     def fn(b):
         return _fi().top_k_top_p_sampling_from_probs(
-            b.input, common.top_k_tensor(b), common.float_tensor(b, "top_p", 1.0), indices=_indices(b),
-            filter_apply_order=order, return_valid=True, **_rng(b))
+            b.input,
+            common.top_k_tensor(b),
+            common.float_tensor(b, "top_p", 1.0),
+            indices=_indices(b),
+            filter_apply_order=order,
+            return_valid=True,
+            **_rng(b),
+        )
 
     fn.__name__ = f"top_k_top_p_sampling_from_probs_{order}"
     return fn
@@ -87,8 +96,13 @@ def _top_k_top_p_from_probs(order):
 def _top_k_top_p_from_logits(order):
     def fn(b):
         return _fi().top_k_top_p_sampling_from_logits(
-            b.input, common.top_k_tensor(b), common.float_tensor(b, "top_p", 1.0), indices=_indices(b),
-            filter_apply_order=order, **_rng(b)), None
+            b.input,
+            common.top_k_tensor(b),
+            common.float_tensor(b, "top_p", 1.0),
+            indices=_indices(b),
+            filter_apply_order=order,
+            **_rng(b),
+        ), None
 
     fn.__name__ = f"top_k_top_p_sampling_from_logits_{order}"
     return fn
@@ -108,11 +122,20 @@ def top_p_renorm_then_sample(b):
 
 def _descriptor(name, input_kind, filters, outputs, degenerate, order=None, description=""):
     return SamplerDescriptor(
-        name=name, description=description, memory_space="cuda", input_kind=input_kind,
-        input_dtypes=DTYPES, filters=filters, philox_outputs_per_call=outputs,
-        filter_order=order, tie_policy="keep_ties" if "top_k" in filters else None,
-        rng_policy="batch_slot", parameter_indexing="input_row", degenerate_rows=degenerate,
-        probs_normalisation="assume_sum_one" if input_kind == "probs" else "renormalise")
+        name=name,
+        description=description,
+        memory_space="cuda",
+        input_kind=input_kind,
+        input_dtypes=DTYPES,
+        filters=filters,
+        philox_outputs_per_call=outputs,
+        filter_order=order,
+        tie_policy="keep_ties" if "top_k" in filters else None,
+        rng_policy="batch_slot",
+        parameter_indexing="input_row",
+        degenerate_rows=degenerate,
+        probs_normalisation="assume_sum_one" if input_kind == "probs" else "renormalise",
+    )
 
 
 def _table():
@@ -125,21 +148,47 @@ def _table():
         ("min_p_sampling_from_probs", min_p_sampling_from_probs, p, ("min_p",), 1, "valid_flag", None),
     ]
     for order in ("top_k_first", "joint"):
-        rows.append((f"top_k_top_p_sampling_from_probs.{order}", _top_k_top_p_from_probs(order), p,
-                     ("top_k", "top_p"), 32, "valid_flag", order))
-        rows.append((f"top_k_top_p_sampling_from_logits.{order}", _top_k_top_p_from_logits(order), lg,
-                     ("top_k", "top_p"), 32, "undefined", order))
+        rows.append(
+            (
+                f"top_k_top_p_sampling_from_probs.{order}",
+                _top_k_top_p_from_probs(order),
+                p,
+                ("top_k", "top_p"),
+                32,
+                "valid_flag",
+                order,
+            )
+        )
+        rows.append(
+            (
+                f"top_k_top_p_sampling_from_logits.{order}",
+                _top_k_top_p_from_logits(order),
+                lg,
+                ("top_k", "top_p"),
+                32,
+                "undefined",
+                order,
+            )
+        )
     rows += [
-        ("top_k_renorm_probs+sampling_from_probs", top_k_renorm_then_sample, p, ("top_k",), 1,
-         "valid_flag", None),
-        ("top_p_renorm_probs+sampling_from_probs", top_p_renorm_then_sample, p, ("top_p",), 1,
-         "valid_flag", None),
+        ("top_k_renorm_probs+sampling_from_probs", top_k_renorm_then_sample, p, ("top_k",), 1, "valid_flag", None),
+        ("top_p_renorm_probs+sampling_from_probs", top_p_renorm_then_sample, p, ("top_p",), 1, "valid_flag", None),
     ]
     out = {}
     for short, fn, kind, filters, outputs, degenerate, order in rows:
         name = f"flashinfer.{short}"
-        out[name] = (fn, _descriptor(name, kind, filters, outputs, degenerate, order,
-                                     description=f"FlashInfer 0.7.2 flashinfer.sampling.{short}"))
+        out[name] = (
+            fn,
+            _descriptor(
+                name,
+                kind,
+                filters,
+                outputs,
+                degenerate,
+                order,
+                description=f"FlashInfer 0.7.2 flashinfer.sampling.{short}",
+            ),
+        )
     return out
 
 
@@ -158,8 +207,7 @@ def _first_calls():
     p = torch.tensor([0.9, 0.9], device="cuda")
     return [
         lambda: fi.sampling_from_probs(probs, seed=seed, offset=offset),
-        lambda: fi.top_k_top_p_sampling_from_probs(probs, k, p, filter_apply_order="joint", seed=seed,
-                                                   offset=offset),
+        lambda: fi.top_k_top_p_sampling_from_probs(probs, k, p, filter_apply_order="joint", seed=seed, offset=offset),
         lambda: fi.top_k_renorm_probs(probs, k),
         lambda: fi.top_p_renorm_probs(probs, p),
     ]

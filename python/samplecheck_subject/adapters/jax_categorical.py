@@ -46,8 +46,13 @@ from ..script_call import ScriptCall
 # Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
 CHUNK_ELEMENTS = 1 << 22
 # The random modules whose code draws the tokens, recorded in the hello with their sha256.
-RAN_FILES = ("jax/random.py", "jax/_src/random/core.py", "jax/_src/random/prng.py",
-             "jax/_src/random/threefry2x32.py", "jax/_src/random/rbg.py")
+RAN_FILES = (
+    "jax/random.py",
+    "jax/_src/random/core.py",
+    "jax/_src/random/prng.py",
+    "jax/_src/random/threefry2x32.py",
+    "jax/_src/random/rbg.py",
+)
 # (subject name, key implementation, Gumbel mode)
 VARIANTS = (
     ("jax.categorical", "threefry2x32", None),
@@ -117,18 +122,17 @@ def sample(impl: str, mode: str | None) -> Callable[[Any], Any]:
         n, v = b.num_output_rows, b.vocab_size
         rows = logits_rows(b)
         source = np.arange(n) if b.row_index is None else np.asarray(b.row_index, dtype=np.int64)
-        t = (np.ones(b.num_input_rows, np.float32) if b.temperature is None
-             else np.asarray(b.temperature, np.float32))
+        t = np.ones(b.num_input_rows, np.float32) if b.temperature is None else np.asarray(b.temperature, np.float32)
         words = key_words(b.seed, b.offset)
         draw, step = draw_fn(impl, mode), row_bucket(n, v)
         tokens = np.empty(n, dtype=np.int32)
         for start in range(0, n, step):
-            idx = source[start:start + step]
+            idx = source[start : start + step]
             m = idx.size
             pad = np.concatenate([idx, np.full(step - m, idx[0])])  # same shape every chunk
-            w = np.concatenate([words[start:start + m], np.repeat(words[start:start + 1], step - m, 0)])
+            w = np.concatenate([words[start : start + m], np.repeat(words[start : start + 1], step - m, 0)])
             out = draw(w, rows[pad], t[pad])
-            tokens[start:start + m] = np.asarray(jax.device_get(out))[:m]
+            tokens[start : start + m] = np.asarray(jax.device_get(out))[:m]
         return tokens, None
 
     fn.__name__ = f"categorical_{impl}_{mode or 'low'}"
@@ -150,10 +154,21 @@ def descriptors() -> list[Pair]:
     dtypes = declared_dtypes()
     for name, impl, mode in VARIANTS:
         how = f"key impl {impl}" + (f", mode={mode!r}" if mode else "")
-        pairs.append((sample(impl, mode), SamplerDescriptor(
-            name=name, input_kind="logits", input_dtypes=dtypes, filters=("temperature",),
-            rng_policy="request_keyed", degenerate_rows="undefined", memory_space="host",
-            description=f"jax.random.categorical(fold_in(key(seed), position), logits / T), {how}")))
+        pairs.append(
+            (
+                sample(impl, mode),
+                SamplerDescriptor(
+                    name=name,
+                    input_kind="logits",
+                    input_dtypes=dtypes,
+                    filters=("temperature",),
+                    rng_policy="request_keyed",
+                    degenerate_rows="undefined",
+                    memory_space="host",
+                    description=f"jax.random.categorical(fold_in(key(seed), position), logits / T), {how}",
+                ),
+            )
+        )
     return pairs
 
 
@@ -225,9 +240,12 @@ def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
     constants = f"\nIMPL = {impl!r}\nMODE = {mode!r}\n"
     return ScriptCall(
         what=f"jax.random.categorical (key impl {impl}, mode {mode or 'low'}), as "
-             "samplecheck_subject.adapters.jax_categorical calls it",
-        imports=_SCRIPT_IMPORTS, code=constants + _SCRIPT_DRAW, packages=("jax", "numpy"),
-        run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])")
+        "samplecheck_subject.adapters.jax_categorical calls it",
+        imports=_SCRIPT_IMPORTS,
+        code=constants + _SCRIPT_DRAW,
+        packages=("jax", "numpy"),
+        run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])",
+    )
 
 
 SCRIPT_CALLS = {name: _script_call(name, impl, mode) for name, impl, mode in VARIANTS}

@@ -56,8 +56,11 @@ def _torch(x: Any, dev: str, dtype: Any = None) -> Any:
 
     if x is None:
         return None
-    t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x).view(
-        np.int64 if x.dtype == np.uint64 else x.dtype))
+    t = (
+        x
+        if isinstance(x, torch.Tensor)
+        else torch.from_numpy(np.ascontiguousarray(x).view(np.int64 if x.dtype == np.uint64 else x.dtype))
+    )
     return t.to(dev) if dtype is None else t.to(dev, dtype)
 
 
@@ -109,8 +112,7 @@ class Request:
         self.n, self.v = b.num_output_rows, b.vocab_size
         self.probs = _torch(b.input, dev, torch.float32)
         refuse_degenerate(self.probs)
-        self.source = (torch.arange(self.n, device=dev) if b.row_index is None
-                       else _torch(b.row_index, dev).long())
+        self.source = torch.arange(self.n, device=dev) if b.row_index is None else _torch(b.row_index, dev).long()
 
     def per_output(self, name: str, off: float, dtype: Any) -> Any:
         import torch
@@ -149,9 +151,12 @@ def sampling_from_probs(seeded: bool) -> Callable[[Any], Any]:
         keys, positions = _keys(b, r.dev) if seeded else (None, None)
         if not seeded:
             _seed_default_generator(b, r.dev)
-        tokens = [sampler.sampling_from_probs_torch(
-            r.rows(s, e), None if keys is None else keys[s:e], None if positions is None else positions[s:e])
-            for s, e in r.chunks()]
+        tokens = [
+            sampler.sampling_from_probs_torch(
+                r.rows(s, e), None if keys is None else keys[s:e], None if positions is None else positions[s:e]
+            )
+            for s, e in r.chunks()
+        ]
         return torch.cat(tokens), None
 
     return fn
@@ -172,10 +177,18 @@ def top_k_top_p_min_p(seeded: bool) -> Callable[[Any], Any]:
         keys, positions = _keys(b, r.dev) if seeded else (None, None)
         if not seeded:
             _seed_default_generator(b, r.dev)
-        tokens = [sampler.top_k_top_p_min_p_sampling_from_probs_torch(
-            r.rows(s, e), k[s:e], p[s:e], min_p[s:e], need_min_p,
-            None if keys is None else keys[s:e], None if positions is None else positions[s:e])
-            for s, e in r.chunks()]
+        tokens = [
+            sampler.top_k_top_p_min_p_sampling_from_probs_torch(
+                r.rows(s, e),
+                k[s:e],
+                p[s:e],
+                min_p[s:e],
+                need_min_p,
+                None if keys is None else keys[s:e],
+                None if positions is None else positions[s:e],
+            )
+            for s, e in r.chunks()
+        ]
         return torch.cat(tokens), None
 
     return fn
@@ -231,8 +244,13 @@ def _modules() -> dict[str, Any]:
 
 
 def _sampler(name: str, fn: Callable[[Any], Any], memory: str, **kw: Any) -> tuple[Callable[[Any], Any], Any]:
-    base: dict[str, Any] = {"input_kind": "probs", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
-                            "degenerate_rows": "error", "memory_space": memory}
+    base: dict[str, Any] = {
+        "input_kind": "probs",
+        "input_dtypes": ("f32",),
+        "philox_outputs_per_call": 1,
+        "degenerate_rows": "error",
+        "memory_space": memory,
+    }
     base.update(kw)
     return fn, SamplerDescriptor(name=name, **base)
 
@@ -241,29 +259,59 @@ def descriptors(memory: str, seeded: bool, matmuls: bool) -> list[tuple[Callable
     version = "SGLang 0.5.10.post1, shipped"
     filtered = {"filter_order": "joint", "tie_policy": "lowest_index"}
     pairs = [
-        _sampler("sglang.sampling_from_probs_torch", sampling_from_probs(False), memory, filters=(),
-                 rng_policy="subject_generator",
-                 description=f"{version}: sampling_from_probs_torch(probs) (torch.multinomial)"),
-        _sampler("sglang.top_k_top_p_min_p_sampling_from_probs_torch", top_k_top_p_min_p(False), memory,
-                 rng_policy="subject_generator", filters=("top_k", "top_p", "min_p"), **filtered,
-                 description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch (torch.multinomial)"),
+        _sampler(
+            "sglang.sampling_from_probs_torch",
+            sampling_from_probs(False),
+            memory,
+            filters=(),
+            rng_policy="subject_generator",
+            description=f"{version}: sampling_from_probs_torch(probs) (torch.multinomial)",
+        ),
+        _sampler(
+            "sglang.top_k_top_p_min_p_sampling_from_probs_torch",
+            top_k_top_p_min_p(False),
+            memory,
+            rng_policy="subject_generator",
+            filters=("top_k", "top_p", "min_p"),
+            **filtered,
+            description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch (torch.multinomial)",
+        ),
     ]
     if seeded:
         pairs += [
-            _sampler("sglang.sampling_from_probs_torch.seeded", sampling_from_probs(True), memory, filters=(),
-                     rng_policy="per_request",
-                     description=f"{version}: sampling_from_probs_torch(probs, sampling_seed, positions) "
-                                 "(multinomial_with_seed, murmur_hash32)"),
+            _sampler(
+                "sglang.sampling_from_probs_torch.seeded",
+                sampling_from_probs(True),
+                memory,
+                filters=(),
+                rng_policy="per_request",
+                description=f"{version}: sampling_from_probs_torch(probs, sampling_seed, positions) "
+                "(multinomial_with_seed, murmur_hash32)",
+            ),
             # With a sampling_seed, SGLang asserts that no request sets min_p: it is not declared.
-            _sampler("sglang.top_k_top_p_sampling_from_probs_torch.seeded", top_k_top_p_min_p(True), memory,
-                     rng_policy="per_request", filters=("top_k", "top_p"), **filtered,
-                     description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch with sampling_seed, "
-                                 "positions (multinomial_with_seed)"),
+            _sampler(
+                "sglang.top_k_top_p_sampling_from_probs_torch.seeded",
+                top_k_top_p_min_p(True),
+                memory,
+                rng_policy="per_request",
+                filters=("top_k", "top_p"),
+                **filtered,
+                description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch with sampling_seed, "
+                "positions (multinomial_with_seed)",
+            ),
         ]
     if matmuls:
-        pairs += [(matmul(n), MatmulDescriptor(name=f"sglang.{n}", memory_space=memory,
-                                               description=f"{version}: batch_invariant_ops.{n} in bf16 (Triton)"))
-                  for n in ("matmul_persistent", "mm_batch_invariant", "addmm_batch_invariant")]
+        pairs += [
+            (
+                matmul(n),
+                MatmulDescriptor(
+                    name=f"sglang.{n}",
+                    memory_space=memory,
+                    description=f"{version}: batch_invariant_ops.{n} in bf16 (Triton)",
+                ),
+            )
+            for n in ("matmul_persistent", "mm_batch_invariant", "addmm_batch_invariant")
+        ]
     return pairs
 
 
@@ -333,15 +381,19 @@ def top_k(params, vocab):
 def _script_call(function: str, call: str, extra: str = "") -> ScriptCall:
     return ScriptCall(
         what=f"sglang.srt.layers.sampler.{function}, as samplecheck_subject.adapters.sglang_shipped calls it",
-        imports=_SCRIPT_IMPORTS, code=_SCRIPT_DRAW.replace("CALL", call) + extra,
+        imports=_SCRIPT_IMPORTS,
+        code=_SCRIPT_DRAW.replace("CALL", call) + extra,
         packages=("sglang wheel", "torch", "numpy"),
         run="PYTHONPATH=build/shipped/sglang/site python3 {script} [--device cpu|cuda]  "
-            "(with SGLang installed in full, no PYTHONPATH)")
+        "(with SGLang installed in full, no PYTHONPATH)",
+    )
 
 
 SCRIPT_CALLS = {
     "sglang.sampling_from_probs_torch": _script_call(
-        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch)"),
+        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch)"
+    ),
     "sglang.top_k_top_p_min_p_sampling_from_probs_torch": _script_call(
-        "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K),
+        "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K
+    ),
 }

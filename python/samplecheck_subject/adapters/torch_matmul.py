@@ -22,11 +22,16 @@ def f_linear(p):
 
 
 DESCRIPTORS = {
-    "torch.mm": (torch_mm, MatmulDescriptor(
-        name="torch.mm", memory_space="cuda", description="torch.mm(a, weight.t()) (+ bias) in bf16")),
-    "torch.nn.functional.linear": (f_linear, MatmulDescriptor(
-        name="torch.nn.functional.linear", memory_space="cuda",
-        description="F.linear(a, weight, bias) in bf16")),
+    "torch.mm": (
+        torch_mm,
+        MatmulDescriptor(name="torch.mm", memory_space="cuda", description="torch.mm(a, weight.t()) (+ bias) in bf16"),
+    ),
+    "torch.nn.functional.linear": (
+        f_linear,
+        MatmulDescriptor(
+            name="torch.nn.functional.linear", memory_space="cuda", description="F.linear(a, weight, bias) in bf16"
+        ),
+    ),
 }
 
 

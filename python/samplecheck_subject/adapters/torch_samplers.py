@@ -26,8 +26,9 @@ def _refuse_degenerate(probs):
     bad = ~torch.isfinite(probs).all(dim=1) | (probs < 0).any(dim=1) | (probs.sum(dim=1) <= 0)
     if bool(bad.any()):
         row = int(torch.nonzero(bad)[0])
-        raise SubjectError(SC_ERR_INVALID_ARGUMENT,
-                           f"input row {row} is NaN, Inf, negative or all zero: torch.multinomial refuses it")
+        raise SubjectError(
+            SC_ERR_INVALID_ARGUMENT, f"input row {row} is NaN, Inf, negative or all zero: torch.multinomial refuses it"
+        )
 
 
 def sglang_v0519_multinomial(probs, params, g):
@@ -127,8 +128,8 @@ def _filter_rows(filter_rule, rows, params, flags):
     step = _chunk_rows(rows.shape[1])
     parts = []
     for start in range(0, rows.shape[0], step):
-        part = {name: values[start:start + step] for name, values in params.items()}
-        parts.append(filter_rule(rows[start:start + step], {**part, **flags}))
+        part = {name: values[start : start + step] for name, values in params.items()}
+        parts.append(filter_rule(rows[start : start + step], {**part, **flags}))
     return tuple(torch.cat(field) for field in zip(*parts))
 
 
@@ -152,8 +153,10 @@ def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
             "temperature": common.float_tensor(b, "temperature", 1.0),
         }
         flags = {"top_k_on": b.top_k is not None, "top_p_on": b.top_p is not None}
-        rows, source = b.input, (torch.arange(b.num_output_rows, device="cuda")
-                                 if b.row_index is None else b.row_index.long())
+        rows, source = (
+            b.input,
+            (torch.arange(b.num_output_rows, device="cuda") if b.row_index is None else b.row_index.long()),
+        )
         if per_output_row:
             rows = rows.index_select(0, source)
             params = {name: values.index_select(0, source) for name, values in params.items()}
@@ -161,8 +164,7 @@ def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
         filtered = _filter_rows(filter_rule, rows, params, flags)
         g = common.generator_for(b)
         step = _chunk_rows(b.vocab_size)
-        tokens = [draw_rule(filtered, source[start:start + step], g)
-                  for start in range(0, b.num_output_rows, step)]
+        tokens = [draw_rule(filtered, source[start : start + step], g) for start in range(0, b.num_output_rows, step)]
         return torch.cat(tokens), None
 
     fn.__name__ = filter_rule.__name__
@@ -183,8 +185,7 @@ def _one_row_per_output(rule, refuses_degenerate):
         tokens = []
         for start in range(0, b.num_output_rows, step):
             end = min(b.num_output_rows, start + step)
-            rows = (b.input[start:end] if b.row_index is None
-                    else b.input.index_select(0, b.row_index[start:end].long()))
+            rows = b.input[start:end] if b.row_index is None else b.input.index_select(0, b.row_index[start:end].long())
             tokens.append(rule(rows, None, g))
         return torch.cat(tokens), None
 
@@ -199,24 +200,54 @@ def _descriptor(name, **kw):
 
 
 DESCRIPTORS = {
-    "torch.sglang_v0519_multinomial": (_one_row_per_output(sglang_v0519_multinomial, True), _descriptor(
-        "torch.sglang_v0519_multinomial", input_kind="probs", input_dtypes=("f32",), filters=(),
-        degenerate_rows="error",
-        description="SGLang v0.5.19: torch.multinomial(probs, num_samples=1)")),
-    "torch.sglang_v0520_gumbel": (_one_row_per_output(sglang_v0520_gumbel, False), _descriptor(
-        "torch.sglang_v0520_gumbel", input_kind="probs", input_dtypes=("f32",), filters=(),
-        degenerate_rows="undefined",
-        description="SGLang v0.5.20: (probs.float() / Exp(1).clamp_min(tiny)).argmax()")),
-    "torch.sglang_filtered": (_served(sglang_filter, sglang_draw, True), _descriptor(
-        "torch.sglang_filtered", input_kind="probs", input_dtypes=("f32",),
-        filters=("top_k", "top_p", "min_p"), filter_order="joint", tie_policy="lowest_index",
-        degenerate_rows="error",
-        description="SGLang's sort-based top-k / top-p / min-p, then torch.multinomial")),
-    "torch.vllm_filtered": (_served(vllm_filter, vllm_draw, False), _descriptor(
-        "torch.vllm_filtered", input_kind="logits", input_dtypes=("f32", "bf16", "f16"),
-        filters=("top_k", "top_p", "temperature"), filter_order="top_k_first", tie_policy="keep_ties",
-        degenerate_rows="undefined",
-        description="vLLM's temperature, top-k threshold, top-p on the sort, Gumbel-max")),
+    "torch.sglang_v0519_multinomial": (
+        _one_row_per_output(sglang_v0519_multinomial, True),
+        _descriptor(
+            "torch.sglang_v0519_multinomial",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=(),
+            degenerate_rows="error",
+            description="SGLang v0.5.19: torch.multinomial(probs, num_samples=1)",
+        ),
+    ),
+    "torch.sglang_v0520_gumbel": (
+        _one_row_per_output(sglang_v0520_gumbel, False),
+        _descriptor(
+            "torch.sglang_v0520_gumbel",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=(),
+            degenerate_rows="undefined",
+            description="SGLang v0.5.20: (probs.float() / Exp(1).clamp_min(tiny)).argmax()",
+        ),
+    ),
+    "torch.sglang_filtered": (
+        _served(sglang_filter, sglang_draw, True),
+        _descriptor(
+            "torch.sglang_filtered",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=("top_k", "top_p", "min_p"),
+            filter_order="joint",
+            tie_policy="lowest_index",
+            degenerate_rows="error",
+            description="SGLang's sort-based top-k / top-p / min-p, then torch.multinomial",
+        ),
+    ),
+    "torch.vllm_filtered": (
+        _served(vllm_filter, vllm_draw, False),
+        _descriptor(
+            "torch.vllm_filtered",
+            input_kind="logits",
+            input_dtypes=("f32", "bf16", "f16"),
+            filters=("top_k", "top_p", "temperature"),
+            filter_order="top_k_first",
+            tie_policy="keep_ties",
+            degenerate_rows="undefined",
+            description="vLLM's temperature, top-k threshold, top-p on the sort, Gumbel-max",
+        ),
+    ),
 }
 
 

@@ -60,8 +60,12 @@ CHUNK_ELEMENTS = 1 << 24
 Pair = tuple[Callable[[Any], Any], Any]
 # The filters a call of forward_native / forward_cuda may take, most specific first: the name
 # the sampler module calls it by, and the route it reports. "unfiltered": none ran (no k, no p).
-ROUTE_FUNCTIONS = (("flashinfer", "flashinfer_sample"), ("triton", "apply_top_k_top_p_triton"),
-                   ("top_k_only", "apply_top_k_only"), ("pytorch", "apply_top_k_top_p_pytorch"))
+ROUTE_FUNCTIONS = (
+    ("flashinfer", "flashinfer_sample"),
+    ("triton", "apply_top_k_top_p_triton"),
+    ("top_k_only", "apply_top_k_only"),
+    ("pytorch", "apply_top_k_top_p_pytorch"),
+)
 ROUTES = (Route("unfiltered", "keep_ties"), *(Route(r, "keep_ties") for r, _ in ROUTE_FUNCTIONS))
 _ran: set[str] = set()
 
@@ -116,8 +120,7 @@ class Call:
         self.b, self.dev = b, dev
         self.n, self.v = b.num_output_rows, b.vocab_size
         x = _torch(b.input, dev, torch.float32)
-        self.source = (torch.arange(self.n, device=dev) if b.row_index is None
-                       else _torch(b.row_index, dev).long())
+        self.source = torch.arange(self.n, device=dev) if b.row_index is None else _torch(b.row_index, dev).long()
         # vLLM's logits rows are the requests' own: where the call's rows are its input rows,
         # forward_native gets (and may write) samplecheck's array itself.
         self.logits = x if b.row_index is None and self.n == x.shape[0] else x.index_select(0, self.source)
@@ -174,8 +177,7 @@ def _sampler_module() -> Any:
     return modules["sampler"]
 
 
-def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any],
-          routed: bool = False) -> Any:
+def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any], routed: bool = False) -> Any:
     """Calls step(logits, k, p, generators) per chunk of output rows and joins the tokens;
     routed: with, per output row, the index in ROUTES of the route its chunk's call took."""
     import torch
@@ -188,8 +190,14 @@ def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], 
     tokens, routes = [], []
     for s, e in c.chunks():
         _ran.clear()
-        tokens.append(step(c.logits[s:e], None if k is None else k[s:e], None if p is None else p[s:e],
-                           c.generators(s, e, seeds) if seeded else {}))
+        tokens.append(
+            step(
+                c.logits[s:e],
+                None if k is None else k[s:e],
+                None if p is None else p[s:e],
+                c.generators(s, e, seeds) if seeded else {},
+            )
+        )
         routes += [taken_route(_ran)] * (e - s)
     if routed:
         return torch.cat(tokens), None, np.asarray(routes, dtype=np.uint8)
@@ -248,8 +256,11 @@ def gumbel_sample(b: Any) -> Any:
     for s, e in c.chunks():
         rows = torch.arange(e - s, device=c.dev)
         ones = torch.ones(e - s, dtype=torch.float32, device=c.dev)
-        tokens.append(_modules()[GUMBEL].gumbel_sample(c.logits[s:e], rows, ones, seed[s:e], pos[s:e],
-                                                      apply_temperature=True, is_drafting=False))
+        tokens.append(
+            _modules()[GUMBEL].gumbel_sample(
+                c.logits[s:e], rows, ones, seed[s:e], pos[s:e], apply_temperature=True, is_drafting=False
+            )
+        )
     return torch.cat(tokens), None
 
 
@@ -282,41 +293,78 @@ def _modules() -> dict[str, Any]:
 
 
 def _logits(name: str, fn: Callable[[Any], Any], memory: str, description: str, **kw: Any) -> Pair:
-    base: dict[str, Any] = {"input_kind": "logits", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
-                            "degenerate_rows": "undefined", "memory_space": memory}
+    base: dict[str, Any] = {
+        "input_kind": "logits",
+        "input_dtypes": ("f32",),
+        "philox_outputs_per_call": 1,
+        "degenerate_rows": "undefined",
+        "memory_space": memory,
+    }
     base.update(kw)
     return fn, SamplerDescriptor(name=name, description=f"{VERSION}: {description}", **base)
 
 
 # top-k keeps every logit equal to the k-th largest (logits < the k-th are masked), then top-p
 # runs on the softmax of what top-k kept.
-_FILTERED: dict[str, Any] = {"filters": ("top_k", "top_p"), "filter_order": "top_k_first",
-                             "tie_policy": "keep_ties"}
+_FILTERED: dict[str, Any] = {"filters": ("top_k", "top_p"), "filter_order": "top_k_first", "tie_policy": "keep_ties"}
 
 
 def torch_descriptors(memory: str) -> list[Pair]:
     """The torch routes: forward_native (apply_top_k_top_p's route on this machine), and the
     two torch masking routes named."""
     return [
-        _logits("vllm.forward_native", forward_native(True), memory,
-                "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
-                rng_policy="per_request", inputs="mutated", routes=ROUTES, **_FILTERED),
-        _logits("vllm.forward_native.unseeded", forward_native(False), memory,
-                "TopKTopPSampler.forward_native, no per-request generators (the default generator)",
-                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
-        _logits("vllm.apply_top_k_top_p_pytorch+random_sample", filtered_then_random_sample("pytorch"), memory,
-                "apply_top_k_top_p_pytorch (the sort), softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", **_FILTERED),
-        _logits("vllm.apply_top_k_only+random_sample", filtered_then_random_sample("top_k_only"), memory,
-                "apply_top_k_only, softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", filters=("top_k",), tie_policy="keep_ties"),
+        _logits(
+            "vllm.forward_native",
+            forward_native(True),
+            memory,
+            "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
+            rng_policy="per_request",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.forward_native.unseeded",
+            forward_native(False),
+            memory,
+            "TopKTopPSampler.forward_native, no per-request generators (the default generator)",
+            rng_policy="subject_generator",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.apply_top_k_top_p_pytorch+random_sample",
+            filtered_then_random_sample("pytorch"),
+            memory,
+            "apply_top_k_top_p_pytorch (the sort), softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.apply_top_k_only+random_sample",
+            filtered_then_random_sample("top_k_only"),
+            memory,
+            "apply_top_k_only, softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            filters=("top_k",),
+            tie_policy="keep_ties",
+        ),
     ]
 
 
 def triton_descriptors(memory: str) -> list[Pair]:
-    return [_logits("vllm.gumbel_sample", gumbel_sample, memory,
-                    "v1/worker/gpu/sample/gumbel.py gumbel_sample (Triton; noise murmur3(seed, pos, token))",
-                    rng_policy="request_keyed")]
+    return [
+        _logits(
+            "vllm.gumbel_sample",
+            gumbel_sample,
+            memory,
+            "v1/worker/gpu/sample/gumbel.py gumbel_sample (Triton; noise murmur3(seed, pos, token))",
+            rng_policy="request_keyed",
+        )
+    ]
 
 
 def cuda_descriptors(memory: str = "cuda") -> list[Pair]:
@@ -325,16 +373,35 @@ def cuda_descriptors(memory: str = "cuda") -> list[Pair]:
     is "host" only where they are declared to be skipped (a samplecheck built without CUDA
     refuses a cuda subject before it reads the skip)."""
     pairs = [
-        _logits("vllm.apply_top_k_top_p_triton+random_sample", filtered_then_random_sample("triton"), memory,
-                "apply_top_k_top_p_triton (Qrita), softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", **_FILTERED),
-        _logits("vllm.forward_cuda.flashinfer", forward_cuda, memory,
-                "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
-                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
+        _logits(
+            "vllm.apply_top_k_top_p_triton+random_sample",
+            filtered_then_random_sample("triton"),
+            memory,
+            "apply_top_k_top_p_triton (Qrita), softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.forward_cuda.flashinfer",
+            forward_cuda,
+            memory,
+            "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
+            rng_policy="subject_generator",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
     ]
-    pairs += [(matmul(n), MatmulDescriptor(name=f"vllm.{n}", memory_space=memory,
-                                           description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"))
-              for n in ("matmul_persistent", "mm_batch_invariant", "linear_batch_invariant")]
+    pairs += [
+        (
+            matmul(n),
+            MatmulDescriptor(
+                name=f"vllm.{n}", memory_space=memory, description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"
+            ),
+        )
+        for n in ("matmul_persistent", "mm_batch_invariant", "linear_batch_invariant")
+    ]
     return pairs
 
 
@@ -356,8 +423,11 @@ def subjects() -> tuple[list[Pair], str | None]:
     cuda = torch.cuda.is_available()
     memory = "cuda" if cuda else "host"
     interpret = os.environ.get("TRITON_INTERPRET") == "1"
-    pairs = torch_descriptors(memory) + triton_descriptors(memory) if cuda else (
-        triton_descriptors(memory) if interpret else torch_descriptors(memory))
+    pairs = (
+        torch_descriptors(memory) + triton_descriptors(memory)
+        if cuda
+        else (triton_descriptors(memory) if interpret else torch_descriptors(memory))
+    )
     return pairs, _unavailable()
 
 
@@ -370,5 +440,4 @@ def cuda_subjects() -> tuple[list[Pair], str | None]:
 
 
 # Every subject as a CUDA machine serves it, by name.
-DESCRIPTORS = {d.name: (fn, d) for fn, d in torch_descriptors("cuda") + triton_descriptors("cuda")
-               + cuda_descriptors()}
+DESCRIPTORS = {d.name: (fn, d) for fn, d in torch_descriptors("cuda") + triton_descriptors("cuda") + cuda_descriptors()}
