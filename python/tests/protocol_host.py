@@ -38,9 +38,6 @@ class Host:
             return
         self.parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         environment = dict(os.environ if env is None else env)
-        here = os.path.dirname(os.path.abspath(__file__))
-        paths = [os.path.dirname(here), here, environment.get("PYTHONPATH", "")]
-        environment["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         environment.update(
             SAMPLECHECK_PROTOCOL="1", SAMPLECHECK_CONTROL_FD=str(child.fileno()), SAMPLECHECK_SHM_FD=str(self.shm_fd)
         )

@@ -205,10 +205,8 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
         "shipped.load(Path(sys.argv[1]), ['fakepkg.rule'])\n"
         "print(json.dumps(environment()['packages']))\n"
     )
-    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "out")],
-        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -224,7 +222,6 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
     (tmp_path / "out" / "site" / "fakepkg" / "consts.py").write_text("VALUE = 8\n")
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "out")],
-        env=env,
         capture_output=True,
         text=True,
         timeout=60,

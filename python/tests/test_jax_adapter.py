@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import PACKAGE_ROOT, subject_command
+from conftest import subject_command
 from samplecheck_subject.adapters import jax_categorical as jc
 
 TARGET = "samplecheck_subject.adapters.jax_categorical:subjects"
@@ -56,7 +56,7 @@ def test_without_jax_samplecheck_skips(run_qualify, tmp_path):
     """A `jax` that fails to import (a stand-in module first on the path): the hello says why
     and samplecheck skips the subject (exit 77), never passes it."""
     (tmp_path / "jax.py").write_text("raise ImportError('jax stand-in: not installed')\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), PACKAGE_ROOT])}
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     rc, out = run_qualify(
         subject_command(TARGET),
         "--subject",

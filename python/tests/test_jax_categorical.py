@@ -5,18 +5,14 @@ degenerate rows come back as jax's argmax gives them (the contract the adapter d
 (pip install "jax[cpu]"); run as a script (ctest does), it exits 77 (skipped) without it.
 """
 
-import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE]
-
-from samplecheck_subject import shipped  # noqa: E402
-from samplecheck_subject.adapters import jax_categorical as jc  # noqa: E402
+from samplecheck_subject import shipped
+from samplecheck_subject.adapters import jax_categorical as jc
 
 UNAVAILABLE = jc.unavailable()
 if UNAVAILABLE is not None and __name__ != "__main__":

@@ -33,11 +33,7 @@ def inner_pytest(samplecheck_bin, work, *args):
     """Runs the cases; returns (exit status, output, {test id: (outcome, message)}, its basetemp)."""
     run = len(list(work.glob("junit*")))
     junit, basetemp = work / f"junit{run}.xml", work / f"tmp{run}"
-    env = dict(
-        os.environ,
-        SAMPLECHECK_BIN=samplecheck_bin,
-        PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]),
-    )
+    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
     command = [
         sys.executable,
         "-m",

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import PACKAGE_ROOT, subject_command
+from conftest import subject_command
 
 # The script runs with Debian's Python and nothing on its path: numpy is all it may need.
 SCRIPT_PYTHON = "/usr/bin/python3"
@@ -52,10 +52,8 @@ def s06(samplecheck_bin, tmp_path_factory):
 
 def _qualify(samplecheck_bin):
     def run(exec_command, *args):
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
         done = subprocess.run(
             [samplecheck_bin, "qualify", "--exec", exec_command, *args],
-            env=environment,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -73,8 +71,7 @@ def generate(record_path, out, via=None):
         if via
         else [sys.executable, "-m", "samplecheck_subject.repro_script", str(record_path), "-o", str(out)]
     )
-    environment = dict(os.environ, PYTHONPATH=PACKAGE_ROOT)
-    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
 def run_script(path):

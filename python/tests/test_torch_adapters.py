@@ -6,16 +6,13 @@ row_index), with ties and every filter on. It needs torch and a CUDA device; run
 script (ctest does), it exits 77 (skipped) without them.
 """
 
-import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-
-from samplecheck_subject.adapters import common, torch_samplers  # noqa: E402
+from samplecheck_subject.adapters import common, torch_samplers
 
 UNAVAILABLE = common.cuda_unavailable()
 if UNAVAILABLE is not None and __name__ != "__main__":

@@ -3,8 +3,8 @@ the installed one, not the checkout's; its pytest plugin judges with the samplec
 beside it; and a pytest of a passing and a failing numpy subject (plugin_cases) gives one item
 per check, the failing one with its detail line, replay command and record.
 
-Run with `--confcutdir python/tests/installed`, so that python/tests/conftest.py, which puts
-the checkout's package on sys.path, is not loaded."""
+Run with `--confcutdir python/tests/installed` and no PYTHONPATH, so that nothing of the
+checkout's tests (python/tests/conftest.py, the PYTHONPATH ctest sets) is used."""
 
 import os
 import subprocess
