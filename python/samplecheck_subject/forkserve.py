@@ -55,7 +55,7 @@ class ForkServer:
         self._unavailable = unavailable
         self._children: set[int] = set()
         self._dir = ""
-        self.path = ""
+        self.path: str = ""  # the listening socket's, once entered
         self._listener: socket.socket | None = None
 
     def __enter__(self) -> ForkServer:

@@ -19,14 +19,19 @@ import subprocess
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
+
+from .descriptor import SubjectKind
 
 DISTRIBUTION = "samplecheck"
+# Where the judge was found: the order above.
+JudgeSource = Literal["--samplecheck-bin", "bundled", "$SAMPLECHECK_BIN", "PATH"]
 
 
 @dataclass(frozen=True)
 class Judge:
     path: str
-    source: str  # "--samplecheck-bin", "bundled", "$SAMPLECHECK_BIN" or "PATH"
+    source: JudgeSource
 
 
 @functools.cache
@@ -51,7 +56,7 @@ def bundled_binary(name: str = "samplecheck") -> str | None:
 
 def find_judge(explicit: str | None = None) -> Judge:
     """The samplecheck executable, by the order above; FileNotFoundError says what was tried."""
-    candidates = [
+    candidates: list[tuple[str | None, JudgeSource]] = [
         (explicit, "--samplecheck-bin"),
         (bundled_binary(), "bundled"),
         (os.environ.get("SAMPLECHECK_BIN"), "$SAMPLECHECK_BIN"),
@@ -108,6 +113,6 @@ def _checks(identity: tuple[str, int]) -> tuple[tuple[str, str], ...]:
     return tuple((m.group(1), m.group(2)) for m in rows if m)
 
 
-def check_names(binary: str, kind: str) -> list[str]:
+def check_names(binary: str, kind: SubjectKind) -> list[str]:
     """The checks this samplecheck runs on a subject of `kind` ("sampler" or "matmul"), in its order."""
     return [name for name, k in _checks(_identity(binary)) if k == kind]

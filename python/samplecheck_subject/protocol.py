@@ -83,7 +83,7 @@ class SharedRegion:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._map: mmap.mmap | None = None
-        self.size = 0
+        self.size: int = 0  # bytes mapped
 
     def ensure(self, shm_size: int) -> None:
         if self._map is not None and shm_size <= self.size:

@@ -27,9 +27,9 @@ from typing import Any, NoReturn
 import pytest
 
 from .judge import check_names, find_judge
-from .qualify import EXIT_SKIP, QualifyResult, replay
+from .qualify import EXIT_SKIP, Budget, QualifyResult, replay
 from .qualify import qualify as run_qualify
-from .report import CheckRow, Outcome, outcome
+from .report import FAILING, CheckRow, Outcome, outcome
 from .serve import Descriptor, Subject
 
 PARAM = "samplecheck_check"
@@ -141,7 +141,7 @@ def qualify(
     def judge(
         fn: Subject,
         descriptor: Descriptor,
-        budget: str = "quick",
+        budget: Budget = "quick",
         checks: Sequence[str] | None = None,
         seed: int | None = None,
         timeout: float | None = None,
@@ -250,7 +250,7 @@ def _verdict(
             f"{result.output.strip()}"
         )
     if check is None:
-        failing = [row for run in result.report.runs for row in run.rows if row.verdict in ("FAIL", "TIMEOUT", "ERROR")]
+        failing = [row for run in result.report.runs for row in run.rows if row.verdict in FAILING]
         if failing or result.returncode not in (0, EXIT_SKIP):
             _fail(_failure_text(Outcome("failed", tuple(failing)), result, item) or result.output.strip())
         return result

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from .forkserve import ForkServer, fork_possible
 from .judge import find_binary, find_judge, supports
@@ -33,7 +34,9 @@ __all__ = [
     "EXIT_PASS",
     "EXIT_SKIP",
     "EXIT_USAGE",
+    "Budget",
     "QualifyResult",
+    "ServeRoute",
     "find_binary",
     "qualify",
     "reference_of",
@@ -42,6 +45,11 @@ __all__ = [
 ]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
+# samplecheck's --budget.
+Budget = Literal["quick", "standard"]
+# How the subject reaches samplecheck: "fork" (served from a child of this process, --connect)
+# or "exec" (imported by reference in a process of its own, --exec).
+ServeRoute = Literal["fork", "exec"]
 
 
 @dataclass
@@ -49,7 +57,7 @@ class QualifyResult:
     returncode: int  # 0 pass, 1 a check failed, 2 usage, 77 nothing judged (device absent, all n/a)
     output: str  # samplecheck's table and messages (stdout, then stderr)
     command: list[str]
-    route: str  # "fork" (served from a child of this process) or "exec" (imported by reference)
+    route: ServeRoute
     subject_command: str | None  # the --exec command (route "exec")
     report: Report | None  # report.json, when report_dir was given
     environment: dict[str, str]  # what samplecheck ran with
@@ -96,7 +104,7 @@ def subject_command(fn: Subject | str, descriptor: Descriptor, python: str | Non
     return shlex.join(argv)
 
 
-def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[str, str | None]:
+def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[ServeRoute, str | None]:
     """("fork", None), or ("exec", why a fork cannot serve this subject)."""
     why = fork_possible([descriptor])
     if why is None and not supports(binary, "--connect", command):
@@ -105,7 +113,7 @@ def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[str, str 
 
 
 def _options(
-    budget: str,
+    budget: Budget,
     checks: Sequence[str] | str | None,
     seed: int | None,
     timeout: float | None,
@@ -155,7 +163,7 @@ def _environment(env: Mapping[str, str] | None, html: bool) -> dict[str, str]:
 
 
 def _execute(
-    command: list[str], route: str, fn: Subject | str, descriptor: Descriptor, environment: dict[str, str]
+    command: list[str], route: ServeRoute, fn: Subject | str, descriptor: Descriptor, environment: dict[str, str]
 ) -> tuple[int, str]:
     """Runs samplecheck (serving fn from forks on route "fork"); its exit status and output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -173,7 +181,9 @@ def _execute(
     return returncode, text + (("\n" + errors) if errors.strip() else "")
 
 
-def _subject_route(fn: Subject | str, descriptor: Descriptor, binary: str, command: str) -> tuple[str, list[str]]:
+def _subject_route(
+    fn: Subject | str, descriptor: Descriptor, binary: str, command: str
+) -> tuple[ServeRoute, list[str]]:
     """The route, and the options naming the subject on it (--exec CMD; --connect comes later)."""
     route, why_not_fork = ("exec", None) if isinstance(fn, str) else _route(binary, descriptor, command)
     if route == "fork":
@@ -187,7 +197,7 @@ def _subject_route(fn: Subject | str, descriptor: Descriptor, binary: str, comma
 def qualify(
     fn: Subject | str,
     descriptor: Descriptor,
-    budget: str = "quick",
+    budget: Budget = "quick",
     checks: Sequence[str] | str | None = None,
     seed: int | None = None,
     timeout: float | None = None,

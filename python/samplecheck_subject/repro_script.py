@@ -25,6 +25,7 @@ import zlib
 from typing import Any
 
 from . import repro_template
+from .descriptor import DTYPES
 from .script_call import ScriptCall
 
 # The modules whose subjects can appear in a record, searched for the subject's call (the
@@ -36,7 +37,6 @@ ADAPTER_MODULES = (
     "samplecheck_subject.adapters.flashinfer_samplers",
     "samplecheck_subject.adapters.jax_categorical",
 )
-DTYPES = ("f32", "bf16", "f16")
 # Checks that judge where one row's draws land; the others judge streams or batches.
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")

@@ -13,14 +13,14 @@ import platform
 import sys
 import traceback
 from collections.abc import Iterable
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import batch as batch_mod
 from . import shipped
 from ._version import __version__
-from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
+from .descriptor import Descriptor, DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .protocol import (
     PROTOCOL_VERSION,
     SC_ERR_INTERNAL,
@@ -32,11 +32,15 @@ from .protocol import (
     inherited_fds,
 )
 
-Descriptor = Union[SamplerDescriptor, MatmulDescriptor]
 # The callable: a SampleBatch (or MatmulProblem) in, tokens (and valid flags) or outputs back,
 # or None after writing the batch's output views itself.
 Subject = Callable[[Any], Any]
-Pairs = Iterable[tuple[Subject, Descriptor]]
+Pair = tuple[Subject, Descriptor]
+SamplerPair = tuple[Subject, SamplerDescriptor]
+Pairs = Iterable[Pair]
+# What an adapter's subjects() factory gives `python -m samplecheck_subject.run`: its pairs,
+# and why this machine cannot run them (None: it can).
+Roster = tuple[list[Pair], Optional[str]]
 
 # Packages whose version the hello reports when this process has imported them (numpy always).
 REPORTED_PACKAGES = ("numpy", "torch", "flashinfer", "triton", "cupy", "jax", "vllm", "sglang")

@@ -48,22 +48,27 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from .. import shipped
-from ..batch import SubjectError
-from ..descriptor import Route, SamplerDescriptor
+from ..batch import SampleBatch, SubjectError
+from ..descriptor import DegenerateRows, Dtype, MemorySpace, Route, SamplerDescriptor, TiePolicy
 from ..protocol import SC_ERR_INTERNAL
+from ..serve import SamplerPair as Pair
 from . import common
 
 MODULE = "flashinfer.cake_sampling"
 DISTRIBUTION = "flashinfer-python"
 VERSION = "FlashInfer 0.7.2.post1"
 PIPELINE = "pipeline"
-# Every value cake_sampling_route returns (flashinfer/cake_sampling.py:1481-1513), in this order.
-FALLBACKS = ("dtype", "layout", "arch", "device", "no_top_k", "top_k_disabled", "top_k_gt_slab", "vocab_too_large")
+# Every fallback reason cake_sampling_route returns (flashinfer/cake_sampling.py:1481-1513), in
+# this order, as "fallback:<reason>".
+Fallback = Literal[
+    "dtype", "layout", "arch", "device", "no_top_k", "top_k_disabled", "top_k_gt_slab", "vocab_too_large"
+]
+FALLBACKS: tuple[str, ...] = get_args(Fallback)
 ROUTES = (Route(PIPELINE, "lowest_index"), *(Route(f"fallback:{r}", "keep_ties") for r in FALLBACKS))
 ROUTE_INDEX = {r.name: i for i, r in enumerate(ROUTES)}
 # Output rows per call: chunks of at most 64 M probabilities (256 MiB in float32).
@@ -83,7 +88,6 @@ RAN_FILES = (
     f"{CAKE_CSRC}/generated/cake_sampling_kernels.cu",
     *(f"{CAKE_CSRC}/generated/cake_sampling_kernels_part{i}.cuh" for i in range(1, 14)),
 )
-Pair = tuple[Callable[[Any], Any], SamplerDescriptor]
 
 
 def route_index(name: str) -> int:
@@ -145,7 +149,7 @@ def _cake() -> Any:
     return cake
 
 
-def draw(b: Any) -> Any:
+def draw(b: SampleBatch) -> Any:
     """One call of the batch: cake on the device, its rows expanded to one per output."""
     import torch
 
@@ -163,7 +167,12 @@ def draw(b: Any) -> Any:
 
 
 def descriptor(
-    name: str, dtypes: tuple[str, ...], tie_policy: str, degenerate: Any, memory: str, what: str
+    name: str,
+    dtypes: tuple[Dtype, ...],
+    tie_policy: TiePolicy,
+    degenerate: DegenerateRows,
+    memory: MemorySpace,
+    what: str,
 ) -> SamplerDescriptor:
     return SamplerDescriptor(
         name=name,
@@ -183,7 +192,7 @@ def descriptor(
     )
 
 
-def descriptors(memory: str = "cuda") -> list[Pair]:
+def descriptors(memory: MemorySpace = "cuda") -> list[Pair]:
     return [
         (
             draw,

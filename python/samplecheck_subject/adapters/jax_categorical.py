@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, Optional
 
 import numpy as np
 
 from .. import shipped
-from ..descriptor import SamplerDescriptor
+from ..batch import SampleBatch
+from ..descriptor import DTYPES, Dtype, SamplerDescriptor
 from ..script_call import ScriptCall
+from ..serve import SamplerPair as Pair
 
 # Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
 CHUNK_ELEMENTS = 1 << 22
@@ -53,14 +55,16 @@ RAN_FILES = (
     "jax/_src/random/threefry2x32.py",
     "jax/_src/random/rbg.py",
 )
+# jax's key implementations, and its Gumbel modes (None: jax's default).
+KeyImpl = Literal["threefry2x32", "rbg", "unsafe_rbg"]
+GumbelMode = Optional[Literal["high"]]
 # (subject name, key implementation, Gumbel mode)
-VARIANTS = (
+VARIANTS: tuple[tuple[str, KeyImpl, GumbelMode], ...] = (
     ("jax.categorical", "threefry2x32", None),
     ("jax.categorical.rbg", "rbg", None),
     ("jax.categorical.unsafe_rbg", "unsafe_rbg", None),
     ("jax.categorical.high", "threefry2x32", "high"),
 )
-Pair = tuple[Callable[[Any], Any], SamplerDescriptor]
 
 
 def key_words(seed: np.ndarray, position: np.ndarray) -> np.ndarray:
@@ -71,7 +75,7 @@ def key_words(seed: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.stack(words, axis=1).astype(np.uint32)
 
 
-def request_key(words: Any, impl: str) -> Any:
+def request_key(words: Any, impl: KeyImpl) -> Any:
     """jax.random.key(seed low, impl) folded with seed high, position low and position high."""
     import jax
 
@@ -91,7 +95,7 @@ def row_bucket(rows: int, vocab: int) -> int:
 _compiled: dict[tuple[str, str | None], Any] = {}
 
 
-def draw_fn(impl: str, mode: str | None) -> Any:
+def draw_fn(impl: KeyImpl, mode: GumbelMode) -> Any:
     """The jitted draw of a chunk: per row key words, logits row and temperature -> token."""
     if (impl, mode) not in _compiled:
         import jax
@@ -107,7 +111,7 @@ def draw_fn(impl: str, mode: str | None) -> Any:
     return _compiled[impl, mode]
 
 
-def logits_rows(b: Any) -> np.ndarray:
+def logits_rows(b: SampleBatch) -> np.ndarray:
     """The input rows in their own dtype (bf16 / f16 bits viewed as ml_dtypes' types)."""
     import jax.numpy as jnp
 
@@ -115,8 +119,8 @@ def logits_rows(b: Any) -> np.ndarray:
     return np.asarray(b.input).view(kinds[b.input_dtype])
 
 
-def sample(impl: str, mode: str | None) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+def sample(impl: KeyImpl, mode: GumbelMode) -> Callable[[SampleBatch], Any]:
+    def fn(b: SampleBatch) -> Any:
         import jax
 
         n, v = b.num_output_rows, b.vocab_size
@@ -139,11 +143,11 @@ def sample(impl: str, mode: str | None) -> Callable[[Any], Any]:
     return fn
 
 
-def declared_dtypes() -> tuple[str, ...]:
+def declared_dtypes() -> tuple[Dtype, ...]:
     """f32, bf16 and f16 (jax takes all three); $SAMPLECHECK_JAX_DTYPES (e.g. "f32" or
     "bf16,f16") narrows them for a run on a slow machine: every check runs once per dtype."""
     given = os.environ.get("SAMPLECHECK_JAX_DTYPES")
-    dtypes = tuple(d for d in ("f32", "bf16", "f16") if not given or d in given.split(","))
+    dtypes = tuple(d for d in DTYPES if not given or d in given.split(","))
     if not dtypes:
         raise ValueError(f"SAMPLECHECK_JAX_DTYPES = {given!r} names none of f32, bf16, f16")
     return dtypes

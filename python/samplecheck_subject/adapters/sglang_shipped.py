@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from .. import shipped
-from ..batch import SubjectError
-from ..descriptor import MatmulDescriptor, SamplerDescriptor
+from ..batch import MatmulProblem, SampleBatch, SubjectError
+from ..descriptor import MatmulDescriptor, MemorySpace, SamplerDescriptor
 from ..protocol import SC_ERR_INVALID_ARGUMENT
 from ..script_call import ScriptCall
+from ..serve import Pair, Roster
 
 TREE_VARIABLE, TREE_DEFAULT = "SAMPLECHECK_SGLANG_TREE", "build/shipped/sglang"
 SAMPLER, HASH = "sglang.srt.layers.sampler", "sglang.srt.layers.utils.hash"
@@ -64,11 +65,11 @@ def _torch(x: Any, dev: str, dtype: Any = None) -> Any:
     return t.to(dev) if dtype is None else t.to(dev, dtype)
 
 
-def _host(b: Any, name: str) -> Any:
+def _host(b: SampleBatch, name: str) -> Any:
     return b.host[name] if hasattr(b, "host") else getattr(b, name)
 
 
-def call_seed(b: Any) -> int:
+def call_seed(b: SampleBatch) -> int:
     """A 63-bit seed from the call's seeds, subsequences, offsets and row map."""
     h = hashlib.blake2b(digest_size=8)
     for name in ("seed", "subsequence", "offset", "row_index"):
@@ -78,7 +79,7 @@ def call_seed(b: Any) -> int:
     return int.from_bytes(h.digest(), "little") & ((1 << 63) - 1)
 
 
-def request_keys(b: Any) -> tuple[np.ndarray, np.ndarray]:
+def request_keys(b: SampleBatch) -> tuple[np.ndarray, np.ndarray]:
     """(sampling_seed, position) per output row for the seeded path: the request's seed,
     subsequence and offset's high word hashed to 63 bits; the offset's low word."""
     seed, subsequence, offset = (np.asarray(_host(b, n), dtype=np.uint64) for n in ("seed", "subsequence", "offset"))
@@ -105,7 +106,14 @@ def refuse_degenerate(probs: Any) -> None:
 class Request:
     """One call's tensors, one row per output (as SGLang's batches are laid out)."""
 
-    def __init__(self, b: Any, dev: str) -> None:
+    b: SampleBatch
+    dev: str
+    n: int
+    v: int
+    probs: Any  # float32 [n, v] on dev
+    source: Any  # the input row of each output row, int64 on dev
+
+    def __init__(self, b: SampleBatch, dev: str) -> None:
         import torch
 
         self.b, self.dev = b, dev
@@ -130,7 +138,7 @@ class Request:
         return self.probs.index_select(0, self.source[start:end])
 
 
-def _seed_default_generator(b: Any, dev: str) -> None:
+def _seed_default_generator(b: SampleBatch, dev: str) -> None:
     """SGLang draws from the device's default generator; seeding it from the call makes the
     call replayable (the subject_generator contract)."""
     import torch
@@ -143,7 +151,7 @@ def _seed_default_generator(b: Any, dev: str) -> None:
 
 
 def sampling_from_probs(seeded: bool) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         import torch
 
         sampler = _modules()[SAMPLER]
@@ -163,7 +171,7 @@ def sampling_from_probs(seeded: bool) -> Callable[[Any], Any]:
 
 
 def top_k_top_p_min_p(seeded: bool) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         import torch
 
         sampler = _modules()[SAMPLER]
@@ -194,7 +202,7 @@ def top_k_top_p_min_p(seeded: bool) -> Callable[[Any], Any]:
     return fn
 
 
-def _keys(b: Any, dev: str) -> tuple[Any, Any]:
+def _keys(b: SampleBatch, dev: str) -> tuple[Any, Any]:
     import torch
 
     keys, positions = request_keys(b)
@@ -206,7 +214,7 @@ def matmul(name: str) -> Callable[[Any], Any]:
     (bias as its argument), mm_batch_invariant (bias added after, as torch.mm's caller
     would), addmm_batch_invariant (bias as addmm's input)."""
 
-    def fn(p: Any) -> Any:
+    def fn(p: MatmulProblem) -> Any:
 
         ops = _modules()[MATMUL]
         dev = device()
@@ -243,7 +251,7 @@ def _modules() -> dict[str, Any]:
     return _loaded
 
 
-def _sampler(name: str, fn: Callable[[Any], Any], memory: str, **kw: Any) -> tuple[Callable[[Any], Any], Any]:
+def _sampler(name: str, fn: Callable[[SampleBatch], Any], memory: MemorySpace, **kw: Any) -> Pair:
     base: dict[str, Any] = {
         "input_kind": "probs",
         "input_dtypes": ("f32",),
@@ -255,7 +263,7 @@ def _sampler(name: str, fn: Callable[[Any], Any], memory: str, **kw: Any) -> tup
     return fn, SamplerDescriptor(name=name, **base)
 
 
-def descriptors(memory: str, seeded: bool, matmuls: bool) -> list[tuple[Callable[[Any], Any], Any]]:
+def descriptors(memory: MemorySpace, seeded: bool, matmuls: bool) -> list[Pair]:
     version = "SGLang 0.5.10.post1, shipped"
     filtered = {"filter_order": "joint", "tie_policy": "lowest_index"}
     pairs = [
@@ -315,7 +323,7 @@ def descriptors(memory: str, seeded: bool, matmuls: bool) -> list[tuple[Callable
     return pairs
 
 
-def subjects() -> tuple[list[tuple[Callable[[Any], Any], Any]], str | None]:
+def subjects() -> Roster:
     """Every subject this machine can run, or the reason none can (no torch, no tree, a
     failed import). The Triton subjects need a GPU: on the CPU the seeded pair runs only in
     Triton's interpreter (TRITON_INTERPRET=1), the matmuls not at all (their kernels in the

@@ -31,12 +31,8 @@ def main(out_dir):
         for deterministic in (False, True):
 
             def call(x, fn=fn, param=param, value=value, deterministic=deterministic):
-                n = x.shape[0]
-                arg = (
-                    torch.full((n,), value, dtype=torch.int32, device="cuda")
-                    if param == "top_k"
-                    else torch.full((n,), value, dtype=torch.float32, device="cuda")
-                )
+                dtype = torch.int32 if param == "top_k" else torch.float32
+                arg = torch.full((x.shape[0],), value, dtype=dtype, device="cuda")
                 return fn(x, arg, is_deterministic=deterministic)
 
             start = time.perf_counter()
