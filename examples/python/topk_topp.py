@@ -9,11 +9,11 @@ from samplecheck_subject import SamplerDescriptor
 DESCRIPTOR = SamplerDescriptor(
     name="example.topk_topp",
     description="numpy: top-k, then top-p of what is left, inverse CDF on a seeded Generator",
-    input_kind="probs",            # rows of probabilities (any positive scale)
+    input_kind="probs",  # rows of probabilities (any positive scale)
     input_dtypes=("f32",),
     filters=("top_k", "top_p"),
-    filter_order="top_k_first",    # top-p judges the mass of what top-k kept
-    tie_policy="lowest_index",     # of tokens tied at the k-th, the lower ids stay
+    filter_order="top_k_first",  # top-p judges the mass of what top-k kept
+    tie_policy="lowest_index",  # of tokens tied at the k-th, the lower ids stay
     rng_policy="subject_generator",  # its own generator, not the caller's Philox streams
 )
 
@@ -53,9 +53,11 @@ def sample(batch):
     tokens, valid = np.zeros(n, np.int32), np.zeros(n, np.uint8)
     for i in np.unique(input_row):  # filter each input row once, draw all its outputs
         outputs = np.flatnonzero(input_row == i)
-        order = kept(rows[i],
-                     int(batch.top_k[i]) if batch.top_k is not None else 0,
-                     float(batch.top_p[i]) if batch.top_p is not None else 1.0)
+        order = kept(
+            rows[i],
+            int(batch.top_k[i]) if batch.top_k is not None else 0,
+            float(batch.top_p[i]) if batch.top_p is not None else 1.0,
+        )
         if order is None:
             continue
         cdf = np.cumsum(rows[i][order], dtype=np.float64)

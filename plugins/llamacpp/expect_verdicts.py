@@ -25,7 +25,7 @@ def parse_expectations(args):
 
 
 def judge(checks, expected):
-    """Lines of what was wrong, and the checks seen."""
+    """Lines of what was wrong."""
     wrong, seen = [], set()
     for c in checks:
         name, verdict, detail = c["check"], c["verdict"], c.get("detail") or ""
@@ -39,7 +39,7 @@ def judge(checks, expected):
             wrong.append(f"{label}: {verdict} ({detail}); expected pass or n/a")
     for name in sorted(set(expected) - seen):
         wrong.append(f"{name}: not in the report; expected {expected[name][0]}")
-    return wrong, seen
+    return wrong
 
 
 def main():
@@ -52,7 +52,7 @@ def main():
         print(f"expect_verdicts.py: no report to judge: {e}")
         return 1
     checks = [c for run in report.get("runs", []) for c in run.get("checks", [])]
-    wrong, seen = judge(checks, parse_expectations(sys.argv[2:]))
+    wrong = judge(checks, parse_expectations(sys.argv[2:]))
     if not checks:
         wrong.append("the report holds no check")
     for line in wrong:

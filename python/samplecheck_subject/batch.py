@@ -5,10 +5,23 @@ The argument rules are kernels/batch_rules.h's, worded alike, so a Python subjec
 the calls a C subject refuses, with the same status and message.
 """
 
+from __future__ import annotations
+
+from typing import Any, Optional
+
 import numpy as np
 
 from . import numeric
-from .protocol import SC_ERR_INVALID_ARGUMENT, SC_ERR_UNSUPPORTED, ProtocolError
+from .descriptor import DTYPES, Dtype, MatmulDescriptor, SamplerDescriptor
+from .protocol import SC_ERR_INVALID_ARGUMENT, SC_ERR_UNSUPPORTED, ProtocolError, SharedRegion
+
+# An array the callable receives: a numpy view of the shared region, or (a "cuda" subject)
+# a torch tensor on the device; torch is optional, so its type is not named here.
+Array = Any
+# The views of one request by name (None: a null array).
+Views = dict[str, Optional[np.ndarray]]
+# (sc_status, message) of a refused call.
+Refusal = tuple[int, str]
 
 FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -17,7 +30,7 @@ class SubjectError(Exception):
     """Raise from the callable to refuse a call with an sc_status (1 invalid, 2 unsupported,
     3 device, 4 internal). Any other exception is status 4 with its text."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -42,7 +55,28 @@ class SampleBatch:
                  valid, routes) or writes it
     """
 
-    def __init__(self, descriptor, request, arrays):
+    descriptor: SamplerDescriptor
+    vocab_size: int
+    num_input_rows: int
+    num_output_rows: int
+    input_dtype: Dtype
+    input: Array
+    row_index_given: bool
+    row_index: Array | None
+    top_k: Array | None
+    top_p: Array | None
+    min_p: Array | None
+    temperature: Array | None
+    seed: Array
+    subsequence: Array | None
+    offset: Array
+    out_token: np.ndarray
+    out_valid: np.ndarray
+    out_route: np.ndarray | None
+    # A "cuda" subject's batch: the numpy views its tensors were copied from (device.to_device).
+    host: dict[str, np.ndarray | None]
+
+    def __init__(self, descriptor: SamplerDescriptor, request: dict[str, Any], arrays: Views) -> None:
         self.descriptor = descriptor
         self.vocab_size = request["vocab_size"]
         self.num_input_rows = request["num_input_rows"]
@@ -62,21 +96,21 @@ class SampleBatch:
         self.out_valid = arrays["out_valid"]
         self.out_route = arrays.get("out_route")
 
-    def rows(self):
+    def rows(self) -> np.ndarray:
         """The input rows as float32 numpy (host subjects)."""
         return numeric.decode(self.input, self.input_dtype)
 
-    def filter_on(self, name):
+    def filter_on(self, name: str) -> bool:
         return getattr(self, name) is not None
 
 
-def sample_views(region, request):
+def sample_views(region: SharedRegion, request: dict[str, Any]) -> Views:
     """The arrays of a sample request as views of the shared region; shape checks only."""
     for key in ("vocab_size", "num_input_rows", "num_output_rows"):
         if not isinstance(request.get(key), int):
             raise ProtocolError(f"sample request: {key} is missing or not an integer")
     dtype = request.get("input_dtype")
-    if dtype not in ("f32", "bf16", "f16"):
+    if dtype not in DTYPES:
         raise ProtocolError(f"sample request: input_dtype = {dtype!r} is not f32, bf16 or f16")
     arrays = request.get("arrays")
     if not isinstance(arrays, dict):
@@ -84,12 +118,20 @@ def sample_views(region, request):
     v, ni, no = request["vocab_size"], request["num_input_rows"], request["num_output_rows"]
     element = np.float32 if dtype == "f32" else np.uint16
     kinds = {
-        "input": element, "row_index": np.int32, "top_k": np.int32, "top_p": np.float32,
-        "min_p": np.float32, "temperature": np.float32, "seed": np.uint64,
-        "subsequence": np.uint64, "offset": np.uint64, "out_token": np.int32, "out_valid": np.uint8,
+        "input": element,
+        "row_index": np.int32,
+        "top_k": np.int32,
+        "top_p": np.float32,
+        "min_p": np.float32,
+        "temperature": np.float32,
+        "seed": np.uint64,
+        "subsequence": np.uint64,
+        "offset": np.uint64,
+        "out_token": np.int32,
+        "out_valid": np.uint8,
         "out_route": np.uint8,  # ABI 1.5: only for a subject that declares routes
     }
-    out = {}
+    out: Views = {}
     for name, t in kinds.items():
         out[name] = region.view(arrays.get(name), t, name)
     if out["input"] is not None and v > 0 and ni >= 0:
@@ -102,7 +144,7 @@ def sample_views(region, request):
     return out
 
 
-def refusal(descriptor, request, arrays):
+def refusal(descriptor: SamplerDescriptor, request: dict[str, Any], arrays: Views) -> Refusal | None:
     """(status, message) when the call breaks the ABI's rules (kernels/batch_rules.h), else None."""
     name = descriptor.name
     v, ni, no = request["vocab_size"], request["num_input_rows"], request["num_output_rows"]
@@ -112,7 +154,8 @@ def refusal(descriptor, request, arrays):
         return SC_ERR_INVALID_ARGUMENT, f"{name}: vocab_size = {v} does not fit the int32 token ids"
     if ni < 0 or no < 0:
         return SC_ERR_INVALID_ARGUMENT, (
-            f"{name}: num_input_rows = {ni} and num_output_rows = {no} must not be negative")
+            f"{name}: num_input_rows = {ni} and num_output_rows = {no} must not be negative"
+        )
     if request["input_dtype"] not in descriptor.input_dtypes:
         return SC_ERR_UNSUPPORTED, f"{name}: input_dtype = {request['input_dtype']} is not one it declares"
     if no == 0:
@@ -122,7 +165,8 @@ def refusal(descriptor, request, arrays):
             return SC_ERR_INVALID_ARGUMENT, f"{name}: {required} is NULL"
     if arrays["row_index"] is None and no != ni:
         return SC_ERR_INVALID_ARGUMENT, (
-            f"{name}: row_index is NULL but num_output_rows = {no} differs from num_input_rows = {ni}")
+            f"{name}: row_index is NULL but num_output_rows = {no} differs from num_input_rows = {ni}"
+        )
     if ni == 0:
         return SC_ERR_INVALID_ARGUMENT, f"{name}: output row 0: row_index points into an empty batch"
     ri = arrays["row_index"]
@@ -130,8 +174,7 @@ def refusal(descriptor, request, arrays):
         bad = np.flatnonzero((ri < 0) | (ri >= ni))
         if bad.size:
             r = int(bad[0])
-            return SC_ERR_INVALID_ARGUMENT, (
-                f"{name}: output row {r}: row_index = {int(ri[r])} is outside [0, {ni})")
+            return SC_ERR_INVALID_ARGUMENT, (f"{name}: output row {r}: row_index = {int(ri[r])} is outside [0, {ni})")
     rows = no if descriptor.parameter_indexing == "output_row" else ni
     where = "output row" if descriptor.parameter_indexing == "output_row" else "input row"
     for p in ("top_k", "top_p", "min_p", "temperature"):
@@ -140,7 +183,7 @@ def refusal(descriptor, request, arrays):
     return _first_row_refusal(descriptor, arrays, v, rows, where)
 
 
-def _first_row_refusal(descriptor, arrays, v, rows, where):
+def _first_row_refusal(descriptor: SamplerDescriptor, arrays: Views, v: int, rows: int, where: str) -> Refusal | None:
     """batch_rules.h's row_refusal: per row, the first failing field in the enum's order."""
     name, filters = descriptor.name, descriptor.filters
     logits = descriptor.input_kind == "logits"
@@ -148,18 +191,38 @@ def _first_row_refusal(descriptor, arrays, v, rows, where):
     with np.errstate(invalid="ignore"):
         tests = [
             ("top_k", k, None if k is None else k < 0, "is negative", SC_ERR_INVALID_ARGUMENT),
-            ("top_p", tp, None if tp is None else ~((tp > 0) & (tp <= 1)), "is outside (0, 1]",
-             SC_ERR_INVALID_ARGUMENT),
-            ("min_p", mp, None if mp is None else ~((mp >= 0) & (mp <= 1)), "is outside [0, 1]",
-             SC_ERR_INVALID_ARGUMENT),
-            ("temperature", t, None if t is None else ~((t >= 0) & (t <= FLT_MAX)),
-             "must be finite and >= 0", SC_ERR_INVALID_ARGUMENT),
+            (
+                "top_p",
+                tp,
+                None if tp is None else ~((tp > 0) & (tp <= 1)),
+                "is outside (0, 1]",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                "min_p",
+                mp,
+                None if mp is None else ~((mp >= 0) & (mp <= 1)),
+                "is outside [0, 1]",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                "temperature",
+                t,
+                None if t is None else ~((t >= 0) & (t <= FLT_MAX)),
+                "must be finite and >= 0",
+                SC_ERR_INVALID_ARGUMENT,
+            ),
         ]
         unsupported = "asks for a filter this subject does not implement"
         declared_t = logits and "temperature" in filters
         tests += [
-            ("top_k", k, None if k is None or "top_k" in filters else (k > 0) & (k < v), unsupported,
-             SC_ERR_UNSUPPORTED),
+            (
+                "top_k",
+                k,
+                None if k is None or "top_k" in filters else (k > 0) & (k < v),
+                unsupported,
+                SC_ERR_UNSUPPORTED,
+            ),
             ("top_p", tp, None if tp is None or "top_p" in filters else tp < 1, unsupported, SC_ERR_UNSUPPORTED),
             ("min_p", mp, None if mp is None or "min_p" in filters else mp > 0, unsupported, SC_ERR_UNSUPPORTED),
             ("temperature", t, None if t is None or declared_t else t != 1, unsupported, SC_ERR_UNSUPPORTED),
@@ -184,7 +247,18 @@ class MatmulProblem:
     a_f32() etc. decode them) or bf16 torch tensors on the device for a cuda subject; out
     [m, n] the reply (bf16 bits). The callable returns out or writes it and returns None."""
 
-    def __init__(self, descriptor, request, arrays):
+    descriptor: MatmulDescriptor
+    m: int
+    n: int
+    k: int
+    launch_config: int
+    operands_generation: int | None
+    a: Array
+    weight: Array
+    bias: Array | None
+    out: np.ndarray
+
+    def __init__(self, descriptor: MatmulDescriptor, request: dict[str, Any], arrays: Views) -> None:
         self.descriptor = descriptor
         self.m, self.n, self.k = request["m"], request["n"], request["k"]
         self.launch_config = request.get("launch_config", -1)
@@ -195,7 +269,7 @@ class MatmulProblem:
         self.out = arrays["out"]
 
 
-def matmul_views(region, request):
+def matmul_views(region: SharedRegion, request: dict[str, Any]) -> Views:
     for key in ("m", "n", "k"):
         if not isinstance(request.get(key), int) or request[key] < 0:
             raise ProtocolError(f"matmul request: {key} is missing or not a non-negative integer")
@@ -204,7 +278,7 @@ def matmul_views(region, request):
         raise ProtocolError("matmul request: arrays is missing")
     m, n, k = request["m"], request["n"], request["k"]
     shapes = {"a": (m, k), "weight": (n, k), "bias": (n,), "out": (m, n)}
-    out = {}
+    out: Views = {}
     for name, shape in shapes.items():
         count = int(np.prod(shape))
         view = region.view(arrays.get(name), np.uint16, name, expected_count=count)

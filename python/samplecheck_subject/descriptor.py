@@ -3,17 +3,28 @@
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional, get_args
+from typing import Any, Literal, Union, get_args
 
-INPUT_KINDS = ("probs", "logits")
-DTYPES = ("f32", "bf16", "f16")
-FILTERS = ("top_k", "top_p", "min_p", "temperature")
-FILTER_ORDERS = ("top_k_first", "joint")
-TIE_POLICIES = ("keep_ties", "lowest_index")
-MEMORY_SPACES = ("host", "cuda")
-# Declared contracts (section 6), typed: a checker names a misspelt value before any run.
+# The closed sets of the descriptors, typed (a checker names a misspelt value before any run);
+# each tuple below holds the same values, for the checks at run time and their messages.
+SubjectKind = Literal["sampler", "matmul"]
+InputKind = Literal["probs", "logits"]
+Dtype = Literal["f32", "bf16", "f16"]
+Filter = Literal["top_k", "top_p", "min_p", "temperature"]
+FilterOrder = Literal["top_k_first", "joint"]
+TiePolicy = Literal["keep_ties", "lowest_index"]
+MemorySpace = Literal["host", "cuda"]
+INPUT_KINDS: tuple[str, ...] = get_args(InputKind)
+DTYPES: tuple[str, ...] = get_args(Dtype)
+FILTERS: tuple[str, ...] = get_args(Filter)
+FILTER_ORDERS: tuple[str, ...] = get_args(FilterOrder)
+TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
+MEMORY_SPACES: tuple[str, ...] = get_args(MemorySpace)
+# Declared contracts (section 6).
 RngPolicy = Literal["per_request", "batch_slot", "subject_generator", "request_keyed"]
 ParameterIndexing = Literal["input_row", "output_row"]
 DegenerateRows = Literal["valid_flag", "error", "undefined", "treat_as_zero"]
@@ -27,8 +38,6 @@ PROBS_NORMALISATIONS: tuple[str, ...] = get_args(ProbsNormalisation)
 UNIFORM_RULES: tuple[str, ...] = get_args(UniformRule)
 INPUTS: tuple[str, ...] = get_args(Inputs)
 
-
-TiePolicy = Literal["keep_ties", "lowest_index"]
 # Route ids travel as one byte a row; a table this long already names every fallback of a kernel.
 MAX_ROUTES = 16
 MAX_ROUTE_NAME_BYTES = 64
@@ -49,7 +58,7 @@ class DescriptorError(ValueError):
     """A descriptor that breaks the ABI's rules, naming the subject and the field."""
 
 
-def _one_of(name, fieldname, value, allowed):
+def _one_of(name: str, fieldname: str, value: object, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise DescriptorError(f"{name}: {fieldname} = {value!r} is not one of {', '.join(allowed)}")
 
@@ -80,14 +89,14 @@ class SamplerDescriptor:
     """
 
     name: str
-    input_kind: str
-    input_dtypes: Sequence[str]
-    filters: Sequence[str] = ()
+    input_kind: InputKind
+    input_dtypes: Sequence[Dtype]
+    filters: Sequence[Filter] = ()
     philox_outputs_per_call: int = 1
-    filter_order: Optional[str] = None
-    tie_policy: Optional[str] = None
+    filter_order: FilterOrder | None = None
+    tie_policy: TiePolicy | None = None
     description: str = ""
-    memory_space: str = "host"
+    memory_space: MemorySpace = "host"
     rng_policy: RngPolicy = "per_request"
     parameter_indexing: ParameterIndexing = "input_row"
     degenerate_rows: DegenerateRows = "valid_flag"
@@ -95,9 +104,9 @@ class SamplerDescriptor:
     uniform_rule: UniformRule = "undeclared"
     inputs: Inputs = "preserved"
     routes: Sequence[Route] = ()
-    kind: str = field(default="sampler", init=False)
+    kind: Literal["sampler"] = field(default="sampler", init=False)
 
-    def validate(self):
+    def validate(self) -> SamplerDescriptor:
         n = self.name or "<unnamed sampler>"
         if not isinstance(self.name, str) or not self.name:
             raise DescriptorError(f"{n}: name must be a non-empty string")
@@ -122,20 +131,29 @@ class SamplerDescriptor:
         _one_of(n, "degenerate_rows", self.degenerate_rows, DEGENERATE_ROWS)
         _one_of(n, "probs_normalisation", self.probs_normalisation, PROBS_NORMALISATIONS)
         if self.probs_normalisation == "assume_sum_one" and (
-                self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)):
-            raise DescriptorError(f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
-                                  "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)")
+            self.input_kind != "probs" or tuple(self.input_dtypes) != ("f32",)
+        ):
+            raise DescriptorError(
+                f"{n}: probs_normalisation = 'assume_sum_one' needs input_kind 'probs' and "
+                "input_dtypes ('f32',) (a row rounded to bf16 / fp16 does not sum to 1)"
+            )
         _one_of(n, "uniform_rule", self.uniform_rule, UNIFORM_RULES)
         if self.uniform_rule == "inverse_cdf_u53" and self.input_kind != "probs":
-            raise DescriptorError(f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
-                                  "inverts the running sum of the row as given)")
+            raise DescriptorError(
+                f"{n}: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs' (the rule "
+                "inverts the running sum of the row as given)"
+            )
         _one_of(n, "inputs", self.inputs, INPUTS)
         if self.rng_policy == "request_keyed" and self.uniform_rule != "undeclared":
-            raise DescriptorError(f"{n}: uniform_rule = {self.uniform_rule!r} is stated on the Philox stream; "
-                                  "rng_policy 'request_keyed' draws no Philox stream")
+            raise DescriptorError(
+                f"{n}: uniform_rule = {self.uniform_rule!r} is stated on the Philox stream; "
+                "rng_policy 'request_keyed' draws no Philox stream"
+            )
         if self.degenerate_rows == "treat_as_zero" and self.input_kind != "probs":
-            raise DescriptorError(f"{n}: degenerate_rows = 'treat_as_zero' needs input_kind 'probs' (it says "
-                                  "which probabilities count as zero)")
+            raise DescriptorError(
+                f"{n}: degenerate_rows = 'treat_as_zero' needs input_kind 'probs' (it says "
+                "which probabilities count as zero)"
+            )
         self._validate_routes(n)
         return self
 
@@ -143,8 +161,9 @@ class SamplerDescriptor:
         if not self.routes:
             return
         if "top_k" not in self.filters:
-            raise DescriptorError(f"{n}: routes state tie policies, which only top_k's boundary uses: "
-                                  "declare filter top_k")
+            raise DescriptorError(
+                f"{n}: routes state tie policies, which only top_k's boundary uses: declare filter top_k"
+            )
         if len(self.routes) > MAX_ROUTES:
             raise DescriptorError(f"{n}: routes holds {len(self.routes)} routes, more than {MAX_ROUTES}")
         seen: set[str] = set()
@@ -152,14 +171,16 @@ class SamplerDescriptor:
             if not isinstance(r, Route):
                 raise DescriptorError(f"{n}: routes[{i}] = {r!r} is not a Route")
             if not r.name or len(r.name.encode()) > MAX_ROUTE_NAME_BYTES or r.name in seen:
-                raise DescriptorError(f"{n}: routes[{i}].name = {r.name!r} must be non-empty, at most "
-                                      f"{MAX_ROUTE_NAME_BYTES} bytes and unique")
+                raise DescriptorError(
+                    f"{n}: routes[{i}].name = {r.name!r} must be non-empty, at most "
+                    f"{MAX_ROUTE_NAME_BYTES} bytes and unique"
+                )
             seen.add(r.name)
             _one_of(n, f"routes[{i}].tie_policy", r.tie_policy, TIE_POLICIES)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         self.validate()
-        out = {
+        out: dict[str, Any] = {
             "kind": "sampler",
             "name": self.name,
             "description": self.description,
@@ -190,12 +211,12 @@ class MatmulDescriptor:
 
     name: str
     description: str = ""
-    memory_space: str = "host"
+    memory_space: MemorySpace = "host"
     launch_configs: list[str] = field(default_factory=list)
     batch_thresholds: list[int] = field(default_factory=list)
-    kind: str = field(default="matmul", init=False)
+    kind: Literal["matmul"] = field(default="matmul", init=False)
 
-    def validate(self):
+    def validate(self) -> MatmulDescriptor:
         n = self.name or "<unnamed matmul>"
         if not isinstance(self.name, str) or not self.name:
             raise DescriptorError(f"{n}: name must be a non-empty string")
@@ -207,7 +228,7 @@ class MatmulDescriptor:
             raise DescriptorError(f"{n}: batch_thresholds = {t} must be ascending integers >= 2")
         return self
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         self.validate()
         return {
             "kind": "matmul",
@@ -219,7 +240,10 @@ class MatmulDescriptor:
         }
 
 
-def from_json(obj):
+Descriptor = Union[SamplerDescriptor, MatmulDescriptor]
+
+
+def from_json(obj: dict[str, Any]) -> Descriptor:
     """A descriptor from its JSON form (what `python -m samplecheck_subject.run` receives)."""
     obj = dict(obj)
     kind = obj.pop("kind", None)

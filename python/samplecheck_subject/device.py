@@ -2,13 +2,22 @@
 CUDA tensors (one host-to-device copy of each view, no intermediate host copy), and
 returned tensors are copied from the device straight into the region."""
 
+from __future__ import annotations
+
+from typing import Optional
+
 import numpy as np
 import torch
+
+from .batch import MatmulProblem, SampleBatch
+
+# What a "cuda" matmul subject keeps between calls: (operands_generation, weight, bias).
+Operands = tuple[Optional[int], torch.Tensor, Optional[torch.Tensor]]
 
 _INPUT_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def _cuda(view, dtype=None):
+def _cuda(view: np.ndarray | None, dtype: torch.dtype | None = None) -> torch.Tensor | None:
     """A numpy view of the region as a CUDA tensor; uint16 / uint64 bits keep their bits."""
     if view is None:
         return None
@@ -22,11 +31,13 @@ def _cuda(view, dtype=None):
     return t.to("cuda", non_blocking=False)
 
 
-def to_device(b):
+def to_device(b: SampleBatch) -> None:
     """Replaces a SampleBatch's inputs with CUDA tensors (input in its true dtype); the
     numpy views stay in b.host (seeds for a subject-owned generator, say)."""
-    b.host = {name: getattr(b, name) for name in ("input", "row_index", "top_k", "top_p", "min_p",
-                                                  "temperature", "seed", "subsequence", "offset")}
+    b.host = {
+        name: getattr(b, name)
+        for name in ("input", "row_index", "top_k", "top_p", "min_p", "temperature", "seed", "subsequence", "offset")
+    }
     dtype = _INPUT_DTYPES[b.input_dtype]
     b.input = _cuda(b.input, dtype if b.input_dtype != "f32" else None)
     b.row_index = _cuda(b.row_index)
@@ -34,7 +45,7 @@ def to_device(b):
         setattr(b, name, _cuda(getattr(b, name)))
 
 
-def matmul_to_device(p, cached):
+def matmul_to_device(p: MatmulProblem, cached: Operands | None) -> Operands:
     """a to the device every call; weight and bias only when operands_generation changes."""
     p.a = _cuda(p.a, torch.bfloat16)
     generation = p.operands_generation
@@ -46,7 +57,7 @@ def matmul_to_device(p, cached):
     return generation, p.weight, p.bias
 
 
-def copy_into(view, tensor):
+def copy_into(view: np.ndarray, tensor: torch.Tensor) -> None:
     """Copies a tensor (any device) into a numpy view of the region, converting its type."""
     src = tensor.detach().reshape(-1)
     flat = view.reshape(-1)

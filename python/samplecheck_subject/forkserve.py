@@ -55,7 +55,7 @@ class ForkServer:
         self._unavailable = unavailable
         self._children: set[int] = set()
         self._dir = ""
-        self.path = ""
+        self.path: str = ""  # the listening socket's, once entered
         self._listener: socket.socket | None = None
 
     def __enter__(self) -> ForkServer:
@@ -67,8 +67,9 @@ class ForkServer:
         self._listener.listen(8)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if self._listener is not None:
             self._listener.close()
             self._listener = None

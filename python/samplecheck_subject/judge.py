@@ -19,14 +19,19 @@ import subprocess
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
+
+from .descriptor import SubjectKind
 
 DISTRIBUTION = "samplecheck"
+# Where the judge was found: the order above.
+JudgeSource = Literal["--samplecheck-bin", "bundled", "$SAMPLECHECK_BIN", "PATH"]
 
 
 @dataclass(frozen=True)
 class Judge:
     path: str
-    source: str  # "--samplecheck-bin", "bundled", "$SAMPLECHECK_BIN" or "PATH"
+    source: JudgeSource
 
 
 @functools.cache
@@ -51,8 +56,12 @@ def bundled_binary(name: str = "samplecheck") -> str | None:
 
 def find_judge(explicit: str | None = None) -> Judge:
     """The samplecheck executable, by the order above; FileNotFoundError says what was tried."""
-    candidates = [(explicit, "--samplecheck-bin"), (bundled_binary(), "bundled"),
-                  (os.environ.get("SAMPLECHECK_BIN"), "$SAMPLECHECK_BIN"), (shutil.which("samplecheck"), "PATH")]
+    candidates: list[tuple[str | None, JudgeSource]] = [
+        (explicit, "--samplecheck-bin"),
+        (bundled_binary(), "bundled"),
+        (os.environ.get("SAMPLECHECK_BIN"), "$SAMPLECHECK_BIN"),
+        (shutil.which("samplecheck"), "PATH"),
+    ]
     for path, source in candidates:
         if not path:
             continue
@@ -61,7 +70,8 @@ def find_judge(explicit: str | None = None) -> Judge:
         return Judge(path, source)
     raise FileNotFoundError(
         "samplecheck binary not found: none bundled with this package (pip install the checkout: "
-        "`pip install .`), no $SAMPLECHECK_BIN, none on PATH; or give pytest --samplecheck-bin")
+        "`pip install .`), no $SAMPLECHECK_BIN, none on PATH; or give pytest --samplecheck-bin"
+    )
 
 
 def find_binary(explicit: str | None = None) -> str:
@@ -74,8 +84,14 @@ def _identity(binary: str) -> tuple[str, int]:
 
 @functools.cache
 def _help(identity: tuple[str, int], command: str) -> str:
-    done = subprocess.run([identity[0], command, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [identity[0], command, "--help"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return done.stdout
 
 
@@ -90,12 +106,13 @@ def _checks(identity: tuple[str, int]) -> tuple[tuple[str, str], ...]:
     done = subprocess.run([identity[0], "qualify", "--list"], capture_output=True, text=True, timeout=60, check=False)
     _, found, listed = done.stdout.partition("\nchecks:\n")
     if done.returncode != 0 or not found:
-        raise RuntimeError(f"{identity[0]} qualify --list gave no check list (exit {done.returncode}): "
-                           f"{done.stderr.strip()[-500:]}")
+        raise RuntimeError(
+            f"{identity[0]} qualify --list gave no check list (exit {done.returncode}): {done.stderr.strip()[-500:]}"
+        )
     rows = (re.match(r"\s+(\S+)\s+(sampler|matmul)\s", line) for line in listed.splitlines())
     return tuple((m.group(1), m.group(2)) for m in rows if m)
 
 
-def check_names(binary: str, kind: str) -> list[str]:
+def check_names(binary: str, kind: SubjectKind) -> list[str]:
     """The checks this samplecheck runs on a subject of `kind` ("sampler" or "matmul"), in its order."""
     return [name for name, k in _checks(_identity(binary)) if k == kind]

@@ -1,9 +1,14 @@
 """bf16 / f16 bit patterns and float32, in numpy (which has no bfloat16)."""
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
+
+from .descriptor import Dtype
 
 
-def decode(bits_or_f32, dtype):
+def decode(bits_or_f32: np.ndarray, dtype: Dtype) -> np.ndarray:
     """float32 values of an input array: f32 as is, bf16 / f16 from their uint16 bits."""
     if dtype == "f32":
         return bits_or_f32
@@ -14,11 +19,11 @@ def decode(bits_or_f32, dtype):
     raise ValueError(f"dtype {dtype!r} is not f32, bf16 or f16")
 
 
-def bf16_to_f32(bits):
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return decode(bits, "bf16")
 
 
-def f32_to_bf16(values):
+def f32_to_bf16(values: npt.ArrayLike) -> np.ndarray:
     """Round-to-nearest-even bf16 bits of float32 values; NaN stays a (quiet) NaN."""
     u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
     rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)

@@ -11,14 +11,24 @@ cumulative sum (float64) of what is kept.
 
 import hashlib
 import inspect
+from typing import Any, Callable, Optional
 
 import numpy as np
+import numpy.typing as npt
 
-from .batch import SubjectError
+from .batch import SampleBatch, SubjectError
 from .descriptor import Route, SamplerDescriptor
 from .philox import stream_outputs, uniform_double
 from .protocol import SC_ERR_INVALID_ARGUMENT
 from .script_call import ScriptCall
+from .serve import Pair
+
+# No `from __future__ import annotations` here: _kept's and _invert's source is inlined into
+# standalone scripts (SCRIPT_CALLS below), where their annotations are evaluated as written,
+# so theirs name numpy alone or are strings.
+
+# What the sampler callables return: (tokens, valid) or, routed, (tokens, valid, routes).
+Sampled = tuple[np.ndarray, ...]
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -35,7 +45,7 @@ PLANTED = {
 }
 
 
-def descriptor(name="numpy.sort_filter", planted=None, **contract):
+def descriptor(name: str = "numpy.sort_filter", planted: Optional[str] = None, **contract: Any) -> SamplerDescriptor:
     what = PLANTED[planted] if planted else "sort, filter (top-k, top-p, min-p), invert the CDF"
     return SamplerDescriptor(
         name=name if planted is None else f"{name}:{planted}",
@@ -50,7 +60,9 @@ def descriptor(name="numpy.sort_filter", planted=None, **contract):
     )
 
 
-def _kept(row, top_k, top_p, min_p, planted, keep_ties=False):
+def _kept(
+    row: np.ndarray, top_k: int, top_p: float, min_p: float, planted: "str | None", keep_ties: bool = False
+) -> "tuple[np.ndarray | None, np.ndarray] | None":
     """(token ids kept in sampling order, float64 cumulative mass) or None if degenerate;
     keep_ties: every tie at the k-th survives (the routed sampler's fallback)."""
     vocab = row.size
@@ -89,7 +101,7 @@ def _kept(row, top_k, top_p, min_p, planted, keep_ties=False):
     return order, cdf
 
 
-def _invert(cdf, u):
+def _invert(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
     """The first entry above u; past the end (rounding), the last entry with mass."""
     hit = np.searchsorted(cdf, u, side="right")
     past = hit >= cdf.size
@@ -102,10 +114,9 @@ def _invert(cdf, u):
 # Defects of the ABI 1.5 contracts, planted in the subjects that declare them (contract_subjects).
 CONTRACT_PLANTED = {
     "position_ignored": "request_keyed, but the key ignores the position: every token of a request "
-                        "draws the same noise (S02 in hash form)",
+    "draws the same noise (S02 in hash form)",
     "nan_largest": "treat_as_zero, but a NaN entry counts as the row's largest probability",
-    "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' "
-                  "(lowest_index)",
+    "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' (lowest_index)",
 }
 # The routed sampler's fallback threshold (FlashInfer's cake sampler falls back for k > 1024):
 # small, so that the ties check's rows (k 2, 3, 5, 9) reach both routes.
@@ -113,7 +124,7 @@ ROUTE_K = 4
 ROUTES = (Route("sort", "lowest_index"), Route("fallback", "keep_ties"))
 
 
-def _mix64(x):
+def _mix64(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, wrapping in uint64: a keyed hash as vLLM's and SGLang's are."""
     with np.errstate(over="ignore"):
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -121,7 +132,7 @@ def _mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-def keyed_uniform(seed, position):
+def keyed_uniform(seed: npt.ArrayLike, position: npt.ArrayLike) -> np.ndarray:
     """[0, 1) with 53 bits hashed from (seed, position): rng_policy "request_keyed"."""
     with np.errstate(over="ignore"):
         salted = np.asarray(position, np.uint64) + np.uint64(0x9E3779B97F4A7C15)
@@ -129,7 +140,7 @@ def keyed_uniform(seed, position):
     return (key >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def zero_cleaned(row, planted=None):
+def zero_cleaned(row: np.ndarray, planted: Optional[str] = None) -> np.ndarray:
     """The row as degenerate_rows "treat_as_zero" reads it: +Inf entries alone if any (drawn
     uniformly), else NaN, negative and -0.0 entries set to 0."""
     if planted == "nan_largest":
@@ -140,7 +151,7 @@ def zero_cleaned(row, planted=None):
     return np.where(row > 0, row, np.float32(0)).astype(np.float32)
 
 
-def _uniforms(b, source, planted, slot_keyed, keyed):
+def _uniforms(b: SampleBatch, source: np.ndarray, planted: Optional[str], slot_keyed: bool, keyed: bool) -> np.ndarray:
     """u in [0, 1) for every output row, from its Philox stream or, keyed, its (seed, position)."""
     n_out = b.num_output_rows
     seed = b.seed[source]
@@ -156,18 +167,23 @@ def _uniforms(b, source, planted, slot_keyed, keyed):
     return uniform_double(words[:, 0], words[:, 1])
 
 
-def make(planted=None, slot_keyed=False, keyed=False, zero=False, routed=False):
+def make(
+    planted: Optional[str] = None,
+    slot_keyed: bool = False,
+    keyed: bool = False,
+    zero: bool = False,
+    routed: bool = False,
+) -> Callable[[SampleBatch], Sampled]:
     """The sampler callable; `planted` one of PLANTED's ids or None (the correct one).
-    slot_keyed: the stream's subsequence is the output row (FlashInfer's rule), which is
-    S04's mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect.
-    keyed: u hashed from (seed, position) (rng_policy "request_keyed"); zero: degenerate rows
-    read by degenerate_rows "treat_as_zero"; routed: rows with k > ROUTE_K take route 1
-    (keep_ties), the rest route 0 (lowest_index), reported per output row. CONTRACT_PLANTED's
-    ids plant their defects."""
+    slot_keyed: the stream's subsequence is the output row (FlashInfer's rule), which is S04's
+    mechanism; declared as rng_policy "batch_slot" it is a contract, not a defect. keyed: u
+    hashed from (seed, position) (rng_policy "request_keyed"); zero: degenerate rows read by
+    degenerate_rows "treat_as_zero"; routed: rows with k > ROUTE_K take route 1 (keep_ties), the
+    rest route 0 (lowest_index), reported per output row. CONTRACT_PLANTED's ids plant theirs."""
     if planted is not None and planted not in PLANTED and planted not in CONTRACT_PLANTED:
         raise ValueError(f"no planted defect {planted!r}; known: {', '.join([*PLANTED, *CONTRACT_PLANTED])}")
 
-    def sample(b):
+    def sample(b: SampleBatch) -> Sampled:
         n_out, n_in = b.num_output_rows, b.num_input_rows
         rows = b.rows()
         input_of = np.arange(n_out) if b.row_index is None else b.row_index.astype(np.int64)
@@ -213,7 +229,7 @@ def make(planted=None, slot_keyed=False, keyed=False, zero=False, routed=False):
     return sample
 
 
-def generator_sampler(b):
+def generator_sampler(b: SampleBatch) -> tuple[np.ndarray, None]:
     """Inverse CDF on a numpy Generator the subject owns, seeded from the whole call (seeds,
     subsequences, offsets, row map): rng_policy "subject_generator". Refuses degenerate
     rows with status 1: degenerate_rows "error"."""
@@ -235,36 +251,43 @@ def generator_sampler(b):
     return tokens, None
 
 
-def contract_subjects():
+def contract_subjects() -> list[Pair]:
     """Correct subjects with other declared contracts: streams keyed by the batch slot (as
     FlashInfer's), and a subject-owned generator refusing degenerate rows (as torch's)."""
     slot = descriptor(name="numpy.sort_filter.batch_slot", rng_policy="batch_slot")
     generator = SamplerDescriptor(
-        name="numpy.multinomial.generator", description="numpy: inverse CDF on a seeded numpy Generator",
-        input_kind="probs", input_dtypes=("f32",), rng_policy="subject_generator", degenerate_rows="error")
+        name="numpy.multinomial.generator",
+        description="numpy: inverse CDF on a seeded numpy Generator",
+        input_kind="probs",
+        input_dtypes=("f32",),
+        rng_policy="subject_generator",
+        degenerate_rows="error",
+    )
     keyed = descriptor(name="numpy.sort_filter.keyed", rng_policy="request_keyed")
     zero = descriptor(name="numpy.sort_filter.zero", degenerate_rows="treat_as_zero")
     routed = descriptor(name="numpy.sort_filter.routed", routes=ROUTES)
-    return [(make(None, slot_keyed=True), slot), (generator_sampler, generator),
-            (make(None, keyed=True), keyed), (make(None, zero=True), zero),
-            (make("position_ignored", keyed=True),
-             _contract_mutant(keyed, "position_ignored")),
-            (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
-            (make(None, routed=True), routed), (make("route_lied", routed=True),
-                                                 _contract_mutant(routed, "route_lied"))]
+    return [
+        (make(None, slot_keyed=True), slot),
+        (generator_sampler, generator),
+        (make(None, keyed=True), keyed),
+        (make(None, zero=True), zero),
+        (make("position_ignored", keyed=True), _contract_mutant(keyed, "position_ignored")),
+        (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
+        (make(None, routed=True), routed),
+        (make("route_lied", routed=True), _contract_mutant(routed, "route_lied")),
+    ]
 
 
-def _contract_mutant(correct, planted):
+def _contract_mutant(correct: SamplerDescriptor, planted: str) -> SamplerDescriptor:
     """The descriptor `correct` declares, under the name NAME:PLANTED and its defect's text."""
-    contract = {"rng_policy": correct.rng_policy, "degenerate_rows": correct.degenerate_rows,
-                "routes": correct.routes}
+    contract = {"rng_policy": correct.rng_policy, "degenerate_rows": correct.degenerate_rows, "routes": correct.routes}
     d = descriptor(name=correct.name, **contract)
     d.name = f"{correct.name}:{planted}"
     d.description = f"numpy: {CONTRACT_PLANTED[planted]}"
     return d
 
 
-def subjects():
+def subjects() -> list[Pair]:
     """The correct sampler and every planted one, for `python -m samplecheck_subject.run`."""
     return [(make(None), descriptor())] + [(make(p), descriptor(planted=p)) for p in PLANTED]
 
@@ -290,9 +313,14 @@ def draw(row, params, n, seed, device):
 """
 
 
-def _script_call(planted: str | None) -> ScriptCall:
-    code = "\n\n".join([f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
-                         inspect.getsource(_kept), inspect.getsource(_invert)])
+def _script_call(planted: Optional[str]) -> ScriptCall:
+    code = "\n\n".join(
+        [
+            f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
+            inspect.getsource(_kept),
+            inspect.getsource(_invert),
+        ]
+    )
     what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert; its source inlined)"
     return ScriptCall(what=what, imports="import numpy as np", code=code + "\n" + _SORT_FILTER_DRAW)
 
@@ -303,5 +331,7 @@ SCRIPT_CALLS = {
     **{descriptor(planted=p).name: _script_call(p) for p in PLANTED},
     "numpy.multinomial.generator": ScriptCall(
         what="samplecheck_subject.numpy_samplers' generator_sampler (inverse CDF; _invert's source inlined)",
-        imports="import numpy as np", code=inspect.getsource(_invert) + "\n" + _GENERATOR_DRAW),
+        imports="import numpy as np",
+        code=inspect.getsource(_invert) + "\n" + _GENERATOR_DRAW,
+    ),
 }

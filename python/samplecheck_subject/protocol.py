@@ -83,7 +83,7 @@ class SharedRegion:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._map: mmap.mmap | None = None
-        self.size = 0
+        self.size: int = 0  # bytes mapped
 
     def ensure(self, shm_size: int) -> None:
         if self._map is not None and shm_size <= self.size:
@@ -133,6 +133,6 @@ def inherited_fds() -> tuple[int, int]:
     if missing:
         raise RuntimeError(
             f"{' and '.join(missing)} not set: start this program through "
-            "`samplecheck qualify --exec \"CMD\"`, which hands it the protocol's descriptors"
+            '`samplecheck qualify --exec "CMD"`, which hands it the protocol\'s descriptors'
         )
     return int(os.environ["SAMPLECHECK_CONTROL_FD"]), int(os.environ["SAMPLECHECK_SHM_FD"])

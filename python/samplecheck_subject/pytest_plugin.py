@@ -27,9 +27,9 @@ from typing import Any, NoReturn
 import pytest
 
 from .judge import check_names, find_judge
-from .qualify import EXIT_SKIP, QualifyResult, replay
+from .qualify import EXIT_SKIP, Budget, QualifyResult, replay
 from .qualify import qualify as run_qualify
-from .report import CheckRow, Outcome, outcome
+from .report import FAILING, CheckRow, Outcome, outcome
 from .serve import Descriptor, Subject
 
 PARAM = "samplecheck_check"
@@ -46,20 +46,33 @@ class _State:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("samplecheck")
-    group.addoption("--samplecheck-bin", default=None,
-                    help="the samplecheck executable (default: the one installed with this package, "
-                         "then $SAMPLECHECK_BIN, then PATH)")
-    group.addoption("--require-device", action="store_true", default=False,
-                    help="a subject whose device is absent fails its checks instead of skipping them")
-    group.addoption("--samplecheck-replay", default=None, metavar="RECORD",
-                    help="replay this reproduction record on the selected test's callable instead of "
-                         "qualifying it (the command a failed check prints)")
+    group.addoption(
+        "--samplecheck-bin",
+        default=None,
+        help="the samplecheck executable (default: the one installed with this package, "
+        "then $SAMPLECHECK_BIN, then PATH)",
+    )
+    group.addoption(
+        "--require-device",
+        action="store_true",
+        default=False,
+        help="a subject whose device is absent fails its checks instead of skipping them",
+    )
+    group.addoption(
+        "--samplecheck-replay",
+        default=None,
+        metavar="RECORD",
+        help="replay this reproduction record on the selected test's callable instead of "
+        "qualifying it (the command a failed check prints)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "samplecheck(kind='sampler', checks=None): the checks a test using the qualify fixture "
-                   "is split into (kind 'matmul' for a matmul subject; checks: a subset, by name)")
+        "markers",
+        "samplecheck(kind='sampler', checks=None): the checks a test using the qualify fixture "
+        "is split into (kind 'matmul' for a matmul subject; checks: a subset, by name)",
+    )
     config.stash[_STATE] = _State()
 
 
@@ -85,8 +98,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if wanted is not None:
         unknown = [c for c in wanted if c not in known]
         if unknown:
-            raise ValueError(f"@pytest.mark.samplecheck: no {kind} check {', '.join(unknown)} "
-                             f"(samplecheck's {kind} checks: {', '.join(known)})")
+            raise ValueError(
+                f"@pytest.mark.samplecheck: no {kind} check {', '.join(unknown)} "
+                f"(samplecheck's {kind} checks: {', '.join(known)})"
+            )
     names = list(wanted) if wanted is not None else known
     metafunc.parametrize(PARAM, names, ids=names, indirect=True)
 
@@ -114,27 +129,51 @@ def samplecheck_check(request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture
-def qualify(request: pytest.FixtureRequest, samplecheck_check: str | None,
-            tmp_path_factory: pytest.TempPathFactory) -> Callable[..., QualifyResult]:
+def qualify(
+    request: pytest.FixtureRequest, samplecheck_check: str | None, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[..., QualifyResult]:
     """qualify(fn, descriptor, budget="quick", checks=None, seed=None, timeout=None,
     extra_args=(), require_device=False): judges fn and reports this item's check."""
     config, item = request.config, request.node
     state = config.stash[_STATE]
     calls = itertools.count()
 
-    def judge(fn: Subject, descriptor: Descriptor, budget: str = "quick", checks: Sequence[str] | None = None,
-              seed: int | None = None, timeout: float | None = None, extra_args: Sequence[str] = (),
-              require_device: bool = False) -> QualifyResult:
+    def judge(
+        fn: Subject,
+        descriptor: Descriptor,
+        budget: Budget = "quick",
+        checks: Sequence[str] | None = None,
+        seed: int | None = None,
+        timeout: float | None = None,
+        extra_args: Sequence[str] = (),
+        require_device: bool = False,
+    ) -> QualifyResult:
         require = require_device or bool(config.getoption("--require-device"))
         record = config.getoption("--samplecheck-replay")
         if record:
             return _replay(config, fn, descriptor, record, samplecheck_check)
         run_checks = _run_checks(state, item, samplecheck_check, checks)
-        key = (_group(item), next(calls), json.dumps(descriptor.to_json(), sort_keys=True), budget,
-               tuple(run_checks or ()), seed, timeout, tuple(extra_args), require)
+        key = (
+            _group(item),
+            next(calls),
+            json.dumps(descriptor.to_json(), sort_keys=True),
+            budget,
+            tuple(run_checks or ()),
+            seed,
+            timeout,
+            tuple(extra_args),
+            require,
+        )
         if key not in state.runs:
-            state.runs[key] = _run(config, tmp_path_factory, fn, descriptor, run_checks, require,
-                                   {"budget": budget, "seed": seed, "timeout": timeout, "extra_args": extra_args})
+            state.runs[key] = _run(
+                config,
+                tmp_path_factory,
+                fn,
+                descriptor,
+                run_checks,
+                require,
+                {"budget": budget, "seed": seed, "timeout": timeout, "extra_args": extra_args},
+            )
         return _verdict(state.runs[key], descriptor, samplecheck_check, require, item)
 
     return judge
@@ -151,14 +190,30 @@ def _run_checks(state: _State, item: pytest.Item, check: str | None, checks: Seq
     return [c for c in selected if checks is None or c in checks]
 
 
-def _run(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory, fn: Subject, descriptor: Descriptor,
-         checks: list[str] | None, require: bool, options: dict[str, Any]) -> QualifyResult | str:
+def _run(
+    config: pytest.Config,
+    tmp_path_factory: pytest.TempPathFactory,
+    fn: Subject,
+    descriptor: Descriptor,
+    checks: list[str] | None,
+    require: bool,
+    options: dict[str, Any],
+) -> QualifyResult | str:
     """One samplecheck run, or the text of why it could not start (said by every item)."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", descriptor.name)[:60]
     report_dir = tmp_path_factory.mktemp(f"samplecheck-{name}", numbered=True) / "report"
     try:
-        result = run_qualify(fn, descriptor, checks=checks, binary=config.getoption("--samplecheck-bin"),
-                             report_dir=report_dir, require_device=require, quiet=True, html=False, **options)
+        result = run_qualify(
+            fn,
+            descriptor,
+            checks=checks,
+            binary=config.getoption("--samplecheck-bin"),
+            report_dir=report_dir,
+            require_device=require,
+            quiet=True,
+            html=False,
+            **options,
+        )
     except (FileNotFoundError, TypeError) as e:
         return str(e)
     (report_dir.parent / "samplecheck.txt").write_text(result.output)  # the table, beside the report
@@ -179,8 +234,9 @@ def _device_absent(result: QualifyResult, descriptor: Descriptor) -> str | None:
     return f"samplecheck: {descriptor.name}: device absent: {reason}"
 
 
-def _verdict(result: QualifyResult | str, descriptor: Descriptor, check: str | None, require: bool,
-             item: pytest.Item) -> QualifyResult:
+def _verdict(
+    result: QualifyResult | str, descriptor: Descriptor, check: str | None, require: bool, item: pytest.Item
+) -> QualifyResult:
     if isinstance(result, str):
         _fail(result)
     absent = _device_absent(result, descriptor)
@@ -189,10 +245,12 @@ def _verdict(result: QualifyResult | str, descriptor: Descriptor, check: str | N
             _fail(f"{absent} (--require-device: that is a failure)")
         pytest.skip(absent)
     if result.report is None:
-        _fail(f"samplecheck qualify exited {result.returncode} for {descriptor.name} and wrote no report:\n"
-              f"{result.output.strip()}")
+        _fail(
+            f"samplecheck qualify exited {result.returncode} for {descriptor.name} and wrote no report:\n"
+            f"{result.output.strip()}"
+        )
     if check is None:
-        failing = [row for run in result.report.runs for row in run.rows if row.verdict in ("FAIL", "TIMEOUT", "ERROR")]
+        failing = [row for run in result.report.runs for row in run.rows if row.verdict in FAILING]
         if failing or result.returncode not in (0, EXIT_SKIP):
             _fail(_failure_text(Outcome("failed", tuple(failing)), result, item) or result.output.strip())
         return result
@@ -202,8 +260,10 @@ def _verdict(result: QualifyResult | str, descriptor: Descriptor, check: str | N
     if verdict.state == "n/a":
         pytest.skip(f"{check} n/a: " + "; ".join(dict.fromkeys(row.detail for row in verdict.rows)))
     if verdict.state == "missing":
-        _fail(f"samplecheck judged no {check} on {descriptor.name} ({descriptor.kind}; a matmul test needs "
-              f"@pytest.mark.samplecheck(kind='matmul')); exit {result.returncode}:\n{result.output.strip()[-2000:]}")
+        _fail(
+            f"samplecheck judged no {check} on {descriptor.name} ({descriptor.kind}; a matmul test needs "
+            f"@pytest.mark.samplecheck(kind='matmul')); exit {result.returncode}:\n{result.output.strip()[-2000:]}"
+        )
     return result
 
 
@@ -223,8 +283,17 @@ def _replay_command(row: CheckRow, result: QualifyResult, item: pytest.Item) -> 
     if result.route == "exec" and result.subject_command is not None:
         # The record names the subject's command; replay needs it given, with the import path.
         python_path = result.environment.get("PYTHONPATH", "")
-        return shlex.join(["env", f"PYTHONPATH={python_path}", result.command[0], "replay", row.repro_path,
-                           "--exec", result.subject_command])
+        return shlex.join(
+            [
+                "env",
+                f"PYTHONPATH={python_path}",
+                result.command[0],
+                "replay",
+                row.repro_path,
+                "--exec",
+                result.subject_command,
+            ]
+        )
     # A callable served from this process exists only in a pytest run: the item replays it.
     # Its file by path (a node id is relative to a rootdir, and empty for a file outside it).
     path = os.path.relpath(item.path, Path.cwd())
@@ -233,8 +302,9 @@ def _replay_command(row: CheckRow, result: QualifyResult, item: pytest.Item) -> 
     return shlex.join(["pytest", f"{where}::{test}", "--samplecheck-replay", row.repro_path])
 
 
-def _replay(config: pytest.Config, fn: Subject, descriptor: Descriptor, record: str,
-            check: str | None) -> QualifyResult:
+def _replay(
+    config: pytest.Config, fn: Subject, descriptor: Descriptor, record: str, check: str | None
+) -> QualifyResult:
     """The item is the replayed check: it passes if the check passes now, fails with the
     recorded and the new numbers if it fails again (REPRODUCED, or not)."""
     with open(record, encoding="utf-8") as f:

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from .forkserve import ForkServer, fork_possible
 from .judge import find_binary, find_judge, supports
@@ -28,10 +29,27 @@ from .report import Report, load_report
 from .run import resolve
 from .serve import Descriptor, Subject
 
-__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_SKIP", "EXIT_USAGE", "QualifyResult", "find_binary", "qualify",
-           "reference_of", "replay", "subject_command"]
+__all__ = [
+    "EXIT_FAIL",
+    "EXIT_PASS",
+    "EXIT_SKIP",
+    "EXIT_USAGE",
+    "Budget",
+    "QualifyResult",
+    "ServeRoute",
+    "find_binary",
+    "qualify",
+    "reference_of",
+    "replay",
+    "subject_command",
+]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
+# samplecheck's --budget.
+Budget = Literal["quick", "standard"]
+# How the subject reaches samplecheck: "fork" (served from a child of this process, --connect)
+# or "exec" (imported by reference in a process of its own, --exec).
+ServeRoute = Literal["fork", "exec"]
 
 
 @dataclass
@@ -39,7 +57,7 @@ class QualifyResult:
     returncode: int  # 0 pass, 1 a check failed, 2 usage, 77 nothing judged (device absent, all n/a)
     output: str  # samplecheck's table and messages (stdout, then stderr)
     command: list[str]
-    route: str  # "fork" (served from a child of this process) or "exec" (imported by reference)
+    route: ServeRoute
     subject_command: str | None  # the --exec command (route "exec")
     report: Report | None  # report.json, when report_dir was given
     environment: dict[str, str]  # what samplecheck ran with
@@ -61,7 +79,8 @@ def reference_of(fn: Subject | str) -> str:
     if not module or not qualname or "<" in qualname or module == "__main__":
         raise TypeError(
             f"{fn!r} cannot be imported by name (a lambda, a closure, a bound method or a __main__ "
-            f"function), and it has to be here: define it at module level, or pass 'module:name'.")
+            f"function), and it has to be here: define it at module level, or pass 'module:name'."
+        )
     target = f"{module}:{qualname}"
     try:
         same = resolve(target) is fn
@@ -74,12 +93,18 @@ def reference_of(fn: Subject | str) -> str:
 
 def subject_command(fn: Subject | str, descriptor: Descriptor, python: str | None = None) -> str:
     """The --exec command line that serves fn under descriptor."""
-    argv = [python or sys.executable, "-m", "samplecheck_subject.run", reference_of(fn),
-            "--descriptor", json.dumps(descriptor.to_json())]
+    argv = [
+        python or sys.executable,
+        "-m",
+        "samplecheck_subject.run",
+        reference_of(fn),
+        "--descriptor",
+        json.dumps(descriptor.to_json()),
+    ]
     return shlex.join(argv)
 
 
-def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[str, str | None]:
+def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[ServeRoute, str | None]:
     """("fork", None), or ("exec", why a fork cannot serve this subject)."""
     why = fork_possible([descriptor])
     if why is None and not supports(binary, "--connect", command):
@@ -87,8 +112,14 @@ def _route(binary: str, descriptor: Descriptor, command: str) -> tuple[str, str 
     return ("exec", why) if why else ("fork", None)
 
 
-def _options(budget: str, checks: Sequence[str] | str | None, seed: int | None, timeout: float | None,
-             report_dir: str | Path | None, quiet: bool) -> list[str]:
+def _options(
+    budget: Budget,
+    checks: Sequence[str] | str | None,
+    seed: int | None,
+    timeout: float | None,
+    report_dir: str | Path | None,
+    quiet: bool,
+) -> list[str]:
     options = ["--budget", budget]
     if checks:
         options += ["--checks", checks if isinstance(checks, str) else ",".join(checks)]
@@ -105,8 +136,15 @@ def _options(budget: str, checks: Sequence[str] | str | None, seed: int | None, 
 def _default_path(python: str) -> frozenset[str]:
     """The sys.path `python` has with no PYTHONPATH (its standard library, its site-packages)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path))"], env=env, cwd="/",
-                          stdout=subprocess.PIPE, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+        env=env,
+        cwd="/",
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return frozenset(json.loads(done.stdout)) if done.returncode == 0 else frozenset()
 
 
@@ -124,8 +162,9 @@ def _environment(env: Mapping[str, str] | None, html: bool) -> dict[str, str]:
     return environment
 
 
-def _execute(command: list[str], route: str, fn: Subject | str, descriptor: Descriptor,
-             environment: dict[str, str]) -> tuple[int, str]:
+def _execute(
+    command: list[str], route: ServeRoute, fn: Subject | str, descriptor: Descriptor, environment: dict[str, str]
+) -> tuple[int, str]:
     """Runs samplecheck (serving fn from forks on route "fork"); its exit status and output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         if route == "fork":
@@ -133,15 +172,18 @@ def _execute(command: list[str], route: str, fn: Subject | str, descriptor: Desc
             with ForkServer([(fn, descriptor)]) as server:
                 returncode = server.run([*command[:2], "--connect", server.path, *command[2:]], environment, out, err)
         else:
-            returncode = subprocess.run(command, env=environment, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=err, check=False).returncode
+            returncode = subprocess.run(
+                command, env=environment, stdin=subprocess.DEVNULL, stdout=out, stderr=err, check=False
+            ).returncode
         out.seek(0)
         err.seek(0)
         text, errors = out.read(), err.read()
     return returncode, text + (("\n" + errors) if errors.strip() else "")
 
 
-def _subject_route(fn: Subject | str, descriptor: Descriptor, binary: str, command: str) -> tuple[str, list[str]]:
+def _subject_route(
+    fn: Subject | str, descriptor: Descriptor, binary: str, command: str
+) -> tuple[ServeRoute, list[str]]:
     """The route, and the options naming the subject on it (--exec CMD; --connect comes later)."""
     route, why_not_fork = ("exec", None) if isinstance(fn, str) else _route(binary, descriptor, command)
     if route == "fork":
@@ -152,11 +194,21 @@ def _subject_route(fn: Subject | str, descriptor: Descriptor, binary: str, comma
         raise TypeError(f"qualify: {why_not_fork}, so the callable must be imported by name: {e}") from None
 
 
-def qualify(fn: Subject | str, descriptor: Descriptor, budget: str = "quick",
-            checks: Sequence[str] | str | None = None, seed: int | None = None, timeout: float | None = None,
-            extra_args: Sequence[str] = (), binary: str | None = None, report_dir: str | Path | None = None,
-            require_device: bool = False, quiet: bool = True, html: bool = True,
-            env: Mapping[str, str] | None = None) -> QualifyResult:
+def qualify(
+    fn: Subject | str,
+    descriptor: Descriptor,
+    budget: Budget = "quick",
+    checks: Sequence[str] | str | None = None,
+    seed: int | None = None,
+    timeout: float | None = None,
+    extra_args: Sequence[str] = (),
+    binary: str | None = None,
+    report_dir: str | Path | None = None,
+    require_device: bool = False,
+    quiet: bool = True,
+    html: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> QualifyResult:
     """Runs the battery on fn. budget: "quick" or "standard"; checks: the ones to run (default
     all); seed: the run seed (default samplecheck's fixed one); timeout: seconds a check may
     take before it is a TIMEOUT (default the budget's); extra_args: more `samplecheck
@@ -177,8 +229,13 @@ def qualify(fn: Subject | str, descriptor: Descriptor, budget: str = "quick",
     return QualifyResult(returncode, output, command, route, exec_command, report, environment)
 
 
-def replay(fn: Subject | str, descriptor: Descriptor, record: str | Path, binary: str | None = None,
-           env: Mapping[str, str] | None = None) -> QualifyResult:
+def replay(
+    fn: Subject | str,
+    descriptor: Descriptor,
+    record: str | Path,
+    binary: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> QualifyResult:
     """`samplecheck replay RECORD` on fn: returncode is the check's (0 pass, 1 FAIL or
     TIMEOUT, 77 device absent, 2 a record it cannot replay); output has the recorded and the
     new numbers, REPRODUCED or not."""

@@ -6,9 +6,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-FAILING = ("FAIL", "TIMEOUT", "ERROR")
+# docs/report-schema.json's verdicts: a check's on one dtype, and a subject run's.
+CheckVerdict = Literal["pass", "FAIL", "TIMEOUT", "n/a", "skipped", "ERROR"]
+RunVerdict = Literal["PASS", "FAIL", "SKIPPED"]
+# A check's verdict over its rows (Outcome).
+OutcomeState = Literal["failed", "skipped", "n/a", "passed", "missing"]
+
+FAILING: tuple[CheckVerdict, ...] = ("FAIL", "TIMEOUT", "ERROR")
 
 
 @dataclass(frozen=True)
@@ -17,7 +23,7 @@ class CheckRow:
 
     check: str
     dtype: str | None
-    verdict: str  # pass, FAIL, TIMEOUT, n/a, skipped, ERROR
+    verdict: CheckVerdict
     detail: str
     repro_path: str | None
     p_value: float | None
@@ -30,7 +36,7 @@ class CheckRow:
 @dataclass(frozen=True)
 class SubjectRun:
     subject: str
-    verdict: str  # PASS, FAIL, SKIPPED
+    verdict: RunVerdict
     rows: tuple[CheckRow, ...]
 
 
@@ -52,7 +58,7 @@ class Outcome:
     (every row skipped: the device is absent), "n/a" (every row n/a or skipped, with the
     premise's reason), "passed" (otherwise), or "missing" (the report has no row for it)."""
 
-    state: str
+    state: OutcomeState
     rows: tuple[CheckRow, ...]
 
     @property
@@ -62,6 +68,7 @@ class Outcome:
 
 def outcome(rows: list[CheckRow]) -> Outcome:
     verdicts = {row.verdict for row in rows}
+    state: OutcomeState
     if not rows:
         state = "missing"
     elif verdicts & set(FAILING):
@@ -76,9 +83,14 @@ def outcome(rows: list[CheckRow]) -> Outcome:
 
 
 def _row(entry: dict[str, Any]) -> CheckRow:
-    return CheckRow(check=entry["check"], dtype=entry.get("dtype"), verdict=entry["verdict"],
-                    detail=entry.get("detail", ""), repro_path=entry.get("repro_path"),
-                    p_value=entry.get("p_value"))
+    return CheckRow(
+        check=entry["check"],
+        dtype=entry.get("dtype"),
+        verdict=entry["verdict"],
+        detail=entry.get("detail", ""),
+        repro_path=entry.get("repro_path"),
+        p_value=entry.get("p_value"),
+    )
 
 
 def load_report(path: str | Path) -> Report:
@@ -86,9 +98,12 @@ def load_report(path: str | Path) -> Report:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     if data.get("format") != "samplecheck-report" or data.get("version") != 1:
-        raise ValueError(f"{path}: not a samplecheck report of version 1 "
-                         f"(format {data.get('format')!r}, version {data.get('version')!r})")
-    runs = tuple(SubjectRun(subject=run["subject"], verdict=run["verdict"],
-                            rows=tuple(_row(c) for c in run.get("checks", ())))
-                 for run in data.get("runs", ()))
+        raise ValueError(
+            f"{path}: not a samplecheck report of version 1 "
+            f"(format {data.get('format')!r}, version {data.get('version')!r})"
+        )
+    runs = tuple(
+        SubjectRun(subject=run["subject"], verdict=run["verdict"], rows=tuple(_row(c) for c in run.get("checks", ())))
+        for run in data.get("runs", ())
+    )
     return Report(exit_status=data["exit_status"], runs=runs)

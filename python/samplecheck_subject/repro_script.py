@@ -25,14 +25,18 @@ import zlib
 from typing import Any
 
 from . import repro_template
+from .descriptor import DTYPES
 from .script_call import ScriptCall
 
 # The modules whose subjects can appear in a record, searched for the subject's call (the
 # one the record's exec names first; a record the pytest plugin wrote names none).
-ADAPTER_MODULES = ("samplecheck_subject.numpy_samplers", "samplecheck_subject.adapters.sglang_shipped",
-                   "samplecheck_subject.adapters.torch_samplers", "samplecheck_subject.adapters.flashinfer_samplers",
-                   "samplecheck_subject.adapters.jax_categorical")
-DTYPES = ("f32", "bf16", "f16")
+ADAPTER_MODULES = (
+    "samplecheck_subject.numpy_samplers",
+    "samplecheck_subject.adapters.sglang_shipped",
+    "samplecheck_subject.adapters.torch_samplers",
+    "samplecheck_subject.adapters.flashinfer_samplers",
+    "samplecheck_subject.adapters.jax_categorical",
+)
 # Checks that judge where one row's draws land; the others judge streams or batches.
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
@@ -77,7 +81,7 @@ def exec_module(record: dict[str, Any]) -> tuple[str | None, str | None]:
     record's exec, or (None, None)."""
     words = str(record.get("exec") or "").split()
     if "samplecheck_subject.run" in words:
-        after = words[words.index("samplecheck_subject.run") + 1:]
+        after = words[words.index("samplecheck_subject.run") + 1 :]
         if after and ":" in after[0] and not after[0].endswith(".py"):
             module, _, attribute = after[0].partition(":")
             return module, attribute
@@ -120,28 +124,43 @@ def script_call(record: dict[str, Any]) -> tuple[ScriptCall, str]:
     if known_in:
         raise RecordError("subject", f"{subject} ({known_in}) declares no script call (SCRIPT_CALLS)")
     if not any(record.get(k) for k in ("exec", "connect", "plugin")):
-        raise RecordError("subject", f"{subject} is one of samplecheck's own C++ subjects (the record names no "
-                          "process): only the Python adapters declare script calls; samplecheck replay runs it")
+        raise RecordError(
+            "subject",
+            f"{subject} is one of samplecheck's own C++ subjects (the record names no "
+            "process): only the Python adapters declare script calls; samplecheck replay runs it",
+        )
     raise RecordError("subject", f"unknown subject {subject}: no adapter module ({', '.join(candidates)}) serves it")
 
 
 def row_arrays(record: dict[str, Any]) -> dict[str, Any]:
     """The judged row from evidence.row_data: values, status and q as raw bytes."""
     if "row_data" not in record.get("evidence", {}):
-        raise RecordError("evidence.row_data", "missing: the record names its row only by label (written by a "
-                          "samplecheck before records kept the row, or by a check that judges no single row)")
+        raise RecordError(
+            "evidence.row_data",
+            "missing: the record names its row only by label (written by a "
+            "samplecheck before records kept the row, or by a check that judges no single row)",
+        )
     values = decode(record, "values_f32")
     vocab = len(values) // 4
     status = field(record, "evidence.row_data.status", str).encode("ascii", "replace")
     q = decode(record, "q_f64")
     if len(values) % 4 or len(status) != vocab or len(q) != 8 * vocab or set(status) - set(b"IOB"):
-        raise RecordError("evidence.row_data", f"values, status and q_f64 disagree on V (values {len(values)} "
-                          f"bytes, status {len(status)}, q {len(q)} bytes)")
+        raise RecordError(
+            "evidence.row_data",
+            f"values, status and q_f64 disagree on V (values {len(values)} "
+            f"bytes, status {len(status)}, q {len(q)} bytes)",
+        )
     draws = field(record, "evidence.row_data.draws", int)
     if draws <= 0:
         raise RecordError("evidence.row_data.draws", f"{draws}: no draws")
-    return {"values": values, "status": status, "q": q, "draws": draws, "vocab": vocab,
-            "label": field(record, "evidence.row_data.label", str)}
+    return {
+        "values": values,
+        "status": status,
+        "q": q,
+        "draws": draws,
+        "vocab": vocab,
+        "label": field(record, "evidence.row_data.label", str),
+    }
 
 
 def decode(record: dict[str, Any], name: str) -> bytes:
@@ -158,13 +177,17 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
         raise RecordError("kind", f"{record['kind']}: only sampler checks have a row to draw from")
     check = field(record, "check", str)
     if check not in ROW_CHECKS:
-        raise RecordError("check", f"{check} judges streams or batches, not one row's draws; "
-                          f"a script reproduces {', '.join(ROW_CHECKS)}")
+        raise RecordError(
+            "check",
+            f"{check} judges streams or batches, not one row's draws; a script reproduces {', '.join(ROW_CHECKS)}",
+        )
     evidence = field(record, "evidence", dict)
     fit = "token" not in evidence and check in ("goodness_of_fit", "ties")
     if "token" not in evidence and not fit:
-        raise RecordError("evidence.token", f"missing: a {check} failure without an OUT token is judged by a "
-                          "statistic a script does not reproduce")
+        raise RecordError(
+            "evidence.token",
+            f"missing: a {check} failure without an OUT token is judged by a statistic a script does not reproduce",
+        )
     level = field(record, "decision_level", (int, float)) if fit else 0.0
     if fit and not 0 < level <= 0.5:
         raise RecordError("decision_level", f"{level} is outside (0, 0.5]")
@@ -174,11 +197,10 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
     return {"check": check, "fit": fit, "level": float(level), "params": {k: params[k] for k in PARAMS}}
 
 
-
 def packed(data: bytes) -> str:
     """zlib, then base64, wrapped at 100 columns: a row of V float32 stays a few hundred KB."""
     text = base64.b64encode(zlib.compress(data, 9)).decode("ascii")
-    return "(\n" + "\n".join(f'    "{text[i:i + 100]}"' for i in range(0, len(text), 100)) + "\n)"
+    return "(\n" + "\n".join(f'    "{text[i : i + 100]}"' for i in range(0, len(text), 100)) + "\n)"
 
 
 def versions(record: dict[str, Any], call: ScriptCall) -> str:
@@ -224,15 +246,32 @@ def inert_fields(**fields: object) -> dict[str, str]:
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, v: dict[str, Any]) -> str:
     row = record["evidence"]["row_data"]
     p_value = record.get("p_value")
-    judged = (f"Pearson's chi-square over the check's merged cells, p below {v['level']:.3e} (the record's "
-              "decision_level)" if v["fit"] else "a token the reference gives probability 0 (OUT) drawn")
-    return HEADER.format(**inert_fields(
-        subject=record["subject"], check=v["check"], dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
-        label=repr(row["label"]), record=os.path.abspath(path), verdict=record.get("verdict", "FAIL"),
-        recorded=f"p-value {p_value:.3e}" if isinstance(p_value, (int, float)) else "exact failure",
-        samples=record.get("samples", "?"), budget=record.get("budget"), vocab=record.get("vocab_size"),
-        seed=record.get("seed"), versions=versions(record, call), what=call.what, module=module,
-        draws=row["draws"], judged=judged, run=run))
+    judged = (
+        f"Pearson's chi-square over the check's merged cells, p below {v['level']:.3e} (the record's decision_level)"
+        if v["fit"]
+        else "a token the reference gives probability 0 (OUT) drawn"
+    )
+    return HEADER.format(
+        **inert_fields(
+            subject=record["subject"],
+            check=v["check"],
+            dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
+            label=repr(row["label"]),
+            record=os.path.abspath(path),
+            verdict=record.get("verdict", "FAIL"),
+            recorded=f"p-value {p_value:.3e}" if isinstance(p_value, (int, float)) else "exact failure",
+            samples=record.get("samples", "?"),
+            budget=record.get("budget"),
+            vocab=record.get("vocab_size"),
+            seed=record.get("seed"),
+            versions=versions(record, call),
+            what=call.what,
+            module=module,
+            draws=row["draws"],
+            judged=judged,
+            run=run,
+        )
+    )
 
 
 def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
@@ -243,29 +282,52 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     run = call.run.format(script=out)
     seed = record["evidence"].get("check_seed", record.get("seed", 0))
     dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
-    constants = "\n".join([
-        f"SUBJECT = {record['subject']!r}", f"CHECK = {v['check']!r}", f"LABEL = {row['label']!r}",
-        f"PARAMS = {v['params']!r}", f"DRAWS = {row['draws']}", f"SEED = {int(seed) % (1 << 63)}",
-        f"DTYPE = {dtype!r}  # the dtype the row was sent in (its float32 values are exact in it)",
-        f"FIT = {v['fit']}  # False: the verdict is an OUT draw alone",
-        f"LEVEL = {v['level']!r}  # the record's decision_level",
-        f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",
-        "# (I in, O out, B boundary) and its IN-conditional probabilities (float64): zlib, then base64.",
-        f"ROW = {packed(row['values'])}", f"STATUS = {packed(row['status'])}", f"Q = {packed(row['q'])}"])
+    constants = "\n".join(
+        [
+            f"SUBJECT = {record['subject']!r}",
+            f"CHECK = {v['check']!r}",
+            f"LABEL = {row['label']!r}",
+            f"PARAMS = {v['params']!r}",
+            f"DRAWS = {row['draws']}",
+            f"SEED = {int(seed) % (1 << 63)}",
+            f"DTYPE = {dtype!r}  # the dtype the row was sent in (its float32 values are exact in it)",
+            f"FIT = {v['fit']}  # False: the verdict is an OUT draw alone",
+            f"LEVEL = {v['level']!r}  # the record's decision_level",
+            f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",
+            "# (I in, O out, B boundary) and its IN-conditional probabilities (float64): zlib, then base64.",
+            f"ROW = {packed(row['values'])}",
+            f"STATUS = {packed(row['status'])}",
+            f"Q = {packed(row['q'])}",
+        ]
+    )
     imports = "import argparse\nimport base64\nimport math\nimport sys\nimport traceback\nimport zlib\n"
     upstream = ["import numpy as np"] + [line for line in call.imports.splitlines() if line != "import numpy as np"]
     # A missing package is exit 2, never read as a verdict (Python's own exit is 1).
-    extra = ("try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
-             f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
-             "    sys.exit(2)")
-    parts = [header(record, path, run, call, module, v), imports, extra, "", constants, "", "",
-             call.code.strip() + "\n", repro_template.MATH, repro_template.MAIN]
+    extra = (
+        "try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
+        f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
+        "    sys.exit(2)"
+    )
+    parts = [
+        header(record, path, run, call, module, v),
+        imports,
+        extra,
+        "",
+        constants,
+        "",
+        "",
+        call.code.strip() + "\n",
+        repro_template.MATH,
+        repro_template.MAIN,
+    ]
     return "\n".join(parts), run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m samplecheck_subject.repro_script",
-                                     description="a standalone reproduction script for a failed check's record")
+    parser = argparse.ArgumentParser(
+        prog="python -m samplecheck_subject.repro_script",
+        description="a standalone reproduction script for a failed check's record",
+    )
     parser.add_argument("file", help="a record written by --repro-dir (or the pytest plugin)")
     parser.add_argument("-o", "--output", help="the script to write (default: FILE with .py)")
     args = parser.parse_args(argv)

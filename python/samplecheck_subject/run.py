@@ -62,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         names = {d.name for _, d in pairs}
         unknown = [s for s in args.subject if s not in names]
         if unknown:
-            raise SystemExit(f"samplecheck_subject.run: no subject {', '.join(unknown)} in {args.target}; "
-                             f"it has {', '.join(sorted(names))}")
+            raise SystemExit(
+                f"samplecheck_subject.run: no subject {', '.join(unknown)} in {args.target}; "
+                f"it has {', '.join(sorted(names))}"
+            )
         pairs = [(f, d) for f, d in pairs if d.name in args.subject]
     return serve_subjects(pairs, unavailable=unavailable)
 

@@ -13,14 +13,14 @@ import platform
 import sys
 import traceback
 from collections.abc import Iterable
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import batch as batch_mod
 from . import shipped
 from ._version import __version__
-from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
+from .descriptor import Descriptor, DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .protocol import (
     PROTOCOL_VERSION,
     SC_ERR_INTERNAL,
@@ -32,11 +32,15 @@ from .protocol import (
     inherited_fds,
 )
 
-Descriptor = Union[SamplerDescriptor, MatmulDescriptor]
 # The callable: a SampleBatch (or MatmulProblem) in, tokens (and valid flags) or outputs back,
 # or None after writing the batch's output views itself.
 Subject = Callable[[Any], Any]
-Pairs = Iterable[tuple[Subject, Descriptor]]
+Pair = tuple[Subject, Descriptor]
+SamplerPair = tuple[Subject, SamplerDescriptor]
+Pairs = Iterable[Pair]
+# What an adapter's subjects() factory gives `python -m samplecheck_subject.run`: its pairs,
+# and why this machine cannot run them (None: it can).
+Roster = tuple[list[Pair], Optional[str]]
 
 # Packages whose version the hello reports when this process has imported them (numpy always).
 REPORTED_PACKAGES = ("numpy", "torch", "flashinfer", "triton", "cupy", "jax", "vllm", "sglang")
@@ -71,8 +75,7 @@ def device_unavailable(descriptors: Iterable[Descriptor]) -> str | None:
     return cuda_unavailable()
 
 
-def serve_subjects(subjects: Pairs, unavailable: str | None = None,
-                   fds: tuple[int, int] | None = None) -> int:
+def serve_subjects(subjects: Pairs, unavailable: str | None = None, fds: tuple[int, int] | None = None) -> int:
     """Serves several (fn, descriptor) pairs in one process. `unavailable`: a reason this
     machine cannot run them (no CUDA device, say): samplecheck then skips their checks.
     `fds`: (control socket, shared-memory fd); default the ones samplecheck hands an --exec
@@ -87,9 +90,12 @@ def serve_subjects(subjects: Pairs, unavailable: str | None = None,
         raise DescriptorError("serve_subjects needs at least one subject")
     control_fd, shm_fd = inherited_fds() if fds is None else fds
     channel, region = Channel(control_fd), SharedRegion(shm_fd)
-    hello = {"type": "hello", "protocol": PROTOCOL_VERSION,
-             "subjects": [s.descriptor.to_json() for s in table.values()],
-             "environment": environment()}
+    hello = {
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "subjects": [s.descriptor.to_json() for s in table.values()],
+        "environment": environment(),
+    }
     if unavailable:
         hello["unavailable"] = unavailable
     channel.send(hello)
@@ -119,8 +125,11 @@ def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str,
     if subject is None:
         return _result(call_id, SC_ERR_INVALID_ARGUMENT, f"no subject named {message.get('subject')!r} here")
     if {"sample": "sampler", "matmul": "matmul"}[message["type"]] != subject.descriptor.kind:
-        return _result(call_id, SC_ERR_INVALID_ARGUMENT,
-                       f"{subject.descriptor.name} is a {subject.descriptor.kind}: no {message['type']} requests")
+        return _result(
+            call_id,
+            SC_ERR_INVALID_ARGUMENT,
+            f"{subject.descriptor.name} is a {subject.descriptor.kind}: no {message['type']} requests",
+        )
     try:
         if message["type"] == "sample":
             status, text = subject.sample(region, message)
@@ -193,7 +202,8 @@ class _Subject:
         configs = len(self.descriptor.launch_configs)
         if not (p.launch_config == -1 or 0 <= p.launch_config < configs):
             return SC_ERR_INVALID_ARGUMENT, (
-                f"{self.descriptor.name}: launch_config = {p.launch_config} is not -1 or below {configs}")
+                f"{self.descriptor.name}: launch_config = {p.launch_config} is not -1 or below {configs}"
+            )
         if self.device:
             from . import device
 
@@ -209,7 +219,8 @@ class _Subject:
         if _is_torch(values):
             if values.numel() != view.size:
                 raise batch_mod.SubjectError(
-                    SC_ERR_INTERNAL, f"the callable returned {values.numel()} {what} for {view.size} outputs")
+                    SC_ERR_INTERNAL, f"the callable returned {values.numel()} {what} for {view.size} outputs"
+                )
             from . import device
 
             device.copy_into(view, values)  # straight from the device into the shared region
@@ -217,5 +228,6 @@ class _Subject:
         host = np.asarray(values).astype(dtype, copy=False)
         if host.size != view.size:
             raise batch_mod.SubjectError(
-                SC_ERR_INTERNAL, f"the callable returned {host.size} {what} for {view.size} outputs")
+                SC_ERR_INTERNAL, f"the callable returned {host.size} {what} for {view.size} outputs"
+            )
         view.reshape(-1)[:] = host.reshape(-1)

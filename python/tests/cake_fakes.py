@@ -46,11 +46,28 @@ class FakeCake:
         self.routes_asked.append((probs, top_k, top_k_max, route))
         return route
 
-    def top_k_top_p_sampling_from_probs(self, probs: np.ndarray, top_k: np.ndarray, top_p: np.ndarray, *,
-                                        top_k_max: int, philox_seed: int, philox_offset: int) -> np.ndarray:
+    def top_k_top_p_sampling_from_probs(
+        self,
+        probs: np.ndarray,
+        top_k: np.ndarray,
+        top_p: np.ndarray,
+        *,
+        top_k_max: int,
+        philox_seed: int,
+        philox_offset: int,
+    ) -> np.ndarray:
         route = self._route(probs, top_k_max)
-        self.calls.append({"probs": probs, "top_k": top_k, "top_p": top_p, "top_k_max": top_k_max,
-                           "philox_seed": philox_seed, "philox_offset": philox_offset, "route": route})
+        self.calls.append(
+            {
+                "probs": probs,
+                "top_k": top_k,
+                "top_p": top_p,
+                "top_k_max": top_k_max,
+                "philox_seed": philox_seed,
+                "philox_offset": philox_offset,
+                "route": route,
+            }
+        )
         tokens = np.zeros(probs.shape[0], np.int32)
         u = np.random.default_rng([philox_seed, philox_offset]).random(probs.shape[0])
         # One rule per distinct (row, k, p), found by a fingerprint of the row (a test double's
@@ -61,8 +78,9 @@ class FakeCake:
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         for g, r0 in enumerate(first):
             rows = np.flatnonzero(inverse.reshape(-1) == g)
-            kept = _kept(zero_cleaned(probs[r0]), int(top_k[r0]), float(top_p[r0]), 0.0, None,
-                         keep_ties=route != "pipeline")
+            kept = _kept(
+                zero_cleaned(probs[r0]), int(top_k[r0]), float(top_p[r0]), 0.0, None, keep_ties=route != "pipeline"
+            )
             if kept is not None:
                 order, cdf = kept
                 hit = _invert(cdf, u[rows] * cdf[-1])

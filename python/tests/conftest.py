@@ -9,15 +9,20 @@ import pytest
 # installed: run by CI against the installed wheel (.ci/run), without this conftest.
 collect_ignore = ["plugin_cases", "installed"]
 
+# The package and the modules here (subjects the tests serve) are imported through the
+# environment, as an installed package is: ctest puts python/ and python/tests/ on PYTHONPATH
+# (python/CMakeLists.txt), and every process a test starts inherits it.
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)
-sys.path[:0] = [p for p in (PACKAGE_ROOT, HERE) if p not in sys.path]
 
 
 # The options that load the pytest plugin in a pytest started by a test: none where the
 # package's pytest11 entry point is seen (installed), which loads it; -p from the tree.
-PLUGIN_ARGS = ([] if any(ep.value == "samplecheck_subject.pytest_plugin" for ep in entry_points(group="pytest11"))
-               else ["-p", "samplecheck_subject.pytest_plugin"])
+PLUGIN_ARGS = (
+    []
+    if any(ep.value == "samplecheck_subject.pytest_plugin" for ep in entry_points(group="pytest11"))
+    else ["-p", "samplecheck_subject.pytest_plugin"]
+)
 
 
 @pytest.fixture(scope="session")
@@ -32,18 +37,22 @@ def samplecheck_bin():
 
 
 def subject_command(*args):
-    """The --exec command serving `args` with this interpreter, the package and tests/ on the path."""
+    """The --exec command serving `args` with this interpreter (the package and tests/ come from PYTHONPATH)."""
     return " ".join([sys.executable, "-m", "samplecheck_subject.run", *args])
 
 
 @pytest.fixture
 def run_qualify(samplecheck_bin):
     def run(exec_command, *args, env=None, timeout=600):
-        environment = dict(os.environ)
-        environment["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, HERE, environment.get("PYTHONPATH", "")])
-        environment.update(env or {})
-        done = subprocess.run([samplecheck_bin, "qualify", "--exec", exec_command, *args], env=environment,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        environment = dict(os.environ, **(env or {}))
+        done = subprocess.run(
+            [samplecheck_bin, "qualify", "--exec", exec_command, *args],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
         print(done.stdout)
         return done.returncode, done.stdout
 

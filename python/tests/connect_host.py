@@ -25,9 +25,16 @@ def main(path):
     os.kill(first_pid, signal.SIGKILL)
     killed_ends = first._exactly(1) is None  # the killed child held the only copy of the connection
     second = Host(connect=path)
-    seen = {"hello": first.hello, "reply": reply, "tokens": tokens.tolist(), "valid": valid.tolist(),
-            "first_pid": first_pid, "killed_ends": killed_ends, "second_pid": second.server_pid,
-            "second_hello": second.hello}
+    seen = {
+        "hello": first.hello,
+        "reply": reply,
+        "tokens": tokens.tolist(),
+        "valid": valid.tolist(),
+        "first_pid": first_pid,
+        "killed_ends": killed_ends,
+        "second_pid": second.server_pid,
+        "second_hello": second.hello,
+    }
     seen["second_close"] = second.close()
     print(json.dumps(seen))
 

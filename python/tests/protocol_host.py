@@ -38,13 +38,16 @@ class Host:
             return
         self.parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         environment = dict(os.environ if env is None else env)
-        here = os.path.dirname(os.path.abspath(__file__))
-        paths = [os.path.dirname(here), here, environment.get("PYTHONPATH", "")]
-        environment["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        environment.update(SAMPLECHECK_PROTOCOL="1", SAMPLECHECK_CONTROL_FD=str(child.fileno()),
-                           SAMPLECHECK_SHM_FD=str(self.shm_fd))
-        self.proc = subprocess.Popen(argv, env=environment, pass_fds=(child.fileno(), self.shm_fd),
-                                     stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        environment.update(
+            SAMPLECHECK_PROTOCOL="1", SAMPLECHECK_CONTROL_FD=str(child.fileno()), SAMPLECHECK_SHM_FD=str(self.shm_fd)
+        )
+        self.proc = subprocess.Popen(
+            argv,
+            env=environment,
+            pass_fds=(child.fileno(), self.shm_fd),
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         child.close()
         self.parent.settimeout(30)
         self.hello = self.receive()
@@ -109,19 +112,49 @@ class Host:
     def array(self, spec, dtype):
         return np.frombuffer(self.map, dtype=dtype, count=spec["count"], offset=spec["at"]).copy()
 
-    def sample(self, subject, rows, seed, offset, row_index=None, subsequence=None, input_dtype="f32",
-               top_k=None, top_p=None, min_p=None, temperature=None, extra=None):
+    def sample(
+        self,
+        subject,
+        rows,
+        seed,
+        offset,
+        row_index=None,
+        subsequence=None,
+        input_dtype="f32",
+        top_k=None,
+        top_p=None,
+        min_p=None,
+        temperature=None,
+        extra=None,
+    ):
         rows = np.asarray(rows)
         n_out = len(seed)
-        specs = self.place({
-            "input": rows, "row_index": row_index, "top_k": top_k, "top_p": top_p, "min_p": min_p,
-            "temperature": temperature, "seed": np.asarray(seed, np.uint64),
-            "subsequence": subsequence, "offset": np.asarray(offset, np.uint64),
-            "out_token": np.full(n_out, -7, np.int32), "out_valid": np.full(n_out, 9, np.uint8),
-        })
-        request = {"type": "sample", "id": self.next_id, "subject": subject, "shm_size": self.shm_size,
-                   "vocab_size": int(rows.shape[1]), "num_input_rows": int(rows.shape[0]),
-                   "num_output_rows": n_out, "input_dtype": input_dtype, "arrays": specs}
+        specs = self.place(
+            {
+                "input": rows,
+                "row_index": row_index,
+                "top_k": top_k,
+                "top_p": top_p,
+                "min_p": min_p,
+                "temperature": temperature,
+                "seed": np.asarray(seed, np.uint64),
+                "subsequence": subsequence,
+                "offset": np.asarray(offset, np.uint64),
+                "out_token": np.full(n_out, -7, np.int32),
+                "out_valid": np.full(n_out, 9, np.uint8),
+            }
+        )
+        request = {
+            "type": "sample",
+            "id": self.next_id,
+            "subject": subject,
+            "shm_size": self.shm_size,
+            "vocab_size": int(rows.shape[1]),
+            "num_input_rows": int(rows.shape[0]),
+            "num_output_rows": n_out,
+            "input_dtype": input_dtype,
+            "arrays": specs,
+        }
         request.update(extra or {})
         self.next_id += 1
         self.send(request)
@@ -132,9 +165,20 @@ class Host:
         m, k = a.shape
         n = weight.shape[0]
         specs = self.place({"a": a, "weight": weight, "bias": bias, "out": np.zeros((m, n), np.uint16)})
-        self.send({"type": "matmul", "id": self.next_id, "subject": subject, "shm_size": self.shm_size,
-                   "m": m, "n": n, "k": k, "launch_config": launch_config,
-                   "operands_generation": generation, "arrays": specs})
+        self.send(
+            {
+                "type": "matmul",
+                "id": self.next_id,
+                "subject": subject,
+                "shm_size": self.shm_size,
+                "m": m,
+                "n": n,
+                "k": k,
+                "launch_config": launch_config,
+                "operands_generation": generation,
+                "arrays": specs,
+            }
+        )
         self.next_id += 1
         reply = self.receive()
         return reply, self.array(specs["out"], np.uint16).reshape(m, n)

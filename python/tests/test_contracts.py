@@ -12,24 +12,35 @@ import pytest
 from conftest import subject_command
 
 NA_BY_CONTRACT = {
-    "numpy.sort_filter.batch_slot": {"per_request_seeds": "batch_slot", "batch_reorder": "batch_slot",
-                                     "batch_invariance": "batch_slot"},
+    "numpy.sort_filter.batch_slot": {
+        "per_request_seeds": "batch_slot",
+        "batch_reorder": "batch_slot",
+        "batch_invariance": "batch_slot",
+    },
     "numpy.multinomial.generator": {
-        "offset_advancement": "subject_generator", "per_request_seeds": "subject_generator",
-        "batch_reorder": "subject_generator", "batch_invariance": "subject_generator",
-        "degenerate_rows": "degenerate_rows error"},
+        "offset_advancement": "subject_generator",
+        "per_request_seeds": "subject_generator",
+        "batch_reorder": "subject_generator",
+        "batch_invariance": "subject_generator",
+        "degenerate_rows": "degenerate_rows error",
+    },
     # ABI 1.5: hash-keyed noise has no Philox counter for these two to judge.
     "numpy.sort_filter.keyed": {"round_advancement": "request_keyed", "stream_position": "request_keyed"},
 }
 # The rest of the battery on the slot-keyed sampler; degenerate_rows apart (below): it keeps
 # every good row in its slot, so it applies under batch_slot.
-SLOT_CHECKS = "support,goodness_of_fit,ties,replay,offset_advancement,per_request_seeds,batch_reorder," \
-              "parallel_samples,parameter_routing,tail,batch_invariance,run_to_run"
+SLOT_CHECKS = (
+    "support,goodness_of_fit,ties,replay,offset_advancement,per_request_seeds,batch_reorder,"
+    "parallel_samples,parameter_routing,tail,batch_invariance,run_to_run"
+)
 
 
 def _verdicts(table):
-    return {" ".join(line.split()[:2]): line.split()[2] for line in table.splitlines()
-            if line[:1].strip() and len(line.split()) > 2 and line.split()[1].startswith("[")}
+    return {
+        " ".join(line.split()[:2]): line.split()[2]
+        for line in table.splitlines()
+        if line[:1].strip() and len(line.split()) > 2 and line.split()[1].startswith("[")
+    }
 
 
 @pytest.mark.parametrize("name", sorted(NA_BY_CONTRACT))
@@ -37,21 +48,31 @@ def test_declared_contract_passes_with_reasoned_na(run_qualify, name):
     checks = ["--checks", SLOT_CHECKS] if name.endswith("batch_slot") else []
     status, table = run_qualify(
         subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", name),
-        "--budget", "quick", *checks)
+        "--budget",
+        "quick",
+        *checks,
+    )
     assert status == 0, table
     verdicts = _verdicts(table)
     for check, reason in NA_BY_CONTRACT[name].items():
         rows = {k: v for k, v in verdicts.items() if k.split()[0] == check}
         assert rows and set(rows.values()) == {"n/a"}, (check, table)
-        assert any(line.strip().startswith(check) and "[n/a]" in line and reason in line
-                   for line in table.splitlines()), (check, table)
+        assert any(
+            line.strip().startswith(check) and "[n/a]" in line and reason in line for line in table.splitlines()
+        ), (check, table)
     assert verdicts["replay [f32]"] == "pass" and verdicts["goodness_of_fit [f32]"] == "pass", table
 
 
 def test_degenerate_rows_under_batch_slot(run_qualify):
     status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
-                        "numpy.sort_filter.batch_slot"), "--budget", "quick", "--checks", "degenerate_rows")
+        subject_command(
+            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.batch_slot"
+        ),
+        "--budget",
+        "quick",
+        "--checks",
+        "degenerate_rows",
+    )
     assert status == 0, table
 
 
@@ -69,7 +90,11 @@ def test_contract_mutant_is_killed(run_qualify, name):
     check = KILLED_UNDER_CONTRACT[name]
     status, table = run_qualify(
         subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", name),
-        "--budget", "quick", "--checks", check)
+        "--budget",
+        "quick",
+        "--checks",
+        check,
+    )
     assert status == 1, table
     rows = [line for line in table.splitlines() if line.startswith(check)]
     assert rows and any(" FAIL " in f" {line} " for line in rows), table
@@ -78,16 +103,29 @@ def test_contract_mutant_is_killed(run_qualify, name):
 def test_position_ignored_is_named_by_position(run_qualify):
     # The kill names positions, not Philox offsets: the check is read under the contract.
     _, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
-                        "numpy.sort_filter.keyed:position_ignored"), "--budget", "quick",
-        "--checks", "offset_advancement", "-v")
+        subject_command(
+            "samplecheck_subject.numpy_samplers:contract_subjects",
+            "--subject",
+            "numpy.sort_filter.keyed:position_ignored",
+        ),
+        "--budget",
+        "quick",
+        "--checks",
+        "offset_advancement",
+        "-v",
+    )
     assert "positions" in table and "request_keyed" in table, table
 
 
 def test_treat_as_zero_passes_degenerate_rows(run_qualify):
     status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
-                        "numpy.sort_filter.zero"), "--budget", "quick", "--checks", "degenerate_rows", "-v")
+        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.zero"),
+        "--budget",
+        "quick",
+        "--checks",
+        "degenerate_rows",
+        "-v",
+    )
     assert status == 0, table
     assert "treat_as_zero" in table, table
 
@@ -95,15 +133,28 @@ def test_treat_as_zero_passes_degenerate_rows(run_qualify):
 def test_routed_sampler_is_judged_per_route(run_qualify):
     # Rows with k above the fallback threshold take route 1 (keep_ties) and are judged so.
     status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
-                        "numpy.sort_filter.routed"), "--budget", "quick", "--checks", "ties,replay")
+        subject_command(
+            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.routed"
+        ),
+        "--budget",
+        "quick",
+        "--checks",
+        "ties,replay",
+    )
     assert status == 0, table
 
 
 def test_route_lied_names_the_route(run_qualify):
     _, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject",
-                        "numpy.sort_filter.routed:route_lied"), "--budget", "quick", "--checks", "ties", "-v")
+        subject_command(
+            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.routed:route_lied"
+        ),
+        "--budget",
+        "quick",
+        "--checks",
+        "ties",
+        "-v",
+    )
     failed = [line for line in table.splitlines() if "[FAIL]" in line]
     assert failed and all("(route 0 'sort', lowest_index)" in line for line in failed), table
 
@@ -122,8 +173,9 @@ def test_abi_1_5_descriptor_rules_name_the_field():
     with pytest.raises(DescriptorError, match=r"x: routes state tie policies, .* declare filter top_k"):
         sampler(routes=(Route("a", "keep_ties"),)).validate()
     with pytest.raises(DescriptorError, match=r"x: routes\[1\].name = 'a' must be"):
-        sampler(filters=["top_k"], tie_policy="keep_ties",
-                routes=(Route("a", "keep_ties"), Route("a", "lowest_index"))).validate()
+        sampler(
+            filters=["top_k"], tie_policy="keep_ties", routes=(Route("a", "keep_ties"), Route("a", "lowest_index"))
+        ).validate()
     with pytest.raises(DescriptorError, match=r"x: routes\[0\].tie_policy = 'highest' is not one of"):
         sampler(filters=["top_k"], tie_policy="keep_ties", routes=(Route("a", "highest"),)).validate()  # type: ignore[arg-type]
     keyed = sampler(rng_policy="request_keyed", degenerate_rows="treat_as_zero").to_json()
@@ -132,11 +184,23 @@ def test_abi_1_5_descriptor_rules_name_the_field():
 
 
 def test_unwritten_route_is_a_contract_failure(run_qualify):
-    d = {"kind": "sampler", "name": "test.routes_unwritten", "input_kind": "probs", "input_dtypes": ["f32"],
-         "filters": ["top_k"], "tie_policy": "lowest_index", "philox_outputs_per_call": 2,
-         "routes": [{"name": "sort", "tie_policy": "lowest_index"}]}
+    d = {
+        "kind": "sampler",
+        "name": "test.routes_unwritten",
+        "input_kind": "probs",
+        "input_dtypes": ["f32"],
+        "filters": ["top_k"],
+        "tie_policy": "lowest_index",
+        "philox_outputs_per_call": 2,
+        "routes": [{"name": "sort", "tie_policy": "lowest_index"}],
+    }
     status, table = run_qualify(
         subject_command("faulty_subjects:routes_unwritten", "--descriptor", shlex.quote(json.dumps(d))),
-        "--budget", "quick", "--checks", "support", "-v")
+        "--budget",
+        "quick",
+        "--checks",
+        "support",
+        "-v",
+    )
     assert status == 1, table
     assert "never wrote out_route[0] (it declares 1 routes)" in table, table

@@ -31,12 +31,30 @@ def test_the_page_shows_the_example_files_as_they_are():
 
 def test_the_example_passes_the_quick_battery(samplecheck_bin, tmp_path):
     junit = tmp_path / "junit.xml"
-    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin,
-               PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "pytest", *PLUGIN_ARGS, "-p", "no:cacheprovider", "-rs",
-               "--basetemp", str(tmp_path / "tmp"), f"--junitxml={junit}", EXAMPLE]
-    done = subprocess.run(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=600, check=False)
+    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *PLUGIN_ARGS,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "--basetemp",
+        str(tmp_path / "tmp"),
+        f"--junitxml={junit}",
+        EXAMPLE,
+    ]
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     print(done.stdout)
     assert done.returncode == 0, done.stdout
     cases = list(ET.parse(junit).getroot().iter("testcase"))

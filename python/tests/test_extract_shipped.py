@@ -41,7 +41,8 @@ UPSTREAM = {
         "    log('rule')\n"
         "    return twice(x) + helpers.CONST\n"
         "def other_path():\n"
-        "    import fakepkg.lazy\n"),
+        "    import fakepkg.lazy\n"
+    ),
     "fakepkg/helpers.py": "from . import consts\nCONST = consts.VALUE\n",
     "fakepkg/consts.py": "VALUE = 7\n",
     "fakepkg/sub/util.py": "def twice(x):\n    return 2 * x\n",
@@ -68,11 +69,19 @@ def write_wheel(path, files):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def write_manifest(path, wheel_sha256, under_test=("fakepkg.rule",), shim_for=("fakepkg", "fakepkg.plumbing"),
-                   run_time_imports=()):
-    lines = ['package = "fakepkg"', 'version = "1.0"', f'wheel_sha256 = "{wheel_sha256}"', 'root = "fakepkg"',
-             'shims = "shims"', f"under_test = {json.dumps(list(under_test))}",
-             f"run_time_imports = {json.dumps(list(run_time_imports))}", "[shim_for]"]
+def write_manifest(
+    path, wheel_sha256, under_test=("fakepkg.rule",), shim_for=("fakepkg", "fakepkg.plumbing"), run_time_imports=()
+):
+    lines = [
+        'package = "fakepkg"',
+        'version = "1.0"',
+        f'wheel_sha256 = "{wheel_sha256}"',
+        'root = "fakepkg"',
+        'shims = "shims"',
+        f"under_test = {json.dumps(list(under_test))}",
+        f"run_time_imports = {json.dumps(list(run_time_imports))}",
+        "[shim_for]",
+    ]
     lines += [f'"{m}" = "plumbing"' for m in shim_for]
     path.write_text("\n".join(lines) + "\n")
 
@@ -128,9 +137,14 @@ def test_provenance_holds_the_wheel_and_every_upstream_files_sha256(fake, tmp_pa
 def test_the_extracted_tree_imports_and_runs_the_rule(fake, tmp_path):
     wheel, manifest, _ = fake
     extract_shipped.extract(wheel, manifest, tmp_path / "out")
-    done = subprocess.run([sys.executable, "-c", "import fakepkg.rule; print(fakepkg.rule.rule(3))"],
-                          env={**os.environ, "PYTHONPATH": str(tmp_path / "out" / "site")},
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", "import fakepkg.rule; print(fakepkg.rule.rule(3))"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "out" / "site")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert (done.returncode, done.stdout.strip()) == (0, "13"), done.stderr
 
 
@@ -139,8 +153,13 @@ def test_a_shim_cannot_replace_a_module_under_test(fake, tmp_path):
     write_manifest(manifest, digest, under_test=("fakepkg.rule", "fakepkg.plumbing"))
     with pytest.raises(extract_shipped.ExtractError, match=r"module under test: fakepkg\.plumbing"):
         extract_shipped.extract(wheel, manifest, tmp_path / "out")
-    done = subprocess.run([sys.executable, SCRIPT, str(wheel), str(manifest), str(tmp_path / "cli")],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, SCRIPT, str(wheel), str(manifest), str(tmp_path / "cli")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2
     assert "fakepkg.plumbing" in done.stderr
     assert not (tmp_path / "cli").exists()
@@ -174,8 +193,10 @@ def test_refuses_an_import_neither_the_wheel_nor_a_shim_holds(fake, tmp_path):
     # Without the plumbing shim, upstream plumbing imports heavy, which this wheel lacks.
     digest = write_wheel(wheel, {k: v for k, v in UPSTREAM.items() if k != "fakepkg/heavy.py"})
     write_manifest(manifest, digest, shim_for=("fakepkg",))
-    with pytest.raises(extract_shipped.ExtractError,
-                       match=r"fakepkg\.heavy \(imported by fakepkg\.plumbing\) is neither in the wheel nor a shim"):
+    with pytest.raises(
+        extract_shipped.ExtractError,
+        match=r"fakepkg\.heavy \(imported by fakepkg\.plumbing\) is neither in the wheel nor a shim",
+    ):
         extract_shipped.extract(wheel, manifest, tmp_path / "out")
 
 
@@ -194,10 +215,15 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
         "import json, sys; from pathlib import Path\n"
         "from samplecheck_subject import shipped\nfrom samplecheck_subject.serve import environment\n"
         "shipped.load(Path(sys.argv[1]), ['fakepkg.rule'])\n"
-        "print(json.dumps(environment()['packages']))\n")
-    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+        "print(json.dumps(environment()['packages']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     packages = json.loads(done.stdout)
     assert packages["fakepkg wheel"] == f"1.0 sha256:{digest}"
@@ -206,8 +232,13 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
     assert packages["fakepkg shim fakepkg/plumbing.py"] == f"sha256:{sha(SHIMS['fakepkg/plumbing.py'])}"
 
     (tmp_path / "out" / "site" / "fakepkg" / "consts.py").write_text("VALUE = 8\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode != 0
     assert "fakepkg/consts.py: sha256" in done.stderr
 
@@ -218,8 +249,7 @@ def test_load_without_a_tree_says_how_to_make_one(tmp_path):
 
 
 def test_the_sglang_manifest_names_a_shim_file_for_each_shim_and_none_under_test():
-    manifest = extract_shipped.read_manifest(
-        extract_shipped.Path(os.path.dirname(SCRIPT)) / "shipped" / "sglang.toml")
+    manifest = extract_shipped.read_manifest(extract_shipped.Path(os.path.dirname(SCRIPT)) / "shipped" / "sglang.toml")
     assert "sglang.srt.layers.sampler" in manifest.under_test
     for module in manifest.shim_for:
         base = manifest.shims_dir / module.replace(".", "/")
@@ -238,12 +268,27 @@ SHIPPED_ENTRIES = [
 
 
 @pytest.mark.parametrize(("entry", "subject", "tree_variable"), SHIPPED_ENTRIES)
-def test_a_shipped_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify, entry, subject,
-                                                                         tree_variable):
+def test_a_shipped_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qualify, entry, subject, tree_variable):
     # No tree here (and, in CI, no torch or no GPU): every check skipped with the reason, never passed.
     command = f"{sys.executable} -m samplecheck_subject.run samplecheck_subject.adapters.{entry}"
-    code, out = run_qualify(command, "--subject", subject, "--budget", "quick", "--checks", "replay",
-                            env={tree_variable: "/nonexistent"} if tree_variable else {}, timeout=120)
+    code, out = run_qualify(
+        command,
+        "--subject",
+        subject,
+        "--budget",
+        "quick",
+        "--checks",
+        "replay",
+        env={tree_variable: "/nonexistent"} if tree_variable else {},
+        timeout=120,
+    )
     assert code == 77, out
-    assert any(r in out for r in ("torch is not installed", "no CUDA device", "extract_shipped.py",
-                                  "flashinfer.cake_sampling does not import")), out
+    assert any(
+        r in out
+        for r in (
+            "torch is not installed",
+            "no CUDA device",
+            "extract_shipped.py",
+            "flashinfer.cake_sampling does not import",
+        )
+    ), out

@@ -21,11 +21,15 @@ EXPECTED_TEXT = {
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, fault):
     env = {"SAMPLECHECK_TEST_FAULT": fault, "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests")}
-    status, table = run_qualify(subject_command("faulty_subjects:subjects"), "--checks", CHECKS,
-                                "--timeout", "5", env=env, timeout=300)
+    status, table = run_qualify(
+        subject_command("faulty_subjects:subjects"), "--checks", CHECKS, "--timeout", "5", env=env, timeout=300
+    )
     assert status == 1, table
-    verdicts = {" ".join(line.split()[:2]): line.split()[2] for line in table.splitlines()
-                if line[:1].strip() and line.split()[0] in CHECKS.split(",")}
+    verdicts = {
+        " ".join(line.split()[:2]): line.split()[2]
+        for line in table.splitlines()
+        if line[:1].strip() and line.split()[0] in CHECKS.split(",")
+    }
     # Every (check, dtype) has its row: the run went on past the fault.
     assert {k.split()[0] for k in verdicts} == set(CHECKS.split(",")) and len(verdicts) == 6, table
     failed = [k for k, v in verdicts.items() if v in ("FAIL", "TIMEOUT")]
@@ -35,9 +39,13 @@ def test_fault_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, 
 
 def test_inputs_mutated_is_a_declared_contract(run_qualify, tmp_path):
     # The same scribble, declared: the rows are sent again before every call and not compared.
-    env = {"SAMPLECHECK_TEST_FAULT": "scribble", "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests"),
-           "SAMPLECHECK_TEST_INPUTS": "mutated"}
-    status, table = run_qualify(subject_command("faulty_subjects:subjects"), "--checks", CHECKS,
-                                "--timeout", "5", env=env, timeout=300)
+    env = {
+        "SAMPLECHECK_TEST_FAULT": "scribble",
+        "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests"),
+        "SAMPLECHECK_TEST_INPUTS": "mutated",
+    }
+    status, table = run_qualify(
+        subject_command("faulty_subjects:subjects"), "--checks", CHECKS, "--timeout", "5", env=env, timeout=300
+    )
     assert status == 0, table
     assert "wrote into an array" not in table, table

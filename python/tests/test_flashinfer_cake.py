@@ -25,17 +25,32 @@ def test_the_descriptors_declare_what_cake_states():
     for desc in (main, half):
         assert from_json(desc.to_json()).to_json() == desc.to_json()  # the host's rules, round trip
         assert (desc.memory_space, desc.input_kind, desc.filter_order) == ("cuda", "probs", "top_k_first")
-        assert (desc.rng_policy, desc.probs_normalisation, desc.inputs) == ("subject_generator", "renormalise",
-                                                                            "preserved")
+        assert (desc.rng_policy, desc.probs_normalisation, desc.inputs) == (
+            "subject_generator",
+            "renormalise",
+            "preserved",
+        )
         assert [(r.name, r.tie_policy) for r in desc.routes] == [
-            ("pipeline", "lowest_index"), ("fallback:dtype", "keep_ties"), ("fallback:layout", "keep_ties"),
-            ("fallback:arch", "keep_ties"), ("fallback:device", "keep_ties"), ("fallback:no_top_k", "keep_ties"),
-            ("fallback:top_k_disabled", "keep_ties"), ("fallback:top_k_gt_slab", "keep_ties"),
-            ("fallback:vocab_too_large", "keep_ties")]
-    assert (tuple(main.input_dtypes), main.tie_policy, main.degenerate_rows) == (("f32",), "lowest_index",
-                                                                                 "treat_as_zero")
-    assert (tuple(half.input_dtypes), half.tie_policy, half.degenerate_rows) == (("bf16", "f16"), "keep_ties",
-                                                                                 "undefined")
+            ("pipeline", "lowest_index"),
+            ("fallback:dtype", "keep_ties"),
+            ("fallback:layout", "keep_ties"),
+            ("fallback:arch", "keep_ties"),
+            ("fallback:device", "keep_ties"),
+            ("fallback:no_top_k", "keep_ties"),
+            ("fallback:top_k_disabled", "keep_ties"),
+            ("fallback:top_k_gt_slab", "keep_ties"),
+            ("fallback:vocab_too_large", "keep_ties"),
+        ]
+    assert (tuple(main.input_dtypes), main.tie_policy, main.degenerate_rows) == (
+        ("f32",),
+        "lowest_index",
+        "treat_as_zero",
+    )
+    assert (tuple(half.input_dtypes), half.tie_policy, half.degenerate_rows) == (
+        ("bf16", "f16"),
+        "keep_ties",
+        "undefined",
+    )
 
 
 def test_the_host_declaration_where_it_cannot_run():
@@ -62,8 +77,12 @@ def test_each_chunk_reports_the_route_cake_gives_its_own_call(monkeypatch):
     idx = flashinfer_cake.ROUTE_INDEX
     expected = ["pipeline"] * 4 + ["fallback:top_k_gt_slab"] * 4 + ["fallback:top_k_disabled"] * 4 + ["pipeline"] * 2
     assert routes == [idx[r] for r in expected]
-    assert [c["route"] for c in cake.calls] == ["pipeline", "fallback:top_k_gt_slab", "fallback:top_k_disabled",
-                                                "pipeline"]
+    assert [c["route"] for c in cake.calls] == [
+        "pipeline",
+        "fallback:top_k_gt_slab",
+        "fallback:top_k_disabled",
+        "pipeline",
+    ]
     # The route was asked of the tensors and top_k_max the call got, and the call's seeds differ.
     for asked, call in zip(cake.routes_asked, cake.calls):
         np.testing.assert_array_equal(asked[0], call["probs"])
@@ -107,8 +126,9 @@ def test_a_route_the_table_does_not_hold_is_an_error():
             return "fallback:something_new"
 
     with pytest.raises(SubjectError, match="fallback:something_new"):
-        flashinfer_cake.sample_rows(NewRoute(), _table(1, 8), np.arange(1), np.array([2], np.int32),
-                                    np.ones(1, np.float32), 1, np.concatenate)
+        flashinfer_cake.sample_rows(
+            NewRoute(), _table(1, 8), np.arange(1), np.array([2], np.int32), np.ones(1, np.float32), 1, np.concatenate
+        )
 
 
 def test_the_recorded_files_are_the_wheels():
@@ -121,14 +141,24 @@ def test_the_ties_check_judges_each_row_by_its_reported_route(run_qualify):
     # Every row on "pipeline" (lowest_index): the ties check judges it so, names the route and passes.
     status, table = run_qualify(
         subject_command("cake_fakes:subjects", "--subject", "fake.cake.top_k_top_p_sampling_from_probs"),
-        "--budget", "quick", "--checks", "ties,replay", "-v")
+        "--budget",
+        "quick",
+        "--checks",
+        "ties,replay",
+        "-v",
+    )
     assert status == 0, table
 
 
 def test_a_route_report_that_lies_fails_the_ties_check(run_qualify):
     status, table = run_qualify(
         subject_command("cake_fakes:subjects", "--subject", "fake.cake.top_k_top_p_sampling_from_probs:route_lied"),
-        "--budget", "quick", "--checks", "ties", "-v")
+        "--budget",
+        "quick",
+        "--checks",
+        "ties",
+        "-v",
+    )
     assert status == 1, table
     failed = [line for line in table.splitlines() if "[FAIL]" in line]
     assert failed and any("fallback:top_k_gt_slab" in line for line in failed), table

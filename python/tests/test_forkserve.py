@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from conftest import HERE, PACKAGE_ROOT
+from conftest import HERE
 from samplecheck_subject import SamplerDescriptor
 from samplecheck_subject.forkserve import ForkServer
 
@@ -22,7 +22,7 @@ def test_each_connection_is_served_by_a_forked_child_running_the_closure(tmp_pat
         return np.array(answer[: batch.num_output_rows]), None
 
     descriptor = SamplerDescriptor(name="case.fork", input_kind="probs", input_dtypes=("f32",))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, HERE]))
+    env = dict(os.environ)
     with open(tmp_path / "out", "w+") as out, open(tmp_path / "err", "w+") as err:
         with ForkServer([(sample, descriptor)]) as server:
             status = server.run([sys.executable, os.path.join(HERE, "connect_host.py"), server.path], env, out, err)

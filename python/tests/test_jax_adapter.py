@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import PACKAGE_ROOT, subject_command
+from conftest import subject_command
 from samplecheck_subject.adapters import jax_categorical as jc
 
 TARGET = "samplecheck_subject.adapters.jax_categorical:subjects"
@@ -18,8 +18,7 @@ def test_key_words_split_seed_and_position_into_32_bit_words():
     position = np.array([0, 2**32, 7, 2**63 + 3], dtype=np.uint64)
     words = jc.key_words(seed, position)
     assert words.dtype == np.uint32 and words.shape == (4, 4)
-    assert words.tolist() == [[0, 0, 0, 0], [5, 0, 0, 1], [5, 1, 7, 0],
-                              [2**32 - 1, 2**32 - 1, 3, 2**31]]
+    assert words.tolist() == [[0, 0, 0, 0], [5, 0, 0, 1], [5, 1, 7, 0], [2**32 - 1, 2**32 - 1, 3, 2**31]]
     # The high words go in: seeds equal in their low word keep distinct keys.
     assert words[1].tolist() != words[2].tolist()
 
@@ -57,8 +56,17 @@ def test_without_jax_samplecheck_skips(run_qualify, tmp_path):
     """A `jax` that fails to import (a stand-in module first on the path): the hello says why
     and samplecheck skips the subject (exit 77), never passes it."""
     (tmp_path / "jax.py").write_text("raise ImportError('jax stand-in: not installed')\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), PACKAGE_ROOT])}
-    rc, out = run_qualify(subject_command(TARGET), "--subject", "jax.categorical", "--budget", "quick",
-                          "--checks", "replay", env=env, timeout=120)
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    rc, out = run_qualify(
+        subject_command(TARGET),
+        "--subject",
+        "jax.categorical",
+        "--budget",
+        "quick",
+        "--checks",
+        "replay",
+        env=env,
+        timeout=120,
+    )
     assert rc == 77, out
     assert "jax is not installed" in out

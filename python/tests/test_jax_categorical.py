@@ -5,18 +5,14 @@ degenerate rows come back as jax's argmax gives them (the contract the adapter d
 (pip install "jax[cpu]"); run as a script (ctest does), it exits 77 (skipped) without it.
 """
 
-import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE]
-
-from samplecheck_subject import shipped  # noqa: E402
-from samplecheck_subject.adapters import jax_categorical as jc  # noqa: E402
+from samplecheck_subject import shipped
+from samplecheck_subject.adapters import jax_categorical as jc
 
 UNAVAILABLE = jc.unavailable()
 if UNAVAILABLE is not None and __name__ != "__main__":
@@ -31,11 +27,16 @@ def _batch(rows, dtype, outputs, temperature=None):
     stored = data if dtype == "f32" else data.view(np.uint16)
     g = np.random.default_rng(20261203)
     return types.SimpleNamespace(
-        input=stored, input_dtype=dtype, num_input_rows=data.shape[0], vocab_size=data.shape[1],
-        num_output_rows=outputs, row_index=(np.arange(outputs) % data.shape[0]).astype(np.int32),
+        input=stored,
+        input_dtype=dtype,
+        num_input_rows=data.shape[0],
+        vocab_size=data.shape[1],
+        num_output_rows=outputs,
+        row_index=(np.arange(outputs) % data.shape[0]).astype(np.int32),
         temperature=None if temperature is None else np.asarray(temperature, np.float32),
         seed=g.integers(0, 2**64 - 1, outputs, dtype=np.uint64, endpoint=True),
-        offset=g.integers(0, 2**40, outputs, dtype=np.uint64)), data
+        offset=g.integers(0, 2**40, outputs, dtype=np.uint64),
+    ), data
 
 
 def _direct(b, data, impl, mode):
@@ -87,8 +88,15 @@ def test_rbg_under_vmap_draws_from_the_chunks_first_key(name):
 
 
 def _slice(b, r):
-    return types.SimpleNamespace(**{**vars(b), "num_output_rows": 1, "row_index": b.row_index[r:r + 1],
-                                    "seed": b.seed[r:r + 1], "offset": b.offset[r:r + 1]})
+    return types.SimpleNamespace(
+        **{
+            **vars(b),
+            "num_output_rows": 1,
+            "row_index": b.row_index[r : r + 1],
+            "seed": b.seed[r : r + 1],
+            "offset": b.offset[r : r + 1],
+        }
+    )
 
 
 def test_degenerate_rows_come_back_as_jaxs_argmax():
@@ -117,9 +125,19 @@ def test_hello_records_jax_and_its_files():
 def test_samplecheck_judges_replay(run_qualify, tmp_path):
     from conftest import subject_command
 
-    rc, out = run_qualify(subject_command("samplecheck_subject.adapters.jax_categorical:subjects"),
-                          "--subject", "jax.categorical", "--budget", "quick", "--checks", "replay",
-                          "--report-dir", str(tmp_path), env={"SAMPLECHECK_JAX_DTYPES": "f32"}, timeout=300)
+    rc, out = run_qualify(
+        subject_command("samplecheck_subject.adapters.jax_categorical:subjects"),
+        "--subject",
+        "jax.categorical",
+        "--budget",
+        "quick",
+        "--checks",
+        "replay",
+        "--report-dir",
+        str(tmp_path),
+        env={"SAMPLECHECK_JAX_DTYPES": "f32"},
+        timeout=300,
+    )
     assert rc == 0, out
     assert "replay [f32]" in out and "pass" in out
 

@@ -24,8 +24,12 @@ KILLED_BY = {  # kernels/mutant_catalog.h
 def test_mutant_is_killed_by_its_check(run_qualify, planted):
     check = KILLED_BY[planted]
     status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:subjects", "--subject",
-                        f"numpy.sort_filter:{planted}"), "--budget", "quick", "--checks", check)
+        subject_command("samplecheck_subject.numpy_samplers:subjects", "--subject", f"numpy.sort_filter:{planted}"),
+        "--budget",
+        "quick",
+        "--checks",
+        check,
+    )
     assert status == 1, table
     rows = [line for line in table.splitlines() if line.startswith(check)]
     assert rows and any(" FAIL " in f" {line} " for line in rows), table

@@ -46,13 +46,22 @@ def test_hello_names_every_subject_with_its_contract(host):
     first = host.hello["subjects"][0]
     assert host.hello["protocol"] == 1
     assert (first["rng_policy"], first["parameter_indexing"], first["degenerate_rows"]) == (
-        "per_request", "input_row", "valid_flag")
+        "per_request",
+        "input_row",
+        "valid_flag",
+    )
 
 
 def test_parallel_samples_follow_the_row(host):
     n = 20000
-    reply, tokens, valid = host.sample("numpy.sort_filter", ROWS, seed=np.arange(n), offset=np.zeros(n),
-                                       row_index=np.ones(n, np.int32), top_k=np.array([2, 2], np.int32))
+    reply, tokens, valid = host.sample(
+        "numpy.sort_filter",
+        ROWS,
+        seed=np.arange(n),
+        offset=np.zeros(n),
+        row_index=np.ones(n, np.int32),
+        top_k=np.array([2, 2], np.int32),
+    )
     assert reply == {"type": "result", "id": 1, "status": 0, "message": ""}
     assert valid.all() and set(np.unique(tokens)) == {2, 3}  # top-2 of row 1
     assert abs((tokens == 3).mean() - 0.4 / 0.7) < 0.02
@@ -62,8 +71,11 @@ def test_refusals_name_the_row_and_field(host):
     cases = [
         ({"top_k": np.array([0, -1], np.int32)}, 1, "input row 1: top_k = -1 is negative"),
         ({"top_p": np.array([1.5, 1.0], np.float32)}, 1, "input row 0: top_p = 1.5 is outside (0, 1]"),
-        ({"temperature": np.array([1, 2], np.float32)}, 2,
-         "input row 1: temperature = 2 asks for a filter this subject does not implement"),
+        (
+            {"temperature": np.array([1, 2], np.float32)},
+            2,
+            "input row 1: temperature = 2 asks for a filter this subject does not implement",
+        ),
         ({"row_index": np.array([0, 2], np.int32)}, 1, "output row 1: row_index = 2 is outside [0, 2)"),
     ]
     for kwargs, status, text in cases:
@@ -86,8 +98,9 @@ def test_bf16_rows_and_a_grown_region(host):
     assert f32_to_bf16(halfway).tolist() == [0x3F80, 0x3F82]
     bits = f32_to_bf16(np.tile(ROWS[1], (3000, 1)))
     host.grow(8 << 20)  # the request states a larger shm_size: the subject re-maps
-    reply, tokens, valid = host.sample("numpy.sort_filter", bits, seed=np.arange(3000), offset=np.zeros(3000),
-                                       input_dtype="bf16")
+    reply, tokens, valid = host.sample(
+        "numpy.sort_filter", bits, seed=np.arange(3000), offset=np.zeros(3000), input_dtype="bf16"
+    )
     assert reply["status"] == 0 and valid.all() and tokens.min() >= 0 and tokens.max() <= 3
 
 
@@ -106,8 +119,9 @@ def test_views_are_the_mapping_not_copies():
 
 def test_dlpack_outputs_reach_the_region():
     h = Host(python_subject("dlpack_subject:subjects"))
-    reply, tokens, valid = h.sample("test.dlpack", ROWS, seed=[1, 2, 3], offset=[0, 0, 0],
-                                    row_index=np.array([0, 1, 1], np.int32))
+    reply, tokens, valid = h.sample(
+        "test.dlpack", ROWS, seed=[1, 2, 3], offset=[0, 0, 0], row_index=np.array([0, 1, 1], np.int32)
+    )
     assert reply["status"] == 0 and valid.tolist() == [1, 1, 1] and tokens.max() <= 3
     assert h.close() == 0, h.stderr
 
@@ -152,16 +166,18 @@ def test_descriptor_rules_name_the_field():
     with pytest.raises(DescriptorError, match="rng_policy = 'global'"):
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], rng_policy="global").validate()
     with pytest.raises(DescriptorError, match="x: probs_normalisation = 'assume_sum_one' needs input_kind"):
-        SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32", "bf16"],
-                          probs_normalisation="assume_sum_one").validate()
+        SamplerDescriptor(
+            name="x", input_kind="probs", input_dtypes=["f32", "bf16"], probs_normalisation="assume_sum_one"
+        ).validate()
     with pytest.raises(DescriptorError, match="x: probs_normalisation = 'exact'"):
         SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"], probs_normalisation="exact").validate()
     not_a_rule = "x: uniform_rule = 'inverse_cdf' is not one of undeclared, inverse_cdf_u53"
     with pytest.raises(DescriptorError, match=not_a_rule):
         SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf").validate()
     with pytest.raises(DescriptorError, match="x: uniform_rule = 'inverse_cdf_u53' needs input_kind 'probs'"):
-        SamplerDescriptor(name="x", input_kind="logits", input_dtypes=["f32"],
-                          uniform_rule="inverse_cdf_u53").validate()
+        SamplerDescriptor(
+            name="x", input_kind="logits", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53"
+        ).validate()
     ruled = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"], uniform_rule="inverse_cdf_u53")
     assert ruled.to_json()["uniform_rule"] == "inverse_cdf_u53"
     plain = SamplerDescriptor(name="x", input_kind="probs", input_dtypes=["f32"])
@@ -183,7 +199,9 @@ def test_adapters_describe_themselves_without_torch():
     assert all(d.rng_policy == "batch_slot" for _, d in fi.values())
     # The docstrings: "This function expects float32 inputs"; the probs kernels do not renormalise.
     assert all(tuple(d.input_dtypes) == ("f32",) for _, d in fi.values())
-    assert all(d.probs_normalisation == ("assume_sum_one" if d.input_kind == "probs" else "renormalise")
-               for _, d in fi.values())
+    assert all(
+        d.probs_normalisation == ("assume_sum_one" if d.input_kind == "probs" else "renormalise")
+        for _, d in fi.values()
+    )
     assert fi["flashinfer.top_k_top_p_sampling_from_probs.joint"][1].filter_order == "joint"
     assert torch_samplers.DESCRIPTORS["torch.sglang_v0519_multinomial"][1].rng_policy == "subject_generator"

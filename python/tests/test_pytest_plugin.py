@@ -33,12 +33,32 @@ def inner_pytest(samplecheck_bin, work, *args):
     """Runs the cases; returns (exit status, output, {test id: (outcome, message)}, its basetemp)."""
     run = len(list(work.glob("junit*")))
     junit, basetemp = work / f"junit{run}.xml", work / f"tmp{run}"
-    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin,
-               PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "pytest", *PLUGIN_ARGS, "-rs", f"--junitxml={junit}", "--rootdir", str(work),
-               "--basetemp", str(basetemp), "-o", f"cache_dir={work / 'cache'}", *args]
-    done = subprocess.run(command, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=600, check=False)
+    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *PLUGIN_ARGS,
+        "-rs",
+        f"--junitxml={junit}",
+        "--rootdir",
+        str(work),
+        "--basetemp",
+        str(basetemp),
+        "-o",
+        f"cache_dir={work / 'cache'}",
+        *args,
+    ]
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     print(done.stdout)
     outcomes = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
@@ -59,8 +79,12 @@ def test_one_item_per_check_and_the_defective_check_fails_with_its_replay(first_
     _, (status, output, outcomes, basetemp) = first_run
     assert status == 1, output  # some item failed
     assert set(outcomes) == {
-        "test_correct[support]", "test_correct[per_request_seeds]", "test_seed_element_zero[support]",
-        "test_seed_element_zero[per_request_seeds]", "test_bound_method[support]"}
+        "test_correct[support]",
+        "test_correct[per_request_seeds]",
+        "test_seed_element_zero[support]",
+        "test_seed_element_zero[per_request_seeds]",
+        "test_bound_method[support]",
+    }
     failed = [name for name, (kind, _) in outcomes.items() if kind == "failure"]
     assert failed == ["test_seed_element_zero[per_request_seeds]"], output
     message = outcomes["test_seed_element_zero[per_request_seeds]"][1]

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import PACKAGE_ROOT, subject_command
+from conftest import subject_command
 
 # The script runs with Debian's Python and nothing on its path: numpy is all it may need.
 SCRIPT_PYTHON = "/usr/bin/python3"
@@ -22,8 +22,15 @@ NUMPY = "samplecheck_subject.numpy_samplers:subjects"
 
 def failing_record(run_qualify, tmp_path_factory, planted, check):
     folder = tmp_path_factory.mktemp(f"repro-{planted}")
-    status, table = run_qualify(subject_command(NUMPY, "--subject", f"numpy.sort_filter:{planted}"),
-                                "--budget", "quick", "--checks", check, "--repro-dir", str(folder))
+    status, table = run_qualify(
+        subject_command(NUMPY, "--subject", f"numpy.sort_filter:{planted}"),
+        "--budget",
+        "quick",
+        "--checks",
+        check,
+        "--repro-dir",
+        str(folder),
+    )
     assert status == 1, table
     records = sorted(glob.glob(str(folder / f"*.{check}.f32.json")))
     assert records, table
@@ -45,27 +52,40 @@ def s06(samplecheck_bin, tmp_path_factory):
 
 def _qualify(samplecheck_bin):
     def run(exec_command, *args):
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
-        done = subprocess.run([samplecheck_bin, "qualify", "--exec", exec_command, *args], env=environment,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        done = subprocess.run(
+            [samplecheck_bin, "qualify", "--exec", exec_command, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+        )
         return done.returncode, done.stdout
+
     return run
 
 
 def generate(record_path, out, via=None):
     """The generator through the command (via = samplecheck's path) or the module."""
-    command = ([via, "repro-script", str(record_path), "-o", str(out)] if via else
-               [sys.executable, "-m", "samplecheck_subject.repro_script", str(record_path), "-o", str(out)])
-    environment = dict(os.environ, PYTHONPATH=PACKAGE_ROOT)
-    return subprocess.run(command, env=environment, capture_output=True, text=True,
-                          timeout=120)
+    command = (
+        [via, "repro-script", str(record_path), "-o", str(out)]
+        if via
+        else [sys.executable, "-m", "samplecheck_subject.repro_script", str(record_path), "-o", str(out)]
+    )
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
 def run_script(path):
     """The script alone: Debian's Python, no PYTHONPATH, another working directory."""
     environment = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
-    return subprocess.run([SCRIPT_PYTHON, str(path)], env=environment, cwd="/", stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=300)
+    return subprocess.run(
+        [SCRIPT_PYTHON, str(path)],
+        env=environment,
+        cwd="/",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
 
 
 def write_record(tmp_path, record, name="crafted.json"):
@@ -145,8 +165,13 @@ def test_chi_square_tail_without_torch(s07, tmp_path):
     assert generate(s07[0], out).returncode == 0
     script = runpy.run_path(str(out), run_name="not_main")
     tail = script["gammaincc"]
-    for x, df, p in [(3.841458820694124, 1, 0.05), (23.209251158954356, 10, 0.01), (2.0, 10, 0.9963401531),
-                     (128.0, 1, 1.1224297e-29), (0.5, 3, 0.9188914117)]:
+    for x, df, p in [
+        (3.841458820694124, 1, 0.05),
+        (23.209251158954356, 10, 0.01),
+        (2.0, 10, 0.9963401531),
+        (128.0, 1, 1.1224297e-29),
+        (0.5, 3, 0.9188914117),
+    ]:
         assert tail(df / 2, x / 2) == pytest.approx(p, rel=1e-6 if p > 1e-20 else 1e-3)
 
 
@@ -158,8 +183,10 @@ def test_sglang_script_calls_the_shipped_function(s07, tmp_path):
     sglang = copy.deepcopy(record)
     sglang["subject"] = "sglang.top_k_top_p_min_p_sampling_from_probs_torch"
     sglang["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
-    sglang["environment"] = {"python": "3.11.2", "packages": {"sglang wheel": "0.5.10.post1 sha256 abc",
-                                                             "torch": "2.15.0+cu132", "numpy": "2.4.6"}}
+    sglang["environment"] = {
+        "python": "3.11.2",
+        "packages": {"sglang wheel": "0.5.10.post1 sha256 abc", "torch": "2.15.0+cu132", "numpy": "2.4.6"},
+    }
     out = tmp_path / "sglang.py"
     made = generate(write_record(tmp_path, sglang), out)
     assert made.returncode == 0, made.stderr
@@ -190,10 +217,17 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     refused(truncated, "file", "not JSON", via=samplecheck_bin)
     unknown = dict(record, subject="no.such.sampler")
     refused(write_record(tmp_path, unknown, "unknown.json"), "subject", "unknown subject no.such.sampler")
-    seeded = dict(record, subject="sglang.sampling_from_probs_torch.seeded",
-                  exec="python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects")
-    refused(write_record(tmp_path, seeded, "seeded.json"), "subject", "sglang.sampling_from_probs_torch.seeded",
-            "declares no script call")
+    seeded = dict(
+        record,
+        subject="sglang.sampling_from_probs_torch.seeded",
+        exec="python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects",
+    )
+    refused(
+        write_record(tmp_path, seeded, "seeded.json"),
+        "subject",
+        "sglang.sampling_from_probs_torch.seeded",
+        "declares no script call",
+    )
     in_tree = {k: v for k, v in record.items() if k != "exec"}
     in_tree["subject"] = "cpu.sort_filter"
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")

@@ -6,16 +6,13 @@ row_index), with ties and every filter on. It needs torch and a CUDA device; run
 script (ctest does), it exits 77 (skipped) without them.
 """
 
-import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-
-from samplecheck_subject.adapters import common, torch_samplers  # noqa: E402
+from samplecheck_subject.adapters import common, torch_samplers
 
 UNAVAILABLE = common.cuda_unavailable()
 if UNAVAILABLE is not None and __name__ != "__main__":
@@ -41,24 +38,41 @@ def _batch(inputs, outputs, torch, top_k, top_p, min_p=None, temperature=None):
     rows = inputs.shape[0]
     row_index = (np.arange(outputs) % rows).astype(np.int32)
     seeds = np.full(outputs, 7, dtype=np.uint64)
-    host = {"seed": seeds, "subsequence": np.arange(outputs, dtype=np.uint64),
-            "offset": np.zeros(outputs, dtype=np.uint64), "row_index": row_index}
+    host = {
+        "seed": seeds,
+        "subsequence": np.arange(outputs, dtype=np.uint64),
+        "offset": np.zeros(outputs, dtype=np.uint64),
+        "row_index": row_index,
+    }
 
     def param(values, dtype):
         return None if values is None else torch.tensor(values, dtype=dtype, device="cuda")
 
     return types.SimpleNamespace(
-        input=inputs, vocab_size=inputs.shape[1], num_input_rows=rows, num_output_rows=outputs,
-        row_index=torch.from_numpy(row_index).cuda(), host=host,
-        top_k=param(top_k, torch.int32), top_p=param(top_p, torch.float32),
-        min_p=param(min_p, torch.float32), temperature=param(temperature, torch.float32))
+        input=inputs,
+        vocab_size=inputs.shape[1],
+        num_input_rows=rows,
+        num_output_rows=outputs,
+        row_index=torch.from_numpy(row_index).cuda(),
+        host=host,
+        top_k=param(top_k, torch.int32),
+        top_p=param(top_p, torch.float32),
+        min_p=param(min_p, torch.float32),
+        temperature=param(temperature, torch.float32),
+    )
 
 
 CASES = [
-    ("torch.sglang_filtered", "probs", {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3],
-                                             "min_p": [0.0, 0.05, 0.0, 0.0]}),
-    ("torch.vllm_filtered", "logits", {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3],
-                                            "temperature": [1.0, 0.7, 0.0, 1.3]}),
+    (
+        "torch.sglang_filtered",
+        "probs",
+        {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3], "min_p": [0.0, 0.05, 0.0, 0.0]},
+    ),
+    (
+        "torch.vllm_filtered",
+        "logits",
+        {"top_k": [20, 4, 1000, 151936], "top_p": [0.9, 1.0, 0.5, 0.3], "temperature": [1.0, 0.7, 0.0, 1.3]},
+    ),
 ]
 
 

@@ -18,8 +18,14 @@ def test_package_version_is_the_projects():
 
 
 def test_samplecheck_version_names_the_same_version_and_protocol(samplecheck_bin):
-    done = subprocess.run([samplecheck_bin, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [samplecheck_bin, "--version"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     assert lines[0].split()[:2] == ["samplecheck", samplecheck_subject.__version__], done.stdout

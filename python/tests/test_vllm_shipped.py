@@ -63,15 +63,23 @@ def test_the_descriptors_state_vllms_contracts():
     gumbel = d["vllm.gumbel_sample"]
     assert (gumbel.rng_policy, gumbel.inputs, tuple(gumbel.filters)) == ("request_keyed", "preserved", ())
     cuda_only = {desc.name for _, desc in vllm_shipped.cuda_descriptors()}
-    assert cuda_only == {"vllm.apply_top_k_top_p_triton+random_sample", "vllm.forward_cuda.flashinfer",
-                         "vllm.matmul_persistent", "vllm.mm_batch_invariant", "vllm.linear_batch_invariant"}
+    assert cuda_only == {
+        "vllm.apply_top_k_top_p_triton+random_sample",
+        "vllm.forward_cuda.flashinfer",
+        "vllm.matmul_persistent",
+        "vllm.mm_batch_invariant",
+        "vllm.linear_batch_invariant",
+    }
     assert all(d[n].memory_space == "cuda" for n in cuda_only)
 
 
 def test_a_requests_generator_seed_is_keyed_by_its_seed_subsequence_and_offset_alone():
     def batch(seed, subsequence, offset):
-        return types.SimpleNamespace(seed=np.array(seed, np.uint64), subsequence=np.array(subsequence, np.uint64),
-                                     offset=np.array(offset, np.uint64))
+        return types.SimpleNamespace(
+            seed=np.array(seed, np.uint64),
+            subsequence=np.array(subsequence, np.uint64),
+            offset=np.array(offset, np.uint64),
+        )
 
     seeds = vllm_shipped.generator_seeds(batch([5, 5, 5, 6], [0, 1, 0, 0], [0, 0, 1, 0]))
     assert len(set(seeds)) == 4 and all(0 <= s < 1 << 63 for s in seeds)
@@ -79,7 +87,7 @@ def test_a_requests_generator_seed_is_keyed_by_its_seed_subsequence_and_offset_a
 
 
 # A stand-in for vLLM's sampler module that records how it was called.
-FAKE_SAMPLER = '''
+FAKE_SAMPLER = """
 import torch
 CALLS = []
 class TopKTopPSampler:
@@ -93,14 +101,21 @@ class TopKTopPSampler:
         return logits.argmax(dim=-1), None
 def apply_top_k_top_p_pytorch(logits, k, p):
     return logits
-'''
+"""
 FAKE_FILES = {
-    "vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/sample/__init__.py": "",
-    "vllm/v1/sample/ops/__init__.py": "", "vllm/v1/sample/ops/topk_topp_sampler.py": FAKE_SAMPLER,
-    "vllm/v1/sample/ops/topk_topp_triton.py": "", "vllm/v1/worker/__init__.py": "",
-    "vllm/v1/worker/gpu/__init__.py": "", "vllm/v1/worker/gpu/sample/__init__.py": "",
-    "vllm/v1/worker/gpu/sample/gumbel.py": "", "vllm/model_executor/__init__.py": "",
-    "vllm/model_executor/determinism/__init__.py": "", "vllm/model_executor/determinism/batch_invariant.py": "",
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/sample/__init__.py": "",
+    "vllm/v1/sample/ops/__init__.py": "",
+    "vllm/v1/sample/ops/topk_topp_sampler.py": FAKE_SAMPLER,
+    "vllm/v1/sample/ops/topk_topp_triton.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/gpu/__init__.py": "",
+    "vllm/v1/worker/gpu/sample/__init__.py": "",
+    "vllm/v1/worker/gpu/sample/gumbel.py": "",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/determinism/__init__.py": "",
+    "vllm/model_executor/determinism/batch_invariant.py": "",
 }
 
 
@@ -111,9 +126,18 @@ def fake_tree(tmp_path, monkeypatch):
         (tmp_path / "site" / relpath).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "site" / relpath).write_text(text)
     upstream = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in FAKE_FILES.items()}
-    (tmp_path / "provenance.json").write_text(json.dumps(
-        {"package": "vllm", "version": "0.33.0", "wheel_sha256": "0" * 64, "root": "vllm",
-         "upstream": upstream, "shims": {}}))
+    (tmp_path / "provenance.json").write_text(
+        json.dumps(
+            {
+                "package": "vllm",
+                "version": "0.33.0",
+                "wheel_sha256": "0" * 64,
+                "root": "vllm",
+                "upstream": upstream,
+                "shims": {},
+            }
+        )
+    )
     monkeypatch.setenv(vllm_shipped.TREE_VARIABLE, str(tmp_path))
     monkeypatch.setattr(vllm_shipped, "_loaded", {})
     monkeypatch.setattr(vllm_shipped, "device", lambda: "cpu")
@@ -126,14 +150,21 @@ def fake_tree(tmp_path, monkeypatch):
 def test_forward_native_gets_the_calls_logits_k_p_and_a_generator_per_row(fake_tree):
     v = 8
     logits = np.arange(3 * v, dtype=np.float32).reshape(3, v)
-    b = types.SimpleNamespace(num_output_rows=3, vocab_size=v, input=logits, row_index=None,
-                              top_k=np.array([0, 3, 9], np.int32), top_p=np.ones(3, np.float32),
-                              seed=np.array([1, 2, 3], np.uint64), subsequence=np.zeros(3, np.uint64),
-                              offset=np.zeros(3, np.uint64))
+    b = types.SimpleNamespace(
+        num_output_rows=3,
+        vocab_size=v,
+        input=logits,
+        row_index=None,
+        top_k=np.array([0, 3, 9], np.int32),
+        top_p=np.ones(3, np.float32),
+        seed=np.array([1, 2, 3], np.uint64),
+        subsequence=np.zeros(3, np.uint64),
+        offset=np.zeros(3, np.uint64),
+    )
     tokens, valid, routes = vllm_shipped.forward_native(True)(b)
     assert tokens.tolist() == [v - 1] * 3 and valid is None
     assert routes.tolist() == [vllm_shipped.ROUTES.index(vllm_shipped.Route("pytorch", "keep_ties"))] * 3
-    (_, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
+    ((_, generators, k, p),) = sys.modules[vllm_shipped.SAMPLER].CALLS
     assert k.tolist() == [v, 3, v] and p is None  # top-k off is k = V; top_p 1 everywhere: None
     assert sorted(generators) == [0, 1, 2]
     assert logits[0, 1] == 2.0  # forward_native wrote samplecheck's own array: inputs "mutated"
@@ -142,12 +173,20 @@ def test_forward_native_gets_the_calls_logits_k_p_and_a_generator_per_row(fake_t
 def test_a_row_index_gives_forward_native_copies_and_no_k_when_none_is_set(fake_tree):
     v = 4
     logits = np.zeros((2, v), dtype=np.float32)
-    b = types.SimpleNamespace(num_output_rows=3, vocab_size=v, input=logits, row_index=np.array([1, 1, 0], np.int32),
-                              top_k=None, top_p=np.array([0.5, 1.0], np.float32),
-                              seed=None, subsequence=None, offset=None)
+    b = types.SimpleNamespace(
+        num_output_rows=3,
+        vocab_size=v,
+        input=logits,
+        row_index=np.array([1, 1, 0], np.int32),
+        top_k=None,
+        top_p=np.array([0.5, 1.0], np.float32),
+        seed=None,
+        subsequence=None,
+        offset=None,
+    )
     _, _, routes = vllm_shipped.forward_native(False)(b)
     assert routes.tolist() == [0, 0, 0]  # no k: the fake filters nothing, route "unfiltered"
-    (x, generators, k, p), = sys.modules[vllm_shipped.SAMPLER].CALLS
+    ((x, generators, k, p),) = sys.modules[vllm_shipped.SAMPLER].CALLS
     assert x.shape == (3, v) and k is None and generators == {}
     assert p.tolist() == [1.0, 1.0, 0.5]  # per input row, expanded to the output rows
 
@@ -157,8 +196,12 @@ def test_the_routed_subjects_declare_the_route_table():
     routed = {n for n, desc in d.items() if getattr(desc, "routes", ())}
     assert routed == {"vllm.forward_native", "vllm.forward_native.unseeded", "vllm.forward_cuda.flashinfer"}
     assert [(r.name, r.tie_policy) for r in d["vllm.forward_cuda.flashinfer"].routes] == [
-        ("unfiltered", "keep_ties"), ("flashinfer", "keep_ties"), ("triton", "keep_ties"),
-        ("top_k_only", "keep_ties"), ("pytorch", "keep_ties")]
+        ("unfiltered", "keep_ties"),
+        ("flashinfer", "keep_ties"),
+        ("triton", "keep_ties"),
+        ("top_k_only", "keep_ties"),
+        ("pytorch", "keep_ties"),
+    ]
     assert all(desc.validate() for desc in d.values())
 
 
@@ -167,16 +210,19 @@ def test_the_route_is_the_most_specific_function_that_ran():
     module = types.SimpleNamespace(
         flashinfer_sample=lambda x: calls.append("fi") or "fi",
         apply_top_k_top_p_triton=lambda x: calls.append("tr") or "tr",
-        apply_top_k_only=lambda x: calls.append("ko") or "ko")
+        apply_top_k_only=lambda x: calls.append("ko") or "ko",
+    )
     # apply_top_k_top_p_pytorch calls apply_top_k_only by its module name, as vLLM's does.
     module.apply_top_k_top_p_pytorch = lambda x: module.apply_top_k_only(x)
     vllm_shipped.route_spies(module)
     vllm_shipped.route_spies(module)  # a wrapper is not wrapped again
     index = {r.name: i for i, r in enumerate(vllm_shipped.ROUTES)}
-    for name, expected, returned in (("flashinfer_sample", "flashinfer", "fi"),
-                                     ("apply_top_k_top_p_triton", "triton", "tr"),
-                                     ("apply_top_k_top_p_pytorch", "top_k_only", "ko"),
-                                     ("apply_top_k_only", "top_k_only", "ko")):
+    for name, expected, returned in (
+        ("flashinfer_sample", "flashinfer", "fi"),
+        ("apply_top_k_top_p_triton", "triton", "tr"),
+        ("apply_top_k_top_p_pytorch", "top_k_only", "ko"),
+        ("apply_top_k_only", "top_k_only", "ko"),
+    ):
         vllm_shipped._ran.clear()
         calls.clear()
         assert getattr(module, name)(1) == returned  # vLLM's function ran and its value came back

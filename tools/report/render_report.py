@@ -7,6 +7,7 @@ read, plots drawn by matplotlib as inline SVG (no script, no network, opens offl
 
 samplecheck --report-dir runs it itself; run it by hand to re-render a report.
 """
+
 import json
 import shlex
 import sys
@@ -33,17 +34,21 @@ SUPPORTED_VERSION = 1
 
 
 def table(run):
-    head = ("<tr><th>check</th><th>verdict</th><th>p-value</th><th>alpha share</th>"
-            "<th>power (0.99)</th><th>samples</th><th>time</th></tr>")
+    head = (
+        "<tr><th>check</th><th>verdict</th><th>p-value</th><th>alpha share</th>"
+        "<th>power (0.99)</th><th>samples</th><th>time</th></tr>"
+    )
     rows = []
     for c in run["checks"]:
         na = c["verdict"] == "n/a"
         p = fmt_p(c.get("p_value")) or ("" if na else "exact")
         cls = "fail" if failed(c) or c["verdict"] == "ERROR" else ("muted" if na else "pass")
-        rows.append(f'<tr class="{cls}"><td>{esc(check_name(c))}</td><td>{esc(c["verdict"])}</td>'
-                    f'<td>{p}</td><td>{fmt_p(c.get("alpha_share"), 1)}</td>'
-                    f'<td>{esc(c["power"])}</td><td>{"" if na else c["samples"]}</td>'
-                    f'<td>{"" if na else format(c["seconds"], ".2f") + " s"}</td></tr>')
+        rows.append(
+            f'<tr class="{cls}"><td>{esc(check_name(c))}</td><td>{esc(c["verdict"])}</td>'
+            f"<td>{p}</td><td>{fmt_p(c.get('alpha_share'), 1)}</td>"
+            f"<td>{esc(c['power'])}</td><td>{'' if na else c['samples']}</td>"
+            f"<td>{'' if na else format(c['seconds'], '.2f') + ' s'}</td></tr>"
+        )
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -64,11 +69,11 @@ def details(run):
     for c in run["checks"]:
         if c["verdict"] == "pass" or not c["detail"]:
             continue
-        repro = (f'<br><code>samplecheck replay {esc(c["repro_path"])}</code>'
-                 if c.get("repro_path") else "")
-        items.append(f"<li><b>{esc(check_name(c))} [{esc(c['verdict'])}]</b>: "
-                     f"{esc(shown_detail(c['detail']))}{repro}</li>")
-    return f"<ul class=\"details\">{''.join(items)}</ul>" if items else ""
+        repro = f"<br><code>samplecheck replay {esc(c['repro_path'])}</code>" if c.get("repro_path") else ""
+        items.append(
+            f"<li><b>{esc(check_name(c))} [{esc(c['verdict'])}]</b>: {esc(shown_detail(c['detail']))}{repro}</li>"
+        )
+    return f'<ul class="details">{"".join(items)}</ul>' if items else ""
 
 
 def run_plots(run, failures_only=False):
@@ -79,11 +84,11 @@ def run_plots(run, failures_only=False):
             continue
         if "fit" in e and e["fit"].get("tokens"):
             plots.append(fit_plot(c))
-        if "tail_rows" in e and e["tail_rows"]:
+        if e.get("tail_rows"):
             plots.append(tail_plot(c))
         if e.get("tie_groups"):
             plots.append(ties_plot(c))
-        if "divergence" in e and e["divergence"]:
+        if e.get("divergence"):
             plots.append(divergence_plot(c))
     return "".join(plots)
 
@@ -91,50 +96,67 @@ def run_plots(run, failures_only=False):
 def run_section(run, failures_only=False):
     plugin = f" (plugin {esc(run['plugin'])})" if run.get("plugin") else ""
     verdict = run["verdict"]
-    return (f'<section><h2><span class="badge badge-{verdict.lower()}">{esc(verdict)}</span> '
-            f'{esc(run["subject"])} <small>{esc(run["kind"])}{plugin}</small></h2>'
-            f'<p class="muted">budget {esc(run["budget"])}, seed {run["seed"]}, alpha '
-            f'{run["alpha"]:g} (Holm over the statistical checks), {run["samples"]} samples in '
-            f'{run["seconds"]:.1f} s</p>{subject_facts(run)}{table(run)}{details(run)}'
-            f'<div class="plots">{p_value_plot(run) if not failures_only else ""}'
-            f'{run_plots(run, failures_only)}</div></section>')
+    return (
+        f'<section><h2><span class="badge badge-{verdict.lower()}">{esc(verdict)}</span> '
+        f"{esc(run['subject'])} <small>{esc(run['kind'])}{plugin}</small></h2>"
+        f'<p class="muted">budget {esc(run["budget"])}, seed {run["seed"]}, alpha '
+        f"{run['alpha']:g} (Holm over the statistical checks), {run['samples']} samples in "
+        f"{run['seconds']:.1f} s</p>{subject_facts(run)}{table(run)}{details(run)}"
+        f'<div class="plots">{p_value_plot(run) if not failures_only else ""}'
+        f"{run_plots(run, failures_only)}</div></section>"
+    )
 
 
 def subject_facts(run):
     """The declared contracts, the subject process's own versions and the platform."""
     d = run.get("descriptor") or {}
-    keys = ("rng_policy", "parameter_indexing", "degenerate_rows", "probs_normalisation",
-            "uniform_rule", "inputs", "tie_policy", "filter_order")
+    keys = (
+        "rng_policy",
+        "parameter_indexing",
+        "degenerate_rows",
+        "probs_normalisation",
+        "uniform_rule",
+        "inputs",
+        "tie_policy",
+        "filter_order",
+    )
     contracts = ", ".join(f"{k} {d[k]}" for k in keys if k in d)
     env = run.get("environment") or {}
     packages = (env.get("packages") or {}).items()
     # A shipped package's wheel and files that ran carry sha256s (samplecheck_subject.shipped):
     # a line of their own, so the versions stay readable.
-    versions = ", ".join(([f"Python {env['python']}"] if "python" in env else [])
-                         + [f"{n} {v}" for n, v in packages if "sha256:" not in v])
+    versions = ", ".join(
+        ([f"Python {env['python']}"] if "python" in env else [])
+        + [f"{n} {v}" for n, v in packages if "sha256:" not in v]
+    )
     shipped = ", ".join(f"{n} {v}" for n, v in packages if "sha256:" in v)
     platform = ", ".join(f"{k} {v}" for k, v in (run.get("platform") or {}).items())
-    facts = (("declares", contracts), ("runs on", versions), ("shipped code that ran", shipped),
-             ("platform", platform))
+    facts = (("declares", contracts), ("runs on", versions), ("shipped code that ran", shipped), ("platform", platform))
     lines = [(label, text) for label, text in facts if text]
     return "".join(f'<p class="muted">{label}: {esc(text)}</p>' for label, text in lines)
 
 
 def mutants_page(report):
-    survivors = [m for m in report["mutants"]
-                 if not m["killed"] and not m["unavailable"] and m.get("judged", True)]
+    survivors = [m for m in report["mutants"] if not m["killed"] and not m["unavailable"] and m.get("judged", True)]
     parts = [kill_matrix_plot(report)]
     if survivors:
         names = ", ".join(esc(m["subject"]) for m in survivors)
         parts.append(f'<p class="fail">Survivors: {names}</p>')
-    word = {m["subject"]: ("skipped (no device)" if m["unavailable"] else
-                           f"not judged ({m['named_check']} did not run)"
-                           if not m.get("judged", True) else
-                           f"{'KILLED' if m['killed'] else 'SURVIVED'} by {m['named_check']}")
-            for m in report["mutants"]}
-    runs = "".join(f"<details><summary>{esc(r['subject'])}: {esc(word.get(r['subject'], ''))}"
-                   f"</summary>{run_section(r, failures_only=True)}</details>"
-                   for r in report["runs"])
+    word = {
+        m["subject"]: (
+            "skipped (no device)"
+            if m["unavailable"]
+            else f"not judged ({m['named_check']} did not run)"
+            if not m.get("judged", True)
+            else f"{'KILLED' if m['killed'] else 'SURVIVED'} by {m['named_check']}"
+        )
+        for m in report["mutants"]
+    }
+    runs = "".join(
+        f"<details><summary>{esc(r['subject'])}: {esc(word.get(r['subject'], ''))}"
+        f"</summary>{run_section(r, failures_only=True)}</details>"
+        for r in report["runs"]
+    )
     return "".join(parts) + runs
 
 
@@ -147,14 +169,16 @@ def calibration_page(report):
             f"<td>{c['ks_distance']:.4f}</td><td>{c['ks_p']:.3g}</td>"
             f"<td>{c['ks_lower_distance']:.4f}</td><td>{c['ks_lower_p']:.3g}</td>"
             f"<td>{c['ad_p']:.3g}</td><td>{c['median']:.3f}</td></tr>"
-            for c in s["checks"])
+            for c in s["checks"]
+        )
         parts.append(
             f"<section><h2>{esc(s['subject'])}</h2><p>{s['runs']} runs with fresh seeds, alpha "
             f"{s['alpha']:g}: {s['failed_runs']} failed (P(X &ge; {s['failed_runs']}) = "
             f"{s['failure_p_value']:.3g})</p><table><tr><th>check</th><th>n</th>"
             f"<th>false alarms (expected)</th><th>KS D</th><th>KS p</th><th>D-</th><th>D- p</th>"
             f"<th>Anderson-Darling p</th><th>median p</th></tr>{rows}</table>"
-            f"<div class=\"plots\">{qq_plot(s)}</div></section>")
+            f'<div class="plots">{qq_plot(s)}</div></section>'
+        )
     return "".join(parts)
 
 
@@ -165,29 +189,38 @@ def comparison_page(report):
         f"<tr><td>{label}</td><td><code>{esc(side['path'])}</code></td>"
         f"<td>{esc(side['subject'])}</td><td><code>{esc(side['hash'])}</code></td>"
         f"<td>{side['entries']}</td><td>{esc(json.dumps(side['platform']))}</td></tr>"
-        for label, side in (("A", cmp["a"]), ("B", cmp["b"])))
-    parts = [f"<table><tr><th></th><th>manifest</th><th>subject</th><th>hash</th>"
-             f"<th>entries</th><th>platform</th></tr>{sides}</table>"]
+        for label, side in (("A", cmp["a"]), ("B", cmp["b"]))
+    )
+    parts = [
+        f"<table><tr><th></th><th>manifest</th><th>subject</th><th>hash</th>"
+        f"<th>entries</th><th>platform</th></tr>{sides}</table>"
+    ]
     if verdict == "incomparable":
         parts.append(f'<p class="fail">Incomparable: {esc(cmp["why_not"])}</p>')
     elif verdict == "identical":
         parts.append(f"<p>Identical: all {cmp['entries']} entries have the same hash.</p>")
     else:
         first = cmp["first_divergence"]
-        detail = (f"<br>first differing element: <code>{esc(first['detail'])}</code>"
-                  if first.get("detail") else "")
-        parts.append(f'<p class="fail">{cmp["differing_count"]} of {cmp["entries"]} entries '
-                     f"differ; first divergence: {esc(first['name'])} "
-                     f"(<code>{esc(first['hash_a'])}</code> vs "
-                     f"<code>{esc(first['hash_b'])}</code>){detail}</p>")
+        detail = f"<br>first differing element: <code>{esc(first['detail'])}</code>" if first.get("detail") else ""
+        parts.append(
+            f'<p class="fail">{cmp["differing_count"]} of {cmp["entries"]} entries '
+            f"differ; first divergence: {esc(first['name'])} "
+            f"(<code>{esc(first['hash_a'])}</code> vs "
+            f"<code>{esc(first['hash_b'])}</code>){detail}</p>"
+        )
         parts.append(f'<div class="plots">{comparison_plot(cmp)}</div>')
-        rows = "".join(f"<tr><td>{d['index']}</td><td>{esc(d['name'])}</td>"
-                       f"<td><code>{esc(d['hash_a'])}</code></td>"
-                       f"<td><code>{esc(d['hash_b'])}</code></td></tr>" for d in cmp["differing"])
+        rows = "".join(
+            f"<tr><td>{d['index']}</td><td>{esc(d['name'])}</td>"
+            f"<td><code>{esc(d['hash_a'])}</code></td>"
+            f"<td><code>{esc(d['hash_b'])}</code></td></tr>"
+            for d in cmp["differing"]
+        )
         listed = len(cmp["differing"])
-        parts.append(f"<details><summary>the differing entries ({listed} listed of "
-                     f"{cmp['differing_count']})</summary><table><tr><th>entry</th><th>what</th>"
-                     f"<th>hash A</th><th>hash B</th></tr>{rows}</table></details>")
+        parts.append(
+            f"<details><summary>the differing entries ({listed} listed of "
+            f"{cmp['differing_count']})</summary><table><tr><th>entry</th><th>what</th>"
+            f"<th>hash A</th><th>hash B</th></tr>{rows}</table></details>"
+        )
     return "<section>" + "".join(parts) + "</section>"
 
 
@@ -215,8 +248,9 @@ def render(report):
     if report.get("format") != "samplecheck-report":
         raise SystemExit("render_report: not a samplecheck report (format field)")
     if report.get("version") != SUPPORTED_VERSION:
-        raise SystemExit(f"render_report: report version {report.get('version')}; this "
-                         f"renderer reads version {SUPPORTED_VERSION}")
+        raise SystemExit(
+            f"render_report: report version {report.get('version')}; this renderer reads version {SUPPORTED_VERSION}"
+        )
     command = report["command"]
     if command == "mutants":
         body = mutants_page(report)
@@ -230,18 +264,26 @@ def render(report):
     word = {0: "PASS", 1: "FAIL", 77: "SKIPPED"}.get(status, f"exit {status}")
     if command == "fingerprint":
         word = report["comparison"]["verdict"].upper()
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>samplecheck {esc(command)}: {word}</title><style>{STYLE}</style></head><body>"
-            f"<h1>samplecheck {esc(command)}: <span class=\"{'fail' if status == 1 else ''}\">"
-            f"{word}</span></h1><p class=\"muted\"><code>{esc(shlex.join(report['command_line']))}"
-            f"</code> exited {status}{provenance(report)}</p>{body}</body></html>\n")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>samplecheck {esc(command)}: {word}</title><style>{STYLE}</style></head><body>"
+        f'<h1>samplecheck {esc(command)}: <span class="{"fail" if status == 1 else ""}">'
+        f'{word}</span></h1><p class="muted"><code>{esc(shlex.join(report["command_line"]))}'
+        f"</code> exited {status}{provenance(report)}</p>{body}</body></html>\n"
+    )
 
 
 def provenance(report):
     """Which samplecheck wrote the report, where and when (absent from older reports)."""
     tool = report.get("samplecheck")
-    words = [f"samplecheck {tool['version']} (revision {tool['revision']}, plugin ABI "
-             f"{tool['plugin_abi']}, protocol {tool['protocol']})"] if tool else []
+    words = (
+        [
+            f"samplecheck {tool['version']} (revision {tool['revision']}, plugin ABI "
+            f"{tool['plugin_abi']}, protocol {tool['protocol']})"
+        ]
+        if tool
+        else []
+    )
     words += [report[k] for k in ("hostname", "timestamp") if report.get(k)]
     return "; " + esc(", ".join(words)) if words else ""
 

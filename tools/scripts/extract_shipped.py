@@ -101,10 +101,16 @@ def read_manifest(path: Path) -> Manifest:
     missing = [k for k in ("package", "version", "wheel_sha256", "root", "under_test") if k not in m]
     if missing:
         raise ExtractError(f"{path}: missing {', '.join(missing)}")
-    manifest = Manifest(package=m["package"], version=m["version"], wheel_sha256=m["wheel_sha256"].lower(),
-                        root=m["root"], shims_dir=path.parent / m.get("shims", m["package"]),
-                        under_test=tuple(m["under_test"]), shim_for=dict(m.get("shim_for", {})),
-                        run_time_imports=tuple(m.get("run_time_imports", ())))
+    manifest = Manifest(
+        package=m["package"],
+        version=m["version"],
+        wheel_sha256=m["wheel_sha256"].lower(),
+        root=m["root"],
+        shims_dir=path.parent / m.get("shims", m["package"]),
+        under_test=tuple(m["under_test"]),
+        shim_for=dict(m.get("shim_for", {})),
+        run_time_imports=tuple(m.get("run_time_imports", ())),
+    )
     refused = sorted(set(manifest.shim_for) & set(manifest.under_test))
     if refused:
         raise ExtractError(f"{path}: a shim may not stand in for a module under test: {', '.join(refused)}")
@@ -123,8 +129,9 @@ def wheel_name_version(wheel: zipfile.ZipFile) -> tuple[str, str]:
 def check_wheel(path: Path, data: bytes, manifest: Manifest, wheel: zipfile.ZipFile) -> None:
     name, version = wheel_name_version(wheel)
     if _normalise(name) != _normalise(manifest.package) or version != manifest.version:
-        raise ExtractError(f"{path.name} is {name} {version}; the manifest is for {manifest.package} "
-                           f"{manifest.version}")
+        raise ExtractError(
+            f"{path.name} is {name} {version}; the manifest is for {manifest.package} {manifest.version}"
+        )
     if sha256(data) != manifest.wheel_sha256:
         raise ExtractError(f"{path.name}: sha256 {sha256(data)}, the manifest's is {manifest.wheel_sha256}")
 
@@ -149,8 +156,9 @@ def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imported(source: Source, root: str) -> Iterator[tuple[str, tuple[str, ...]]]:
@@ -188,10 +196,17 @@ class Finder:
                 shim = self.manifest.shims_dir / relpath
                 if shim.is_file():
                     upstream = self._upstream(module)
-                    return Source(module, relpath, shim.read_bytes(), shim=True,
-                                  replaced_sha256=None if upstream is None else sha256(upstream.text))
-            raise ExtractError(f"the manifest names a shim for {module}, but {self.manifest.shims_dir} has "
-                               f"neither {candidates[0]} nor {candidates[1]}")
+                    return Source(
+                        module,
+                        relpath,
+                        shim.read_bytes(),
+                        shim=True,
+                        replaced_sha256=None if upstream is None else sha256(upstream.text),
+                    )
+            raise ExtractError(
+                f"the manifest names a shim for {module}, but {self.manifest.shims_dir} has "
+                f"neither {candidates[0]} nor {candidates[1]}"
+            )
         return self._upstream(module)
 
     def _upstream(self, module: str) -> Source | None:
@@ -237,12 +252,26 @@ def closure(finder: Finder, manifest: Manifest) -> Closure:
 
 def provenance(manifest: Manifest, wheel_path: Path, wheel_sha256: str, found: Closure) -> dict[str, object]:
     upstream = {s.relpath: sha256(s.text) for s in found.sources.values() if not s.shim}
-    shims = {s.relpath: {"sha256": sha256(s.text), "stands_in_for": s.module, "why": manifest.shim_for[s.module],
-                         "upstream_sha256": s.replaced_sha256}
-             for s in found.sources.values() if s.shim}
-    return {"package": manifest.package, "version": manifest.version, "wheel": wheel_path.name,
-            "wheel_sha256": wheel_sha256, "root": manifest.root, "under_test": list(manifest.under_test),
-            "upstream": dict(sorted(upstream.items())), "shims": dict(sorted(shims.items()))}
+    shims = {
+        s.relpath: {
+            "sha256": sha256(s.text),
+            "stands_in_for": s.module,
+            "why": manifest.shim_for[s.module],
+            "upstream_sha256": s.replaced_sha256,
+        }
+        for s in found.sources.values()
+        if s.shim
+    }
+    return {
+        "package": manifest.package,
+        "version": manifest.version,
+        "wheel": wheel_path.name,
+        "wheel_sha256": wheel_sha256,
+        "root": manifest.root,
+        "under_test": list(manifest.under_test),
+        "upstream": dict(sorted(upstream.items())),
+        "shims": dict(sorted(shims.items())),
+    }
 
 
 def extract(wheel_path: Path, manifest_path: Path, out: Path) -> dict[str, object]:
@@ -276,8 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     upstream, shims = record["upstream"], record["shims"]
     assert isinstance(upstream, dict) and isinstance(shims, dict)
-    print(f"{record['package']} {record['version']}: {len(upstream)} upstream files, {len(shims)} shims "
-          f"in {args.out / 'site'}")
+    print(
+        f"{record['package']} {record['version']}: {len(upstream)} upstream files, {len(shims)} shims "
+        f"in {args.out / 'site'}"
+    )
     for relpath in upstream:
         print(f"  upstream {relpath}")
     for relpath, shim in shims.items():

@@ -32,32 +32,40 @@ def draws(keys, row, dtype, mode=None):
 
 
 def main():
-    print("jax", jax.__version__, "jaxlib", jaxlib.__version__,
-          "device", jax.devices()[0])
+    print("jax", jax.__version__, "jaxlib", jaxlib.__version__, "device", jax.devices()[0])
     keys = jax.random.split(jax.random.key(20261203), 1 << 20)
     v = 32000
     for dtype in ("float32", "bfloat16", "float16"):
         t = draws(keys[:1024], [0.0] * v, dtype)
-        print(f"1. flat row, V = {v}, {dtype}: 1024 draws, largest id drawn {int(t.max())}, "
-              f"{int((t < v // 100).sum())} draws below id {v // 100} (softmax: {1024 / 100:.1f} expected)")
+        print(
+            f"1. flat row, V = {v}, {dtype}: 1024 draws, largest id drawn {int(t.max())}, "
+            f"{int((t < v // 100).sum())} draws below id {v // 100} (softmax: {1024 / 100:.1f} expected)"
+        )
     n = keys.shape[0]
     for gap in (3.0, 6.0, 9.0):
         p = 1 / (1 + math.exp(gap))
         got = {d: float(jnp.mean(draws(keys, [0.0, -gap], d) == 1)) for d in ("float32", "bfloat16", "float16")}
-        print(f"2. gap {gap}: softmax p(token 1) = {p:.3e} (binomial sd {math.sqrt(p * (1 - p) / n):.1e} over {n} "
-              "draws); " + ", ".join(f"{d} {f:.3e}" for d, f in got.items()))
+        print(
+            f"2. gap {gap}: softmax p(token 1) = {p:.3e} (binomial sd {math.sqrt(p * (1 - p) / n):.1e} over {n} "
+            "draws); " + ", ".join(f"{d} {f:.3e}" for d, f in got.items())
+        )
     for c in (0.0, 2.0**22, 2.0**24):
         t = draws(keys, [c, c], "float32")
-        print(f"3. two logits tied at {c:.0f}, float32: token 0 drawn {float(jnp.mean(t == 0)):.4f} of {n} "
-              "(softmax: 0.5)")
+        print(
+            f"3. two logits tied at {c:.0f}, float32: token 0 drawn {float(jnp.mean(t == 0)):.4f} of {n} (softmax: 0.5)"
+        )
 
     v, n = 1000, 16384
     p = math.exp(10) / (math.exp(10) + v - 1)
     for mode in ("low", "high"):
-        got = {d: float(jnp.mean(draws(keys[:n], [10.0] + [0.0] * (v - 1), d, mode) == 0))
-               for d in ("float32", "bfloat16", "float16")}
-        print(f"4. mode {mode}: token 0 ten above {v - 1} others, softmax p {p:.4f}, {n} draws: "
-              + ", ".join(f"{d} {f:.4f}" for d, f in got.items()))
+        got = {
+            d: float(jnp.mean(draws(keys[:n], [10.0] + [0.0] * (v - 1), d, mode) == 0))
+            for d in ("float32", "bfloat16", "float16")
+        }
+        print(
+            f"4. mode {mode}: token 0 ten above {v - 1} others, softmax p {p:.4f}, {n} draws: "
+            + ", ".join(f"{d} {f:.4f}" for d, f in got.items())
+        )
 
 
 if __name__ == "__main__":

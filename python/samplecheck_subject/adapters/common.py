@@ -1,12 +1,20 @@
 """What the torch and FlashInfer adapters share: availability, the per-input-row parameter
-tensors with the ABI's "off" values, and the seed of a subject-owned generator."""
+tensors with the ABI's "off" values, and the seed of a subject-owned generator.
+
+torch is optional and imported inside the functions, so its tensors are typed Any here."""
+
+from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
+from ..batch import SampleBatch
 
-def cuda_unavailable(*modules):
+
+def cuda_unavailable(*modules: str) -> str | None:
     """None when torch (and `modules`) import and a CUDA device is present, else the reason."""
     try:
         import torch
@@ -22,7 +30,7 @@ def cuda_unavailable(*modules):
     return None
 
 
-def warm_up(calls=()):
+def warm_up(calls: Iterable[Callable[[], object]] = ()) -> None:
     """Before the hello (samplecheck allows --handshake-timeout for it): CUDA's context, and
     each `call()` once (FlashInfer's first call JIT-builds its sampling module, ~90 s on the
     H200). A failure here ends the process before its hello: a loud error, never a skip."""
@@ -34,7 +42,7 @@ def warm_up(calls=()):
     torch.cuda.synchronize()
 
 
-def top_k_tensor(b, rows=None):
+def top_k_tensor(b: SampleBatch, rows: int | None = None) -> Any:
     """int32 top_k per row on the device, 0 and >= V (off) mapped to V."""
     import torch
 
@@ -46,7 +54,7 @@ def top_k_tensor(b, rows=None):
     return torch.where((k <= 0) | (k >= v), torch.full_like(k, v), k).to(torch.int32)
 
 
-def float_tensor(b, name, off, rows=None):
+def float_tensor(b: SampleBatch, name: str, off: float, rows: int | None = None) -> Any:
     """float32 parameter per row on the device; None in the batch is the "off" value."""
     import torch
 
@@ -57,12 +65,12 @@ def float_tensor(b, name, off, rows=None):
     return values.float()
 
 
-def by_output_row(values, b):
+def by_output_row(values: Any, b: SampleBatch) -> Any:
     """Per-input-row values expanded to one per output row (for rules that take them so)."""
     return values if b.row_index is None else values.index_select(0, b.row_index.long())
 
 
-def generator_seed(b):
+def generator_seed(b: SampleBatch) -> int:
     """A 63-bit seed from the call's seeds, subsequences, offsets and row map: the same call
     gives the same generator, so "same seeds, same batch, same tokens" holds."""
     h = hashlib.blake2b(digest_size=8)
@@ -73,7 +81,7 @@ def generator_seed(b):
     return int.from_bytes(h.digest(), "little") & ((1 << 63) - 1)
 
 
-def generator_for(b):
+def generator_for(b: SampleBatch) -> Any:
     import torch
 
     g = torch.Generator(device="cuda")

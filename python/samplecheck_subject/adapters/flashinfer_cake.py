@@ -48,23 +48,27 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from .. import shipped
-from ..batch import SubjectError
-from ..descriptor import Route, SamplerDescriptor
+from ..batch import SampleBatch, SubjectError
+from ..descriptor import DegenerateRows, Dtype, MemorySpace, Route, SamplerDescriptor, TiePolicy
 from ..protocol import SC_ERR_INTERNAL
+from ..serve import SamplerPair as Pair
 from . import common
 
 MODULE = "flashinfer.cake_sampling"
 DISTRIBUTION = "flashinfer-python"
 VERSION = "FlashInfer 0.7.2.post1"
 PIPELINE = "pipeline"
-# Every value cake_sampling_route returns (flashinfer/cake_sampling.py:1481-1513), in this order.
-FALLBACKS = ("dtype", "layout", "arch", "device", "no_top_k", "top_k_disabled", "top_k_gt_slab",
-             "vocab_too_large")
+# Every fallback reason cake_sampling_route returns (flashinfer/cake_sampling.py:1481-1513), in
+# this order, as "fallback:<reason>".
+Fallback = Literal[
+    "dtype", "layout", "arch", "device", "no_top_k", "top_k_disabled", "top_k_gt_slab", "vocab_too_large"
+]
+FALLBACKS: tuple[str, ...] = get_args(Fallback)
 ROUTES = (Route(PIPELINE, "lowest_index"), *(Route(f"fallback:{r}", "keep_ties") for r in FALLBACKS))
 ROUTE_INDEX = {r.name: i for i, r in enumerate(ROUTES)}
 # Output rows per call: chunks of at most 64 M probabilities (256 MiB in float32).
@@ -84,15 +88,17 @@ RAN_FILES = (
     f"{CAKE_CSRC}/generated/cake_sampling_kernels.cu",
     *(f"{CAKE_CSRC}/generated/cake_sampling_kernels_part{i}.cuh" for i in range(1, 14)),
 )
-Pair = tuple[Callable[[Any], Any], SamplerDescriptor]
 
 
 def route_index(name: str) -> int:
     """The index of `name` in ROUTES; a route this table does not hold is the adapter's error."""
     index = ROUTE_INDEX.get(name)
     if index is None:
-        raise SubjectError(SC_ERR_INTERNAL, f"cake_sampling_route returned {name!r}, a route the adapter's "
-                                            f"table does not hold ({', '.join(ROUTE_INDEX)})")
+        raise SubjectError(
+            SC_ERR_INTERNAL,
+            f"cake_sampling_route returned {name!r}, a route the adapter's "
+            f"table does not hold ({', '.join(ROUTE_INDEX)})",
+        )
     return index
 
 
@@ -108,8 +114,9 @@ def chunks(rows: int, vocab_size: int) -> list[tuple[int, int]]:
     return [(s, min(rows, s + step)) for s in range(0, rows, step)]
 
 
-def sample_rows(cake: Any, table: Any, source: Any, top_k: Any, top_p: Any, call_seed: int,
-                cat: Callable[[Sequence[Any]], Any]) -> tuple[Any, Any, list[int]]:
+def sample_rows(
+    cake: Any, table: Any, source: Any, top_k: Any, top_p: Any, call_seed: int, cat: Callable[[Sequence[Any]], Any]
+) -> tuple[Any, Any, list[int]]:
     """Draws one token per output row: `table` holds the input rows, `source` the input row of
     each output row, `top_k` (k per input row, vocab_size where off) and `top_p` (1 where off)
     per input row. Each chunk of output rows is one cake call; its route is what
@@ -125,8 +132,11 @@ def sample_rows(cake: Any, table: Any, source: Any, top_k: Any, top_p: Any, call
         probs, k, p = table[rows], top_k[rows], top_p[rows]
         kmax = int(k.max())
         route = route_index(cake.cake_sampling_route(probs, k, kmax))
-        tokens.append(cake.top_k_top_p_sampling_from_probs(probs, k, p, top_k_max=kmax,
-                                                          philox_seed=chunk_seed(call_seed, c), philox_offset=0))
+        tokens.append(
+            cake.top_k_top_p_sampling_from_probs(
+                probs, k, p, top_k_max=kmax, philox_seed=chunk_seed(call_seed, c), philox_offset=0
+            )
+        )
         # valid 0 only for a row with no positive entry (NaN, negative, -0.0 and 0 count as 0; +inf is positive).
         valid.append((probs > 0).any(1))
         routes += [route] * (e - s)
@@ -139,33 +149,73 @@ def _cake() -> Any:
     return cake
 
 
-def draw(b: Any) -> Any:
+def draw(b: SampleBatch) -> Any:
     """One call of the batch: cake on the device, its rows expanded to one per output."""
     import torch
 
-    source = (torch.arange(b.num_output_rows, device="cuda") if b.row_index is None
-              else b.row_index.long())
-    tokens, valid, routes = sample_rows(_cake(), b.input, source, common.top_k_tensor(b),
-                                        common.float_tensor(b, "top_p", 1.0), common.generator_seed(b), torch.cat)
+    source = torch.arange(b.num_output_rows, device="cuda") if b.row_index is None else b.row_index.long()
+    tokens, valid, routes = sample_rows(
+        _cake(),
+        b.input,
+        source,
+        common.top_k_tensor(b),
+        common.float_tensor(b, "top_p", 1.0),
+        common.generator_seed(b),
+        torch.cat,
+    )
     return tokens, valid, np.asarray(routes, dtype=np.uint8)
 
 
-def descriptor(name: str, dtypes: tuple[str, ...], tie_policy: str, degenerate: Any, memory: str,
-               what: str) -> SamplerDescriptor:
+def descriptor(
+    name: str,
+    dtypes: tuple[Dtype, ...],
+    tie_policy: TiePolicy,
+    degenerate: DegenerateRows,
+    memory: MemorySpace,
+    what: str,
+) -> SamplerDescriptor:
     return SamplerDescriptor(
-        name=name, description=f"{VERSION}: {MODULE}.top_k_top_p_sampling_from_probs, {what}",
-        memory_space=memory, input_kind="probs", input_dtypes=dtypes, filters=("top_k", "top_p"),
-        filter_order="top_k_first", tie_policy=tie_policy, philox_outputs_per_call=32,
-        rng_policy="subject_generator", parameter_indexing="input_row", degenerate_rows=degenerate,
-        probs_normalisation="renormalise", routes=ROUTES)
+        name=name,
+        description=f"{VERSION}: {MODULE}.top_k_top_p_sampling_from_probs, {what}",
+        memory_space=memory,
+        input_kind="probs",
+        input_dtypes=dtypes,
+        filters=("top_k", "top_p"),
+        filter_order="top_k_first",
+        tie_policy=tie_policy,
+        philox_outputs_per_call=32,
+        rng_policy="subject_generator",
+        parameter_indexing="input_row",
+        degenerate_rows=degenerate,
+        probs_normalisation="renormalise",
+        routes=ROUTES,
+    )
 
 
-def descriptors(memory: str = "cuda") -> list[Pair]:
+def descriptors(memory: MemorySpace = "cuda") -> list[Pair]:
     return [
-        (draw, descriptor("flashinfer.cake.top_k_top_p_sampling_from_probs", ("f32",), "lowest_index",
-                          "treat_as_zero", memory, "float32 rows (the pipeline where 1 <= k <= 1024 < V)")),
-        (draw, descriptor("flashinfer.cake.top_k_top_p_sampling_from_probs.16bit", ("bf16", "f16"), "keep_ties",
-                          "undefined", memory, "bf16 / f16 rows (fallback:dtype)")),
+        (
+            draw,
+            descriptor(
+                "flashinfer.cake.top_k_top_p_sampling_from_probs",
+                ("f32",),
+                "lowest_index",
+                "treat_as_zero",
+                memory,
+                "float32 rows (the pipeline where 1 <= k <= 1024 < V)",
+            ),
+        ),
+        (
+            draw,
+            descriptor(
+                "flashinfer.cake.top_k_top_p_sampling_from_probs.16bit",
+                ("bf16", "f16"),
+                "keep_ties",
+                "undefined",
+                memory,
+                "bf16 / f16 rows (fallback:dtype)",
+            ),
+        ),
     ]
 
 
@@ -181,7 +231,7 @@ def ran_files() -> tuple[str, ...]:
         if name.split(".")[0] != "flashinfer" or file is None or name == "flashinfer":
             continue
         parts = Path(file).resolve().parts
-        relpath = "/".join(parts[len(parts) - 1 - parts[::-1].index("flashinfer"):])
+        relpath = "/".join(parts[len(parts) - 1 - parts[::-1].index("flashinfer") :])
         if relpath not in files:
             files.append(relpath)
     return tuple(files)
@@ -213,9 +263,12 @@ def _first_calls() -> list[Callable[[], Any]]:
     probs = torch.softmax(torch.randn(2, 4096, device="cuda"), dim=-1)
     k = torch.tensor([5, 50], dtype=torch.int32, device="cuda")
     p = torch.tensor([0.9, 1.0], device="cuda")
-    return [lambda: cake.top_k_top_p_sampling_from_probs(probs, k, p, top_k_max=50, philox_seed=1, philox_offset=0),
-            lambda: cake.top_k_top_p_sampling_from_probs(probs.bfloat16(), k, p, top_k_max=50, philox_seed=1,
-                                                         philox_offset=0)]
+    return [
+        lambda: cake.top_k_top_p_sampling_from_probs(probs, k, p, top_k_max=50, philox_seed=1, philox_offset=0),
+        lambda: cake.top_k_top_p_sampling_from_probs(
+            probs.bfloat16(), k, p, top_k_max=50, philox_seed=1, philox_offset=0
+        ),
+    ]
 
 
 def subjects() -> tuple[list[Pair], str | None]:

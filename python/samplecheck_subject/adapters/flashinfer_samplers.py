@@ -28,94 +28,135 @@ tokens drawn from the renormalised rows); their bitwise run-to-run and batch inv
 is probed by tools/scripts/h200_probes/renorm_determinism.py.
 """
 
-from ..descriptor import SamplerDescriptor
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..batch import SampleBatch
+from ..descriptor import DegenerateRows, Dtype, Filter, FilterOrder, InputKind, SamplerDescriptor
+from ..serve import Pair, Roster
 from . import common
+
+# torch and FlashInfer are optional and imported at the first call: tensors are typed Any.
+Sampled = tuple[Any, Any]
 
 # Every sampling function's docstring: "This function expects float32 inputs" (its Python
 # wrapper casts other dtypes with probs.float() and does not renormalise what the rounding
 # left, so a bf16 / fp16 row is outside its promise; docs/h200.md shows what happens).
-DTYPES = ("f32",)
+DTYPES: tuple[Dtype, ...] = ("f32",)
 
 
-def _fi():
+def _fi() -> Any:
     import flashinfer.sampling as sampling
 
     return sampling
 
 
-def _rng(b):
+def _rng(b: SampleBatch) -> dict[str, Any]:
     return {"seed": b.seed, "offset": b.offset}
 
 
-def _indices(b):
+def _indices(b: SampleBatch) -> Any:
     return b.row_index  # int32 on the device, or None (identity)
 
 
-def sampling_from_probs(b):
+def sampling_from_probs(b: SampleBatch) -> Sampled:
     return _fi().sampling_from_probs(b.input, indices=_indices(b), return_valid=True, **_rng(b))
 
 
-def sampling_from_logits(b):
+def sampling_from_logits(b: SampleBatch) -> Sampled:
     return _fi().sampling_from_logits(b.input, indices=_indices(b), **_rng(b)), None
 
 
-def top_k_sampling_from_probs(b):
-    return _fi().top_k_sampling_from_probs(b.input, common.top_k_tensor(b), indices=_indices(b),
-                                           return_valid=True, **_rng(b))
+def top_k_sampling_from_probs(b: SampleBatch) -> Sampled:
+    return _fi().top_k_sampling_from_probs(
+        b.input, common.top_k_tensor(b), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
-def top_p_sampling_from_probs(b):
-    return _fi().top_p_sampling_from_probs(b.input, common.float_tensor(b, "top_p", 1.0),
-                                           indices=_indices(b), return_valid=True, **_rng(b))
+def top_p_sampling_from_probs(b: SampleBatch) -> Sampled:
+    return _fi().top_p_sampling_from_probs(
+        b.input, common.float_tensor(b, "top_p", 1.0), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
-def min_p_sampling_from_probs(b):
-    return _fi().min_p_sampling_from_probs(b.input, common.float_tensor(b, "min_p", 0.0),
-                                           indices=_indices(b), return_valid=True, **_rng(b))
+def min_p_sampling_from_probs(b: SampleBatch) -> Sampled:
+    return _fi().min_p_sampling_from_probs(
+        b.input, common.float_tensor(b, "min_p", 0.0), indices=_indices(b), return_valid=True, **_rng(b)
+    )
 
 
-def _top_k_top_p_from_probs(order):
-    def fn(b):
+def _top_k_top_p_from_probs(order: FilterOrder) -> Callable[[SampleBatch], Sampled]:
+    def fn(b: SampleBatch) -> Sampled:
         return _fi().top_k_top_p_sampling_from_probs(
-            b.input, common.top_k_tensor(b), common.float_tensor(b, "top_p", 1.0), indices=_indices(b),
-            filter_apply_order=order, return_valid=True, **_rng(b))
+            b.input,
+            common.top_k_tensor(b),
+            common.float_tensor(b, "top_p", 1.0),
+            indices=_indices(b),
+            filter_apply_order=order,
+            return_valid=True,
+            **_rng(b),
+        )
 
     fn.__name__ = f"top_k_top_p_sampling_from_probs_{order}"
     return fn
 
 
-def _top_k_top_p_from_logits(order):
-    def fn(b):
+def _top_k_top_p_from_logits(order: FilterOrder) -> Callable[[SampleBatch], Sampled]:
+    def fn(b: SampleBatch) -> Sampled:
         return _fi().top_k_top_p_sampling_from_logits(
-            b.input, common.top_k_tensor(b), common.float_tensor(b, "top_p", 1.0), indices=_indices(b),
-            filter_apply_order=order, **_rng(b)), None
+            b.input,
+            common.top_k_tensor(b),
+            common.float_tensor(b, "top_p", 1.0),
+            indices=_indices(b),
+            filter_apply_order=order,
+            **_rng(b),
+        ), None
 
     fn.__name__ = f"top_k_top_p_sampling_from_logits_{order}"
     return fn
 
 
-def top_k_renorm_then_sample(b):
+def top_k_renorm_then_sample(b: SampleBatch) -> Sampled:
     fi = _fi()
     renormed = fi.top_k_renorm_probs(b.input, common.top_k_tensor(b))
     return fi.sampling_from_probs(renormed, indices=_indices(b), return_valid=True, **_rng(b))
 
 
-def top_p_renorm_then_sample(b):
+def top_p_renorm_then_sample(b: SampleBatch) -> Sampled:
     fi = _fi()
     renormed = fi.top_p_renorm_probs(b.input, common.float_tensor(b, "top_p", 1.0))
     return fi.sampling_from_probs(renormed, indices=_indices(b), return_valid=True, **_rng(b))
 
 
-def _descriptor(name, input_kind, filters, outputs, degenerate, order=None, description=""):
+def _descriptor(
+    name: str,
+    input_kind: InputKind,
+    filters: Sequence[Filter],
+    outputs: int,
+    degenerate: DegenerateRows,
+    order: FilterOrder | None = None,
+    description: str = "",
+) -> SamplerDescriptor:
     return SamplerDescriptor(
-        name=name, description=description, memory_space="cuda", input_kind=input_kind,
-        input_dtypes=DTYPES, filters=filters, philox_outputs_per_call=outputs,
-        filter_order=order, tie_policy="keep_ties" if "top_k" in filters else None,
-        rng_policy="batch_slot", parameter_indexing="input_row", degenerate_rows=degenerate,
-        probs_normalisation="assume_sum_one" if input_kind == "probs" else "renormalise")
+        name=name,
+        description=description,
+        memory_space="cuda",
+        input_kind=input_kind,
+        input_dtypes=DTYPES,
+        filters=filters,
+        philox_outputs_per_call=outputs,
+        filter_order=order,
+        tie_policy="keep_ties" if "top_k" in filters else None,
+        rng_policy="batch_slot",
+        parameter_indexing="input_row",
+        degenerate_rows=degenerate,
+        probs_normalisation="assume_sum_one" if input_kind == "probs" else "renormalise",
+    )
 
 
-def _table():
+def _table() -> dict[str, Pair]:
     p, lg = "probs", "logits"
     rows = [
         ("sampling_from_probs", sampling_from_probs, p, (), 1, "valid_flag", None),
@@ -125,28 +166,54 @@ def _table():
         ("min_p_sampling_from_probs", min_p_sampling_from_probs, p, ("min_p",), 1, "valid_flag", None),
     ]
     for order in ("top_k_first", "joint"):
-        rows.append((f"top_k_top_p_sampling_from_probs.{order}", _top_k_top_p_from_probs(order), p,
-                     ("top_k", "top_p"), 32, "valid_flag", order))
-        rows.append((f"top_k_top_p_sampling_from_logits.{order}", _top_k_top_p_from_logits(order), lg,
-                     ("top_k", "top_p"), 32, "undefined", order))
+        rows.append(
+            (
+                f"top_k_top_p_sampling_from_probs.{order}",
+                _top_k_top_p_from_probs(order),
+                p,
+                ("top_k", "top_p"),
+                32,
+                "valid_flag",
+                order,
+            )
+        )
+        rows.append(
+            (
+                f"top_k_top_p_sampling_from_logits.{order}",
+                _top_k_top_p_from_logits(order),
+                lg,
+                ("top_k", "top_p"),
+                32,
+                "undefined",
+                order,
+            )
+        )
     rows += [
-        ("top_k_renorm_probs+sampling_from_probs", top_k_renorm_then_sample, p, ("top_k",), 1,
-         "valid_flag", None),
-        ("top_p_renorm_probs+sampling_from_probs", top_p_renorm_then_sample, p, ("top_p",), 1,
-         "valid_flag", None),
+        ("top_k_renorm_probs+sampling_from_probs", top_k_renorm_then_sample, p, ("top_k",), 1, "valid_flag", None),
+        ("top_p_renorm_probs+sampling_from_probs", top_p_renorm_then_sample, p, ("top_p",), 1, "valid_flag", None),
     ]
     out = {}
     for short, fn, kind, filters, outputs, degenerate, order in rows:
         name = f"flashinfer.{short}"
-        out[name] = (fn, _descriptor(name, kind, filters, outputs, degenerate, order,
-                                     description=f"FlashInfer 0.7.2 flashinfer.sampling.{short}"))
+        out[name] = (
+            fn,
+            _descriptor(
+                name,
+                kind,
+                filters,
+                outputs,
+                degenerate,
+                order,
+                description=f"FlashInfer 0.7.2 flashinfer.sampling.{short}",
+            ),
+        )
     return out
 
 
 DESCRIPTORS = _table()
 
 
-def _first_calls():
+def _first_calls() -> list[Callable[[], Any]]:
     """One small call of each kind: the JIT build and the kernels' first launch."""
     import torch
 
@@ -158,14 +225,13 @@ def _first_calls():
     p = torch.tensor([0.9, 0.9], device="cuda")
     return [
         lambda: fi.sampling_from_probs(probs, seed=seed, offset=offset),
-        lambda: fi.top_k_top_p_sampling_from_probs(probs, k, p, filter_apply_order="joint", seed=seed,
-                                                   offset=offset),
+        lambda: fi.top_k_top_p_sampling_from_probs(probs, k, p, filter_apply_order="joint", seed=seed, offset=offset),
         lambda: fi.top_k_renorm_probs(probs, k),
         lambda: fi.top_p_renorm_probs(probs, p),
     ]
 
 
-def subjects():
+def subjects() -> Roster:
     unavailable = common.cuda_unavailable("flashinfer.sampling")
     if unavailable is None:
         common.warm_up(_first_calls())

@@ -35,27 +35,36 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, Optional
 
 import numpy as np
 
 from .. import shipped
-from ..descriptor import SamplerDescriptor
+from ..batch import SampleBatch
+from ..descriptor import DTYPES, Dtype, SamplerDescriptor
 from ..script_call import ScriptCall
+from ..serve import SamplerPair as Pair
 
 # Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
 CHUNK_ELEMENTS = 1 << 22
 # The random modules whose code draws the tokens, recorded in the hello with their sha256.
-RAN_FILES = ("jax/random.py", "jax/_src/random/core.py", "jax/_src/random/prng.py",
-             "jax/_src/random/threefry2x32.py", "jax/_src/random/rbg.py")
+RAN_FILES = (
+    "jax/random.py",
+    "jax/_src/random/core.py",
+    "jax/_src/random/prng.py",
+    "jax/_src/random/threefry2x32.py",
+    "jax/_src/random/rbg.py",
+)
+# jax's key implementations, and its Gumbel modes (None: jax's default).
+KeyImpl = Literal["threefry2x32", "rbg", "unsafe_rbg"]
+GumbelMode = Optional[Literal["high"]]
 # (subject name, key implementation, Gumbel mode)
-VARIANTS = (
+VARIANTS: tuple[tuple[str, KeyImpl, GumbelMode], ...] = (
     ("jax.categorical", "threefry2x32", None),
     ("jax.categorical.rbg", "rbg", None),
     ("jax.categorical.unsafe_rbg", "unsafe_rbg", None),
     ("jax.categorical.high", "threefry2x32", "high"),
 )
-Pair = tuple[Callable[[Any], Any], SamplerDescriptor]
 
 
 def key_words(seed: np.ndarray, position: np.ndarray) -> np.ndarray:
@@ -66,7 +75,7 @@ def key_words(seed: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.stack(words, axis=1).astype(np.uint32)
 
 
-def request_key(words: Any, impl: str) -> Any:
+def request_key(words: Any, impl: KeyImpl) -> Any:
     """jax.random.key(seed low, impl) folded with seed high, position low and position high."""
     import jax
 
@@ -86,7 +95,7 @@ def row_bucket(rows: int, vocab: int) -> int:
 _compiled: dict[tuple[str, str | None], Any] = {}
 
 
-def draw_fn(impl: str, mode: str | None) -> Any:
+def draw_fn(impl: KeyImpl, mode: GumbelMode) -> Any:
     """The jitted draw of a chunk: per row key words, logits row and temperature -> token."""
     if (impl, mode) not in _compiled:
         import jax
@@ -102,7 +111,7 @@ def draw_fn(impl: str, mode: str | None) -> Any:
     return _compiled[impl, mode]
 
 
-def logits_rows(b: Any) -> np.ndarray:
+def logits_rows(b: SampleBatch) -> np.ndarray:
     """The input rows in their own dtype (bf16 / f16 bits viewed as ml_dtypes' types)."""
     import jax.numpy as jnp
 
@@ -110,36 +119,35 @@ def logits_rows(b: Any) -> np.ndarray:
     return np.asarray(b.input).view(kinds[b.input_dtype])
 
 
-def sample(impl: str, mode: str | None) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+def sample(impl: KeyImpl, mode: GumbelMode) -> Callable[[SampleBatch], Any]:
+    def fn(b: SampleBatch) -> Any:
         import jax
 
         n, v = b.num_output_rows, b.vocab_size
         rows = logits_rows(b)
         source = np.arange(n) if b.row_index is None else np.asarray(b.row_index, dtype=np.int64)
-        t = (np.ones(b.num_input_rows, np.float32) if b.temperature is None
-             else np.asarray(b.temperature, np.float32))
+        t = np.ones(b.num_input_rows, np.float32) if b.temperature is None else np.asarray(b.temperature, np.float32)
         words = key_words(b.seed, b.offset)
         draw, step = draw_fn(impl, mode), row_bucket(n, v)
         tokens = np.empty(n, dtype=np.int32)
         for start in range(0, n, step):
-            idx = source[start:start + step]
+            idx = source[start : start + step]
             m = idx.size
             pad = np.concatenate([idx, np.full(step - m, idx[0])])  # same shape every chunk
-            w = np.concatenate([words[start:start + m], np.repeat(words[start:start + 1], step - m, 0)])
+            w = np.concatenate([words[start : start + m], np.repeat(words[start : start + 1], step - m, 0)])
             out = draw(w, rows[pad], t[pad])
-            tokens[start:start + m] = np.asarray(jax.device_get(out))[:m]
+            tokens[start : start + m] = np.asarray(jax.device_get(out))[:m]
         return tokens, None
 
     fn.__name__ = f"categorical_{impl}_{mode or 'low'}"
     return fn
 
 
-def declared_dtypes() -> tuple[str, ...]:
+def declared_dtypes() -> tuple[Dtype, ...]:
     """f32, bf16 and f16 (jax takes all three); $SAMPLECHECK_JAX_DTYPES (e.g. "f32" or
     "bf16,f16") narrows them for a run on a slow machine: every check runs once per dtype."""
     given = os.environ.get("SAMPLECHECK_JAX_DTYPES")
-    dtypes = tuple(d for d in ("f32", "bf16", "f16") if not given or d in given.split(","))
+    dtypes = tuple(d for d in DTYPES if not given or d in given.split(","))
     if not dtypes:
         raise ValueError(f"SAMPLECHECK_JAX_DTYPES = {given!r} names none of f32, bf16, f16")
     return dtypes
@@ -150,10 +158,21 @@ def descriptors() -> list[Pair]:
     dtypes = declared_dtypes()
     for name, impl, mode in VARIANTS:
         how = f"key impl {impl}" + (f", mode={mode!r}" if mode else "")
-        pairs.append((sample(impl, mode), SamplerDescriptor(
-            name=name, input_kind="logits", input_dtypes=dtypes, filters=("temperature",),
-            rng_policy="request_keyed", degenerate_rows="undefined", memory_space="host",
-            description=f"jax.random.categorical(fold_in(key(seed), position), logits / T), {how}")))
+        pairs.append(
+            (
+                sample(impl, mode),
+                SamplerDescriptor(
+                    name=name,
+                    input_kind="logits",
+                    input_dtypes=dtypes,
+                    filters=("temperature",),
+                    rng_policy="request_keyed",
+                    degenerate_rows="undefined",
+                    memory_space="host",
+                    description=f"jax.random.categorical(fold_in(key(seed), position), logits / T), {how}",
+                ),
+            )
+        )
     return pairs
 
 
@@ -225,9 +244,12 @@ def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
     constants = f"\nIMPL = {impl!r}\nMODE = {mode!r}\n"
     return ScriptCall(
         what=f"jax.random.categorical (key impl {impl}, mode {mode or 'low'}), as "
-             "samplecheck_subject.adapters.jax_categorical calls it",
-        imports=_SCRIPT_IMPORTS, code=constants + _SCRIPT_DRAW, packages=("jax", "numpy"),
-        run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])")
+        "samplecheck_subject.adapters.jax_categorical calls it",
+        imports=_SCRIPT_IMPORTS,
+        code=constants + _SCRIPT_DRAW,
+        packages=("jax", "numpy"),
+        run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])",
+    )
 
 
 SCRIPT_CALLS = {name: _script_call(name, impl, mode) for name, impl, mode in VARIANTS}

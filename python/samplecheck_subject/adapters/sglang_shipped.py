@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from .. import shipped
-from ..batch import SubjectError
-from ..descriptor import MatmulDescriptor, SamplerDescriptor
+from ..batch import MatmulProblem, SampleBatch, SubjectError
+from ..descriptor import MatmulDescriptor, MemorySpace, SamplerDescriptor
 from ..protocol import SC_ERR_INVALID_ARGUMENT
 from ..script_call import ScriptCall
+from ..serve import Pair, Roster
 
 TREE_VARIABLE, TREE_DEFAULT = "SAMPLECHECK_SGLANG_TREE", "build/shipped/sglang"
 SAMPLER, HASH = "sglang.srt.layers.sampler", "sglang.srt.layers.utils.hash"
@@ -56,16 +57,19 @@ def _torch(x: Any, dev: str, dtype: Any = None) -> Any:
 
     if x is None:
         return None
-    t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x).view(
-        np.int64 if x.dtype == np.uint64 else x.dtype))
+    t = (
+        x
+        if isinstance(x, torch.Tensor)
+        else torch.from_numpy(np.ascontiguousarray(x).view(np.int64 if x.dtype == np.uint64 else x.dtype))
+    )
     return t.to(dev) if dtype is None else t.to(dev, dtype)
 
 
-def _host(b: Any, name: str) -> Any:
+def _host(b: SampleBatch, name: str) -> Any:
     return b.host[name] if hasattr(b, "host") else getattr(b, name)
 
 
-def call_seed(b: Any) -> int:
+def call_seed(b: SampleBatch) -> int:
     """A 63-bit seed from the call's seeds, subsequences, offsets and row map."""
     h = hashlib.blake2b(digest_size=8)
     for name in ("seed", "subsequence", "offset", "row_index"):
@@ -75,7 +79,7 @@ def call_seed(b: Any) -> int:
     return int.from_bytes(h.digest(), "little") & ((1 << 63) - 1)
 
 
-def request_keys(b: Any) -> tuple[np.ndarray, np.ndarray]:
+def request_keys(b: SampleBatch) -> tuple[np.ndarray, np.ndarray]:
     """(sampling_seed, position) per output row for the seeded path: the request's seed,
     subsequence and offset's high word hashed to 63 bits; the offset's low word."""
     seed, subsequence, offset = (np.asarray(_host(b, n), dtype=np.uint64) for n in ("seed", "subsequence", "offset"))
@@ -102,15 +106,21 @@ def refuse_degenerate(probs: Any) -> None:
 class Request:
     """One call's tensors, one row per output (as SGLang's batches are laid out)."""
 
-    def __init__(self, b: Any, dev: str) -> None:
+    b: SampleBatch
+    dev: str
+    n: int
+    v: int
+    probs: Any  # float32 [n, v] on dev
+    source: Any  # the input row of each output row, int64 on dev
+
+    def __init__(self, b: SampleBatch, dev: str) -> None:
         import torch
 
         self.b, self.dev = b, dev
         self.n, self.v = b.num_output_rows, b.vocab_size
         self.probs = _torch(b.input, dev, torch.float32)
         refuse_degenerate(self.probs)
-        self.source = (torch.arange(self.n, device=dev) if b.row_index is None
-                       else _torch(b.row_index, dev).long())
+        self.source = torch.arange(self.n, device=dev) if b.row_index is None else _torch(b.row_index, dev).long()
 
     def per_output(self, name: str, off: float, dtype: Any) -> Any:
         import torch
@@ -128,7 +138,7 @@ class Request:
         return self.probs.index_select(0, self.source[start:end])
 
 
-def _seed_default_generator(b: Any, dev: str) -> None:
+def _seed_default_generator(b: SampleBatch, dev: str) -> None:
     """SGLang draws from the device's default generator; seeding it from the call makes the
     call replayable (the subject_generator contract)."""
     import torch
@@ -141,7 +151,7 @@ def _seed_default_generator(b: Any, dev: str) -> None:
 
 
 def sampling_from_probs(seeded: bool) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         import torch
 
         sampler = _modules()[SAMPLER]
@@ -149,16 +159,19 @@ def sampling_from_probs(seeded: bool) -> Callable[[Any], Any]:
         keys, positions = _keys(b, r.dev) if seeded else (None, None)
         if not seeded:
             _seed_default_generator(b, r.dev)
-        tokens = [sampler.sampling_from_probs_torch(
-            r.rows(s, e), None if keys is None else keys[s:e], None if positions is None else positions[s:e])
-            for s, e in r.chunks()]
+        tokens = [
+            sampler.sampling_from_probs_torch(
+                r.rows(s, e), None if keys is None else keys[s:e], None if positions is None else positions[s:e]
+            )
+            for s, e in r.chunks()
+        ]
         return torch.cat(tokens), None
 
     return fn
 
 
 def top_k_top_p_min_p(seeded: bool) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         import torch
 
         sampler = _modules()[SAMPLER]
@@ -172,16 +185,24 @@ def top_k_top_p_min_p(seeded: bool) -> Callable[[Any], Any]:
         keys, positions = _keys(b, r.dev) if seeded else (None, None)
         if not seeded:
             _seed_default_generator(b, r.dev)
-        tokens = [sampler.top_k_top_p_min_p_sampling_from_probs_torch(
-            r.rows(s, e), k[s:e], p[s:e], min_p[s:e], need_min_p,
-            None if keys is None else keys[s:e], None if positions is None else positions[s:e])
-            for s, e in r.chunks()]
+        tokens = [
+            sampler.top_k_top_p_min_p_sampling_from_probs_torch(
+                r.rows(s, e),
+                k[s:e],
+                p[s:e],
+                min_p[s:e],
+                need_min_p,
+                None if keys is None else keys[s:e],
+                None if positions is None else positions[s:e],
+            )
+            for s, e in r.chunks()
+        ]
         return torch.cat(tokens), None
 
     return fn
 
 
-def _keys(b: Any, dev: str) -> tuple[Any, Any]:
+def _keys(b: SampleBatch, dev: str) -> tuple[Any, Any]:
     import torch
 
     keys, positions = request_keys(b)
@@ -193,7 +214,7 @@ def matmul(name: str) -> Callable[[Any], Any]:
     (bias as its argument), mm_batch_invariant (bias added after, as torch.mm's caller
     would), addmm_batch_invariant (bias as addmm's input)."""
 
-    def fn(p: Any) -> Any:
+    def fn(p: MatmulProblem) -> Any:
 
         ops = _modules()[MATMUL]
         dev = device()
@@ -230,44 +251,79 @@ def _modules() -> dict[str, Any]:
     return _loaded
 
 
-def _sampler(name: str, fn: Callable[[Any], Any], memory: str, **kw: Any) -> tuple[Callable[[Any], Any], Any]:
-    base: dict[str, Any] = {"input_kind": "probs", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
-                            "degenerate_rows": "error", "memory_space": memory}
+def _sampler(name: str, fn: Callable[[SampleBatch], Any], memory: MemorySpace, **kw: Any) -> Pair:
+    base: dict[str, Any] = {
+        "input_kind": "probs",
+        "input_dtypes": ("f32",),
+        "philox_outputs_per_call": 1,
+        "degenerate_rows": "error",
+        "memory_space": memory,
+    }
     base.update(kw)
     return fn, SamplerDescriptor(name=name, **base)
 
 
-def descriptors(memory: str, seeded: bool, matmuls: bool) -> list[tuple[Callable[[Any], Any], Any]]:
+def descriptors(memory: MemorySpace, seeded: bool, matmuls: bool) -> list[Pair]:
     version = "SGLang 0.5.10.post1, shipped"
     filtered = {"filter_order": "joint", "tie_policy": "lowest_index"}
     pairs = [
-        _sampler("sglang.sampling_from_probs_torch", sampling_from_probs(False), memory, filters=(),
-                 rng_policy="subject_generator",
-                 description=f"{version}: sampling_from_probs_torch(probs) (torch.multinomial)"),
-        _sampler("sglang.top_k_top_p_min_p_sampling_from_probs_torch", top_k_top_p_min_p(False), memory,
-                 rng_policy="subject_generator", filters=("top_k", "top_p", "min_p"), **filtered,
-                 description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch (torch.multinomial)"),
+        _sampler(
+            "sglang.sampling_from_probs_torch",
+            sampling_from_probs(False),
+            memory,
+            filters=(),
+            rng_policy="subject_generator",
+            description=f"{version}: sampling_from_probs_torch(probs) (torch.multinomial)",
+        ),
+        _sampler(
+            "sglang.top_k_top_p_min_p_sampling_from_probs_torch",
+            top_k_top_p_min_p(False),
+            memory,
+            rng_policy="subject_generator",
+            filters=("top_k", "top_p", "min_p"),
+            **filtered,
+            description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch (torch.multinomial)",
+        ),
     ]
     if seeded:
         pairs += [
-            _sampler("sglang.sampling_from_probs_torch.seeded", sampling_from_probs(True), memory, filters=(),
-                     rng_policy="per_request",
-                     description=f"{version}: sampling_from_probs_torch(probs, sampling_seed, positions) "
-                                 "(multinomial_with_seed, murmur_hash32)"),
+            _sampler(
+                "sglang.sampling_from_probs_torch.seeded",
+                sampling_from_probs(True),
+                memory,
+                filters=(),
+                rng_policy="per_request",
+                description=f"{version}: sampling_from_probs_torch(probs, sampling_seed, positions) "
+                "(multinomial_with_seed, murmur_hash32)",
+            ),
             # With a sampling_seed, SGLang asserts that no request sets min_p: it is not declared.
-            _sampler("sglang.top_k_top_p_sampling_from_probs_torch.seeded", top_k_top_p_min_p(True), memory,
-                     rng_policy="per_request", filters=("top_k", "top_p"), **filtered,
-                     description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch with sampling_seed, "
-                                 "positions (multinomial_with_seed)"),
+            _sampler(
+                "sglang.top_k_top_p_sampling_from_probs_torch.seeded",
+                top_k_top_p_min_p(True),
+                memory,
+                rng_policy="per_request",
+                filters=("top_k", "top_p"),
+                **filtered,
+                description=f"{version}: top_k_top_p_min_p_sampling_from_probs_torch with sampling_seed, "
+                "positions (multinomial_with_seed)",
+            ),
         ]
     if matmuls:
-        pairs += [(matmul(n), MatmulDescriptor(name=f"sglang.{n}", memory_space=memory,
-                                               description=f"{version}: batch_invariant_ops.{n} in bf16 (Triton)"))
-                  for n in ("matmul_persistent", "mm_batch_invariant", "addmm_batch_invariant")]
+        pairs += [
+            (
+                matmul(n),
+                MatmulDescriptor(
+                    name=f"sglang.{n}",
+                    memory_space=memory,
+                    description=f"{version}: batch_invariant_ops.{n} in bf16 (Triton)",
+                ),
+            )
+            for n in ("matmul_persistent", "mm_batch_invariant", "addmm_batch_invariant")
+        ]
     return pairs
 
 
-def subjects() -> tuple[list[tuple[Callable[[Any], Any], Any]], str | None]:
+def subjects() -> Roster:
     """Every subject this machine can run, or the reason none can (no torch, no tree, a
     failed import). The Triton subjects need a GPU: on the CPU the seeded pair runs only in
     Triton's interpreter (TRITON_INTERPRET=1), the matmuls not at all (their kernels in the
@@ -333,15 +389,19 @@ def top_k(params, vocab):
 def _script_call(function: str, call: str, extra: str = "") -> ScriptCall:
     return ScriptCall(
         what=f"sglang.srt.layers.sampler.{function}, as samplecheck_subject.adapters.sglang_shipped calls it",
-        imports=_SCRIPT_IMPORTS, code=_SCRIPT_DRAW.replace("CALL", call) + extra,
+        imports=_SCRIPT_IMPORTS,
+        code=_SCRIPT_DRAW.replace("CALL", call) + extra,
         packages=("sglang wheel", "torch", "numpy"),
         run="PYTHONPATH=build/shipped/sglang/site python3 {script} [--device cpu|cuda]  "
-            "(with SGLang installed in full, no PYTHONPATH)")
+        "(with SGLang installed in full, no PYTHONPATH)",
+    )
 
 
 SCRIPT_CALLS = {
     "sglang.sampling_from_probs_torch": _script_call(
-        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch)"),
+        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch)"
+    ),
     "sglang.top_k_top_p_min_p_sampling_from_probs_torch": _script_call(
-        "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K),
+        "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K
+    ),
 }

@@ -8,16 +8,31 @@ so the declared contract is rng_policy "subject_generator": the statistical chec
 and replay means "same seeds, same batch, same tokens". (SGLang itself draws from the
 device's default generator; a seeded generator is what makes its tokens replayable.)
 
-torch imports lazily, at the first call: the descriptors need no torch.
+torch imports lazily, at the first call: the descriptors need no torch (and its tensors and
+generators are typed Any here).
 """
 
-from ..batch import SubjectError
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..batch import SampleBatch, SubjectError
 from ..descriptor import SamplerDescriptor
 from ..protocol import SC_ERR_INVALID_ARGUMENT
+from ..serve import Pair, Roster
 from . import common
 
+# A rule's per-row parameters (tensors by name; None for an unfiltered rule), and the parts of
+# its filtered rows a draw rule takes.
+Params = dict[str, Any]
+Filtered = tuple[Any, ...]
+FilterRule = Callable[[Any, Params], Filtered]
+DrawRule = Callable[[Filtered, Any, Any], Any]
+Served = Callable[[SampleBatch], tuple[Any, None]]
 
-def _refuse_degenerate(probs):
+
+def _refuse_degenerate(probs: Any) -> None:
     """torch.multinomial refuses NaN / Inf / negative / all-zero rows (RuntimeError on the
     host, a device-side assert on CUDA that poisons the process's context); refuse them
     before the launch, as the declared degenerate_rows "error"."""
@@ -26,11 +41,12 @@ def _refuse_degenerate(probs):
     bad = ~torch.isfinite(probs).all(dim=1) | (probs < 0).any(dim=1) | (probs.sum(dim=1) <= 0)
     if bool(bad.any()):
         row = int(torch.nonzero(bad)[0])
-        raise SubjectError(SC_ERR_INVALID_ARGUMENT,
-                           f"input row {row} is NaN, Inf, negative or all zero: torch.multinomial refuses it")
+        raise SubjectError(
+            SC_ERR_INVALID_ARGUMENT, f"input row {row} is NaN, Inf, negative or all zero: torch.multinomial refuses it"
+        )
 
 
-def sglang_v0519_multinomial(probs, params, g):
+def sglang_v0519_multinomial(probs: Any, params: Params | None, g: Any) -> Any:
     import torch
 
     # SGLang v0.5.19, sampling_from_probs_torch: sampled_index = torch.multinomial(probs, num_samples=1)
@@ -38,7 +54,7 @@ def sglang_v0519_multinomial(probs, params, g):
     return sampled_index.view(-1)
 
 
-def sglang_v0520_gumbel(probs, params, g):
+def sglang_v0520_gumbel(probs: Any, params: Params | None, g: Any) -> Any:
     import torch
 
     # SGLang v0.5.20 (SGLANG_OPT_USE_GUMBEL_SAMPLE on), the three lines of seed 000:
@@ -48,7 +64,7 @@ def sglang_v0520_gumbel(probs, params, g):
     return sampled_index.view(-1)
 
 
-def sglang_filter(probs, params):
+def sglang_filter(probs: Any, params: Params) -> Filtered:
     """SGLang's filtered path, the filtering: sort descending, cumulative sum of the sorted
     row, then zero ranks >= top_k, tokens whose preceding mass exceeds top_p (on the
     unfiltered cumulative sum: both filters judge the original row, the joint order) and
@@ -66,7 +82,7 @@ def sglang_filter(probs, params):
     return probs_sort, probs_idx
 
 
-def sglang_draw(filtered, rows, g):
+def sglang_draw(filtered: Filtered, rows: Any, g: Any) -> Any:
     """SGLang's filtered path, the draw for output rows `rows` of the filtered rows:
     multinomial over what is left, mapped back through the sort."""
     import torch
@@ -76,7 +92,7 @@ def sglang_draw(filtered, rows, g):
     return probs_idx[rows, sampled.view(-1)]
 
 
-def vllm_filter(logits, params):
+def vllm_filter(logits: Any, params: Params) -> Filtered:
     """vLLM's path, the filtering: logits in float32 divided by temperature (0: greedy
     argmax), top-k as a threshold at the k-th largest logit (ties with it stay), then top-p
     on the softmax of what top-k left (sorted ascending: a token goes when the mass at and
@@ -102,7 +118,7 @@ def vllm_filter(logits, params):
     return logits.softmax(dim=-1), logits.argmax(dim=-1), greedy
 
 
-def vllm_draw(filtered, rows, g):
+def vllm_draw(filtered: Filtered, rows: Any, g: Any) -> Any:
     """vLLM's path, the draw for output rows `rows`: Gumbel-max through an Exp(1) draw,
     argmax(probs / q); a greedy row takes the argmax."""
     import torch
@@ -114,12 +130,12 @@ def vllm_draw(filtered, rows, g):
     return torch.where(greedy.index_select(0, rows), argmax.index_select(0, rows), sampled)
 
 
-def _chunk_rows(vocab_size):
+def _chunk_rows(vocab_size: int) -> int:
     """Rows per chunk: at most 2^29 elements of a row-sized temporary at a time."""
     return max(1, (1 << 29) // vocab_size)
 
 
-def _filter_rows(filter_rule, rows, params, flags):
+def _filter_rows(filter_rule: FilterRule, rows: Any, params: Params, flags: dict[str, bool]) -> Filtered:
     """filter_rule over `rows` in chunks; the chunks' results concatenated per field (the rule
     treats rows independently, so a row's result does not depend on its chunk)."""
     import torch
@@ -127,12 +143,14 @@ def _filter_rows(filter_rule, rows, params, flags):
     step = _chunk_rows(rows.shape[1])
     parts = []
     for start in range(0, rows.shape[0], step):
-        part = {name: values[start:start + step] for name, values in params.items()}
-        parts.append(filter_rule(rows[start:start + step], {**part, **flags}))
+        part = {name: values[start : start + step] for name, values in params.items()}
+        parts.append(filter_rule(rows[start : start + step], {**part, **flags}))
     return tuple(torch.cat(field) for field in zip(*parts))
 
 
-def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
+def _served(
+    filter_rule: FilterRule, draw_rule: DrawRule, refuses_degenerate: bool, per_output_row: bool = False
+) -> Served:
     """The callable for a filtered rule. The filtering is a deterministic function of an input
     row and its parameters, so it runs once per input row, and each output row draws from
     its input row's filtered row; its tokens are those of the rule applied to one row per
@@ -140,7 +158,7 @@ def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
     that, and python/tests/test_torch_adapters.py compares the two token for token). Output
     rows in chunks of at most 2^29 elements; one generator for the call."""
 
-    def fn(b):
+    def fn(b: SampleBatch) -> tuple[Any, None]:
         import torch
 
         if refuses_degenerate:
@@ -152,8 +170,10 @@ def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
             "temperature": common.float_tensor(b, "temperature", 1.0),
         }
         flags = {"top_k_on": b.top_k is not None, "top_p_on": b.top_p is not None}
-        rows, source = b.input, (torch.arange(b.num_output_rows, device="cuda")
-                                 if b.row_index is None else b.row_index.long())
+        rows, source = (
+            b.input,
+            (torch.arange(b.num_output_rows, device="cuda") if b.row_index is None else b.row_index.long()),
+        )
         if per_output_row:
             rows = rows.index_select(0, source)
             params = {name: values.index_select(0, source) for name, values in params.items()}
@@ -161,19 +181,18 @@ def _served(filter_rule, draw_rule, refuses_degenerate, per_output_row=False):
         filtered = _filter_rows(filter_rule, rows, params, flags)
         g = common.generator_for(b)
         step = _chunk_rows(b.vocab_size)
-        tokens = [draw_rule(filtered, source[start:start + step], g)
-                  for start in range(0, b.num_output_rows, step)]
+        tokens = [draw_rule(filtered, source[start : start + step], g) for start in range(0, b.num_output_rows, step)]
         return torch.cat(tokens), None
 
     fn.__name__ = filter_rule.__name__
     return fn
 
 
-def _one_row_per_output(rule, refuses_degenerate):
+def _one_row_per_output(rule: Callable[[Any, Params | None, Any], Any], refuses_degenerate: bool) -> Served:
     """The callable for a rule that takes one row per output and no filter (SGLang's
     unfiltered rules, spelled as seed 000 prints them); one generator for the call."""
 
-    def fn(b):
+    def fn(b: SampleBatch) -> tuple[Any, None]:
         import torch
 
         if refuses_degenerate:
@@ -183,8 +202,7 @@ def _one_row_per_output(rule, refuses_degenerate):
         tokens = []
         for start in range(0, b.num_output_rows, step):
             end = min(b.num_output_rows, start + step)
-            rows = (b.input[start:end] if b.row_index is None
-                    else b.input.index_select(0, b.row_index[start:end].long()))
+            rows = b.input[start:end] if b.row_index is None else b.input.index_select(0, b.row_index[start:end].long())
             tokens.append(rule(rows, None, g))
         return torch.cat(tokens), None
 
@@ -192,35 +210,65 @@ def _one_row_per_output(rule, refuses_degenerate):
     return fn
 
 
-def _descriptor(name, **kw):
+def _descriptor(name: str, **kw: Any) -> SamplerDescriptor:
     base = {"memory_space": "cuda", "rng_policy": "subject_generator", "philox_outputs_per_call": 1}
     base.update(kw)
     return SamplerDescriptor(name=name, **base)
 
 
-DESCRIPTORS = {
-    "torch.sglang_v0519_multinomial": (_one_row_per_output(sglang_v0519_multinomial, True), _descriptor(
-        "torch.sglang_v0519_multinomial", input_kind="probs", input_dtypes=("f32",), filters=(),
-        degenerate_rows="error",
-        description="SGLang v0.5.19: torch.multinomial(probs, num_samples=1)")),
-    "torch.sglang_v0520_gumbel": (_one_row_per_output(sglang_v0520_gumbel, False), _descriptor(
-        "torch.sglang_v0520_gumbel", input_kind="probs", input_dtypes=("f32",), filters=(),
-        degenerate_rows="undefined",
-        description="SGLang v0.5.20: (probs.float() / Exp(1).clamp_min(tiny)).argmax()")),
-    "torch.sglang_filtered": (_served(sglang_filter, sglang_draw, True), _descriptor(
-        "torch.sglang_filtered", input_kind="probs", input_dtypes=("f32",),
-        filters=("top_k", "top_p", "min_p"), filter_order="joint", tie_policy="lowest_index",
-        degenerate_rows="error",
-        description="SGLang's sort-based top-k / top-p / min-p, then torch.multinomial")),
-    "torch.vllm_filtered": (_served(vllm_filter, vllm_draw, False), _descriptor(
-        "torch.vllm_filtered", input_kind="logits", input_dtypes=("f32", "bf16", "f16"),
-        filters=("top_k", "top_p", "temperature"), filter_order="top_k_first", tie_policy="keep_ties",
-        degenerate_rows="undefined",
-        description="vLLM's temperature, top-k threshold, top-p on the sort, Gumbel-max")),
+DESCRIPTORS: dict[str, Pair] = {
+    "torch.sglang_v0519_multinomial": (
+        _one_row_per_output(sglang_v0519_multinomial, True),
+        _descriptor(
+            "torch.sglang_v0519_multinomial",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=(),
+            degenerate_rows="error",
+            description="SGLang v0.5.19: torch.multinomial(probs, num_samples=1)",
+        ),
+    ),
+    "torch.sglang_v0520_gumbel": (
+        _one_row_per_output(sglang_v0520_gumbel, False),
+        _descriptor(
+            "torch.sglang_v0520_gumbel",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=(),
+            degenerate_rows="undefined",
+            description="SGLang v0.5.20: (probs.float() / Exp(1).clamp_min(tiny)).argmax()",
+        ),
+    ),
+    "torch.sglang_filtered": (
+        _served(sglang_filter, sglang_draw, True),
+        _descriptor(
+            "torch.sglang_filtered",
+            input_kind="probs",
+            input_dtypes=("f32",),
+            filters=("top_k", "top_p", "min_p"),
+            filter_order="joint",
+            tie_policy="lowest_index",
+            degenerate_rows="error",
+            description="SGLang's sort-based top-k / top-p / min-p, then torch.multinomial",
+        ),
+    ),
+    "torch.vllm_filtered": (
+        _served(vllm_filter, vllm_draw, False),
+        _descriptor(
+            "torch.vllm_filtered",
+            input_kind="logits",
+            input_dtypes=("f32", "bf16", "f16"),
+            filters=("top_k", "top_p", "temperature"),
+            filter_order="top_k_first",
+            tie_policy="keep_ties",
+            degenerate_rows="undefined",
+            description="vLLM's temperature, top-k threshold, top-p on the sort, Gumbel-max",
+        ),
+    ),
 }
 
 
-def subjects():
+def subjects() -> Roster:
     unavailable = common.cuda_unavailable()
     if unavailable is None:
         common.warm_up()

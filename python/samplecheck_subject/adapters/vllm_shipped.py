@@ -40,12 +40,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .. import shipped
-from ..descriptor import MatmulDescriptor, Route, SamplerDescriptor
+from ..batch import MatmulProblem, SampleBatch
+from ..descriptor import MatmulDescriptor, MemorySpace, Route, SamplerDescriptor
+from ..serve import Pair, Roster
 from . import common
 from .sglang_shipped import _bf16, _host, _torch, call_seed
 
@@ -57,13 +59,19 @@ MATMUL = "vllm.model_executor.determinism.batch_invariant"
 VERSION = "vLLM 0.33.0, shipped"
 # Output rows per call: a chunk of 16 M logits; its sort, masks and noise stay near 1 GiB.
 CHUNK_ELEMENTS = 1 << 24
-Pair = tuple[Callable[[Any], Any], Any]
-# The filters a call of forward_native / forward_cuda may take, most specific first: the name
-# the sampler module calls it by, and the route it reports. "unfiltered": none ran (no k, no p).
-ROUTE_FUNCTIONS = (("flashinfer", "flashinfer_sample"), ("triton", "apply_top_k_top_p_triton"),
-                   ("top_k_only", "apply_top_k_only"), ("pytorch", "apply_top_k_top_p_pytorch"))
+# The routes a call of forward_native / forward_cuda may take. "unfiltered": no filter ran (no k,
+# no p); each other one is a filter function of the sampler module.
+VllmRoute = Literal["unfiltered", "flashinfer", "triton", "top_k_only", "pytorch"]
+# The filters, most specific first: the route each reports, and the name the sampler module
+# calls it by.
+ROUTE_FUNCTIONS: tuple[tuple[VllmRoute, str], ...] = (
+    ("flashinfer", "flashinfer_sample"),
+    ("triton", "apply_top_k_top_p_triton"),
+    ("top_k_only", "apply_top_k_only"),
+    ("pytorch", "apply_top_k_top_p_pytorch"),
+)
 ROUTES = (Route("unfiltered", "keep_ties"), *(Route(r, "keep_ties") for r, _ in ROUTE_FUNCTIONS))
-_ran: set[str] = set()
+_ran: set[VllmRoute] = set()
 
 
 def route_spies(module: Any) -> None:
@@ -74,7 +82,7 @@ def route_spies(module: Any) -> None:
         if original is None or hasattr(original, "samplecheck_route"):
             continue
 
-        def spy(*args: Any, _original: Any = original, _route: str = route, **kwargs: Any) -> Any:
+        def spy(*args: Any, _original: Any = original, _route: VllmRoute = route, **kwargs: Any) -> Any:
             _ran.add(_route)
             return _original(*args, **kwargs)
 
@@ -82,7 +90,7 @@ def route_spies(module: Any) -> None:
         setattr(module, name, spy)
 
 
-def taken_route(ran: set[str]) -> int:
+def taken_route(ran: set[VllmRoute]) -> int:
     """The index in ROUTES of the most specific route that ran (0, "unfiltered", when none did)."""
     for i, (route, _) in enumerate(ROUTE_FUNCTIONS, start=1):
         if route in ran:
@@ -96,7 +104,7 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def generator_seeds(b: Any) -> list[int]:
+def generator_seeds(b: SampleBatch) -> list[int]:
     """One 63-bit seed per output row from the request's (seed, subsequence, offset)."""
     seed, subsequence, offset = (np.asarray(_host(b, n), dtype=np.uint64) for n in ("seed", "subsequence", "offset"))
     seeds = []
@@ -110,14 +118,20 @@ def generator_seeds(b: Any) -> list[int]:
 class Call:
     """One call's logits (one row per output), k and p as vLLM's InputBatch passes them."""
 
-    def __init__(self, b: Any, dev: str) -> None:
+    b: SampleBatch
+    dev: str
+    n: int
+    v: int
+    source: Any  # the input row of each output row, int64 on dev
+    logits: Any  # float32 [n, v] on dev
+
+    def __init__(self, b: SampleBatch, dev: str) -> None:
         import torch
 
         self.b, self.dev = b, dev
         self.n, self.v = b.num_output_rows, b.vocab_size
         x = _torch(b.input, dev, torch.float32)
-        self.source = (torch.arange(self.n, device=dev) if b.row_index is None
-                       else _torch(b.row_index, dev).long())
+        self.source = torch.arange(self.n, device=dev) if b.row_index is None else _torch(b.row_index, dev).long()
         # vLLM's logits rows are the requests' own: where the call's rows are its input rows,
         # forward_native gets (and may write) samplecheck's array itself.
         self.logits = x if b.row_index is None and self.n == x.shape[0] else x.index_select(0, self.source)
@@ -155,7 +169,7 @@ class Call:
         return {r - start: torch.Generator(device=self.dev).manual_seed(seeds[r]) for r in range(start, end)}
 
 
-def _seed_default_generator(b: Any, dev: str) -> None:
+def _seed_default_generator(b: SampleBatch, dev: str) -> None:
     import torch
 
     if dev == "cuda":
@@ -174,8 +188,9 @@ def _sampler_module() -> Any:
     return modules["sampler"]
 
 
-def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any],
-          routed: bool = False) -> Any:
+def _draw(
+    b: SampleBatch, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], Any], routed: bool = False
+) -> Any:
     """Calls step(logits, k, p, generators) per chunk of output rows and joins the tokens;
     routed: with, per output row, the index in ROUTES of the route its chunk's call took."""
     import torch
@@ -188,8 +203,14 @@ def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], 
     tokens, routes = [], []
     for s, e in c.chunks():
         _ran.clear()
-        tokens.append(step(c.logits[s:e], None if k is None else k[s:e], None if p is None else p[s:e],
-                           c.generators(s, e, seeds) if seeded else {}))
+        tokens.append(
+            step(
+                c.logits[s:e],
+                None if k is None else k[s:e],
+                None if p is None else p[s:e],
+                c.generators(s, e, seeds) if seeded else {},
+            )
+        )
         routes += [taken_route(_ran)] * (e - s)
     if routed:
         return torch.cat(tokens), None, np.asarray(routes, dtype=np.uint8)
@@ -197,14 +218,14 @@ def _draw(b: Any, seeded: bool, step: Callable[[Any, Any, Any, dict[int, Any]], 
 
 
 def forward_native(seeded: bool) -> Callable[[Any], Any]:
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         sampler = _sampler_module()
         return _draw(b, seeded, lambda x, k, p, g: sampler.forward_native(x, g, k, p)[0], routed=True)
 
     return fn
 
 
-def forward_cuda(b: Any) -> Any:
+def forward_cuda(b: SampleBatch) -> Any:
     """forward_cuda as vLLM routes a CUDA batch without per-request generators: FlashInfer's
     sampler where a row sets k or p (flashinfer_sample), forward_native where none does."""
     sampler = _sampler_module()
@@ -217,7 +238,7 @@ def filtered_then_random_sample(route: str) -> Callable[[Any], Any]:
     also sorts, allow_cpu_sync False as on a GPU), "top_k_only" (apply_top_k_only, no sort),
     "triton" (apply_top_k_top_p_triton)."""
 
-    def fn(b: Any) -> Any:
+    def fn(b: SampleBatch) -> Any:
         import torch
 
         m = _modules()
@@ -236,7 +257,7 @@ def filtered_then_random_sample(route: str) -> Callable[[Any], Any]:
     return fn
 
 
-def gumbel_sample(b: Any) -> Any:
+def gumbel_sample(b: SampleBatch) -> Any:
     """gumbel_sample(logits, idx_mapping, temperature 1, seed, pos): one request state per
     output row, its seed the request's seed (int64 bits), its position the request's offset."""
     import torch
@@ -248,8 +269,11 @@ def gumbel_sample(b: Any) -> Any:
     for s, e in c.chunks():
         rows = torch.arange(e - s, device=c.dev)
         ones = torch.ones(e - s, dtype=torch.float32, device=c.dev)
-        tokens.append(_modules()[GUMBEL].gumbel_sample(c.logits[s:e], rows, ones, seed[s:e], pos[s:e],
-                                                      apply_temperature=True, is_drafting=False))
+        tokens.append(
+            _modules()[GUMBEL].gumbel_sample(
+                c.logits[s:e], rows, ones, seed[s:e], pos[s:e], apply_temperature=True, is_drafting=False
+            )
+        )
     return torch.cat(tokens), None
 
 
@@ -257,7 +281,7 @@ def matmul(name: str) -> Callable[[Any], Any]:
     """out = a @ weight.T (+ bias) in bf16: matmul_persistent(a, w.T, bias),
     mm_batch_invariant(a, w.T, bias), linear_batch_invariant(a, w, bias)."""
 
-    def fn(p: Any) -> Any:
+    def fn(p: MatmulProblem) -> Any:
         ops = _modules()[MATMUL]
         dev = device()
         a, w, bias = (_bf16(_torch(x, dev)) for x in (p.a, p.weight, p.bias))
@@ -281,60 +305,116 @@ def _modules() -> dict[str, Any]:
     return _loaded
 
 
-def _logits(name: str, fn: Callable[[Any], Any], memory: str, description: str, **kw: Any) -> Pair:
-    base: dict[str, Any] = {"input_kind": "logits", "input_dtypes": ("f32",), "philox_outputs_per_call": 1,
-                            "degenerate_rows": "undefined", "memory_space": memory}
+def _logits(name: str, fn: Callable[[SampleBatch], Any], memory: MemorySpace, description: str, **kw: Any) -> Pair:
+    base: dict[str, Any] = {
+        "input_kind": "logits",
+        "input_dtypes": ("f32",),
+        "philox_outputs_per_call": 1,
+        "degenerate_rows": "undefined",
+        "memory_space": memory,
+    }
     base.update(kw)
     return fn, SamplerDescriptor(name=name, description=f"{VERSION}: {description}", **base)
 
 
 # top-k keeps every logit equal to the k-th largest (logits < the k-th are masked), then top-p
 # runs on the softmax of what top-k kept.
-_FILTERED: dict[str, Any] = {"filters": ("top_k", "top_p"), "filter_order": "top_k_first",
-                             "tie_policy": "keep_ties"}
+_FILTERED: dict[str, Any] = {"filters": ("top_k", "top_p"), "filter_order": "top_k_first", "tie_policy": "keep_ties"}
 
 
-def torch_descriptors(memory: str) -> list[Pair]:
+def torch_descriptors(memory: MemorySpace) -> list[Pair]:
     """The torch routes: forward_native (apply_top_k_top_p's route on this machine), and the
     two torch masking routes named."""
     return [
-        _logits("vllm.forward_native", forward_native(True), memory,
-                "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
-                rng_policy="per_request", inputs="mutated", routes=ROUTES, **_FILTERED),
-        _logits("vllm.forward_native.unseeded", forward_native(False), memory,
-                "TopKTopPSampler.forward_native, no per-request generators (the default generator)",
-                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
-        _logits("vllm.apply_top_k_top_p_pytorch+random_sample", filtered_then_random_sample("pytorch"), memory,
-                "apply_top_k_top_p_pytorch (the sort), softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", **_FILTERED),
-        _logits("vllm.apply_top_k_only+random_sample", filtered_then_random_sample("top_k_only"), memory,
-                "apply_top_k_only, softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", filters=("top_k",), tie_policy="keep_ties"),
+        _logits(
+            "vllm.forward_native",
+            forward_native(True),
+            memory,
+            "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
+            rng_policy="per_request",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.forward_native.unseeded",
+            forward_native(False),
+            memory,
+            "TopKTopPSampler.forward_native, no per-request generators (the default generator)",
+            rng_policy="subject_generator",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.apply_top_k_top_p_pytorch+random_sample",
+            filtered_then_random_sample("pytorch"),
+            memory,
+            "apply_top_k_top_p_pytorch (the sort), softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.apply_top_k_only+random_sample",
+            filtered_then_random_sample("top_k_only"),
+            memory,
+            "apply_top_k_only, softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            filters=("top_k",),
+            tie_policy="keep_ties",
+        ),
     ]
 
 
-def triton_descriptors(memory: str) -> list[Pair]:
-    return [_logits("vllm.gumbel_sample", gumbel_sample, memory,
-                    "v1/worker/gpu/sample/gumbel.py gumbel_sample (Triton; noise murmur3(seed, pos, token))",
-                    rng_policy="request_keyed")]
+def triton_descriptors(memory: MemorySpace) -> list[Pair]:
+    return [
+        _logits(
+            "vllm.gumbel_sample",
+            gumbel_sample,
+            memory,
+            "v1/worker/gpu/sample/gumbel.py gumbel_sample (Triton; noise murmur3(seed, pos, token))",
+            rng_policy="request_keyed",
+        )
+    ]
 
 
-def cuda_descriptors(memory: str = "cuda") -> list[Pair]:
+def cuda_descriptors(memory: MemorySpace = "cuda") -> list[Pair]:
     """What runs only on a GPU: the Triton top-k / top-p kernel (its interpreter run fails on
     the CPU, docs/shipped.md), the FlashInfer route and the batch-invariant matmuls. `memory`
     is "host" only where they are declared to be skipped (a samplecheck built without CUDA
     refuses a cuda subject before it reads the skip)."""
     pairs = [
-        _logits("vllm.apply_top_k_top_p_triton+random_sample", filtered_then_random_sample("triton"), memory,
-                "apply_top_k_top_p_triton (Qrita), softmax, random_sample with per-request generators",
-                rng_policy="per_request", inputs="mutated", **_FILTERED),
-        _logits("vllm.forward_cuda.flashinfer", forward_cuda, memory,
-                "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
-                rng_policy="subject_generator", inputs="mutated", routes=ROUTES, **_FILTERED),
+        _logits(
+            "vllm.apply_top_k_top_p_triton+random_sample",
+            filtered_then_random_sample("triton"),
+            memory,
+            "apply_top_k_top_p_triton (Qrita), softmax, random_sample with per-request generators",
+            rng_policy="per_request",
+            inputs="mutated",
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.forward_cuda.flashinfer",
+            forward_cuda,
+            memory,
+            "TopKTopPSampler.forward_cuda: flashinfer_sample (deterministic=True), the default generator",
+            rng_policy="subject_generator",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
     ]
-    pairs += [(matmul(n), MatmulDescriptor(name=f"vllm.{n}", memory_space=memory,
-                                           description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"))
-              for n in ("matmul_persistent", "mm_batch_invariant", "linear_batch_invariant")]
+    pairs += [
+        (
+            matmul(n),
+            MatmulDescriptor(
+                name=f"vllm.{n}", memory_space=memory, description=f"{VERSION}: batch_invariant.{n} in bf16 (Triton)"
+            ),
+        )
+        for n in ("matmul_persistent", "mm_batch_invariant", "linear_batch_invariant")
+    ]
     return pairs
 
 
@@ -346,7 +426,7 @@ def _unavailable() -> str | None:
     return None
 
 
-def subjects() -> tuple[list[Pair], str | None]:
+def subjects() -> Roster:
     """The subjects this machine runs: on CUDA the torch routes and gumbel_sample; on the CPU
     the torch routes, or, under Triton's interpreter (TRITON_INTERPRET=1), gumbel_sample."""
     try:
@@ -356,12 +436,15 @@ def subjects() -> tuple[list[Pair], str | None]:
     cuda = torch.cuda.is_available()
     memory = "cuda" if cuda else "host"
     interpret = os.environ.get("TRITON_INTERPRET") == "1"
-    pairs = torch_descriptors(memory) + triton_descriptors(memory) if cuda else (
-        triton_descriptors(memory) if interpret else torch_descriptors(memory))
+    pairs = (
+        torch_descriptors(memory) + triton_descriptors(memory)
+        if cuda
+        else (triton_descriptors(memory) if interpret else torch_descriptors(memory))
+    )
     return pairs, _unavailable()
 
 
-def cuda_subjects() -> tuple[list[Pair], str | None]:
+def cuda_subjects() -> Roster:
     """The GPU-only subjects; on a machine without CUDA the hello says so and samplecheck skips."""
     reason = common.cuda_unavailable()
     if reason is not None:
@@ -370,5 +453,4 @@ def cuda_subjects() -> tuple[list[Pair], str | None]:
 
 
 # Every subject as a CUDA machine serves it, by name.
-DESCRIPTORS = {d.name: (fn, d) for fn, d in torch_descriptors("cuda") + triton_descriptors("cuda")
-               + cuda_descriptors()}
+DESCRIPTORS = {d.name: (fn, d) for fn, d in torch_descriptors("cuda") + triton_descriptors("cuda") + cuda_descriptors()}

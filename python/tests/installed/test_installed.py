@@ -3,8 +3,8 @@ the installed one, not the checkout's; its pytest plugin judges with the samplec
 beside it; and a pytest of a passing and a failing numpy subject (plugin_cases) gives one item
 per check, the failing one with its detail line, replay command and record.
 
-Run with `--confcutdir python/tests/installed`, so that python/tests/conftest.py, which puts
-the checkout's package on sys.path, is not loaded."""
+Run with `--confcutdir python/tests/installed` and no PYTHONPATH, so that nothing of the
+checkout's tests (python/tests/conftest.py, the PYTHONPATH ctest sets) is used."""
 
 import os
 import subprocess
@@ -36,17 +36,43 @@ def test_package_and_judge_are_the_installed_ones():
 def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SAMPLECHECK_BIN", "PYTHONPATH")}
     junit = tmp_path / "junit.xml"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(CASES),
-               "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "tmp"), f"--junitxml={junit}",
-               "-k", "correct or seed_element_zero", str(CASES / "test_plugin_cases.py")]
-    done = subprocess.run(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=600, check=False)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--confcutdir",
+        str(CASES),
+        "--rootdir",
+        str(tmp_path),
+        "--basetemp",
+        str(tmp_path / "tmp"),
+        f"--junitxml={junit}",
+        "-k",
+        "correct or seed_element_zero",
+        str(CASES / "test_plugin_cases.py"),
+    ]
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     print(done.stdout)
     assert done.returncode == 1, done.stdout
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     failed = {name for name, c in cases.items() if c.find("failure") is not None}
-    assert set(cases) == {"test_correct[support]", "test_correct[per_request_seeds]",
-                          "test_seed_element_zero[support]", "test_seed_element_zero[per_request_seeds]"}
+    assert set(cases) == {
+        "test_correct[support]",
+        "test_correct[per_request_seeds]",
+        "test_seed_element_zero[support]",
+        "test_seed_element_zero[per_request_seeds]",
+    }
     assert failed == {"test_seed_element_zero[per_request_seeds]"}, done.stdout
     failure = cases["test_seed_element_zero[per_request_seeds]"].find("failure")
     text = (failure.get("message") or "") + "\n" + (failure.text or "")
@@ -55,6 +81,12 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
     assert records and all(Path(r).is_file() and tmp_path in Path(r).parents for r in records)
     # The installed samplecheck starts the installed generator (the python3 beside it): the
     # record of a stream check is refused by it, exit 2 naming the field.
-    scripted = subprocess.run([find_judge().path, "repro-script", records[0], "-o", str(tmp_path / "s03.py")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    scripted = subprocess.run(
+        [find_judge().path, "repro-script", records[0], "-o", str(tmp_path / "s03.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
     assert scripted.returncode == 2 and "field 'check': per_request_seeds" in scripted.stdout, scripted.stdout

@@ -20,6 +20,7 @@ rows by tens of microseconds from one machine to the next.
 Run it on the GPU machine right after the C++ bench, so both tables share the
 device, driver and clocks.
 """
+
 import argparse
 import csv
 import statistics
@@ -31,7 +32,7 @@ import torch
 
 def zipf_rows(rows, vocab, generator):
     ranks = torch.arange(1, vocab + 1, dtype=torch.float64)
-    weights = (1.0 / ranks.pow(1.1))
+    weights = 1.0 / ranks.pow(1.1)
     weights = (weights / weights.sum()).float()
     out = torch.empty(rows, vocab, dtype=torch.float32)
     for r in range(rows):
@@ -120,19 +121,24 @@ def main():
             probs = all_rows[:batch].contiguous()
             hbm_us = batch * vocab * 4 / 4.8e12 * 1e6
             for name, rule in (("torch.multinomial", multinomial_rule), ("torch.gumbel_rule", gumbel_rule)):
-                timings = [("host", time_calls(rule, probs, False, args.warmup, args.calls)),
-                           ("sync", time_calls(rule, probs, True, args.warmup, args.calls))]
+                timings = [
+                    ("host", time_calls(rule, probs, False, args.warmup, args.calls)),
+                    ("sync", time_calls(rule, probs, True, args.warmup, args.calls)),
+                ]
                 # torch.multinomial checks its input on the host, which a capture refuses.
                 if rule is gumbel_rule:
                     graph = graph_of(rule, probs, args.warmup)
-                    timings += [("graph_sync", time_calls(lambda _: graph.replay(), probs, True, args.warmup,
-                                                          args.calls)),
-                                ("graph_burst", time_burst(graph))]
+                    timings += [
+                        ("graph_sync", time_calls(lambda _, g=graph: g.replay(), probs, True, args.warmup, args.calls)),
+                        ("graph_burst", time_burst(graph)),
+                    ]
                 for mode, us in timings:
                     median, iqr = summarise(us)
                     rows_out.append((name, mode, batch, vocab, median, iqr, hbm_us))
-                    print(f"{name:<30} {mode:<11} {batch:>4} {vocab:>7} {median:>12.1f} {iqr:>10.1f} {hbm_us:>9.2f}",
-                          flush=True)
+                    print(
+                        f"{name:<30} {mode:<11} {batch:>4} {vocab:>7} {median:>12.1f} {iqr:>10.1f} {hbm_us:>9.2f}",
+                        flush=True,
+                    )
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.writer(f)

@@ -5,6 +5,7 @@ as <svg> elements, and the screenshot is not blank (ink on the page, red where i
 
     screenshot_test.py SAMPLECHECK CHROMIUM WORK_DIR
 """
+
 import os
 import shutil
 import subprocess
@@ -19,24 +20,45 @@ if not CHROMIUM or not os.path.exists(CHROMIUM):
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 out = os.path.join(WORK, "report")
-p = subprocess.run([SAMPLECHECK, "qualify", "--subject", "cpu.sort_filter:S07", "--checks",
-                    "goodness_of_fit,tail,support", "--report-dir", out, "-q"],
-                   capture_output=True, text=True, timeout=600)
+p = subprocess.run(
+    [
+        SAMPLECHECK,
+        "qualify",
+        "--subject",
+        "cpu.sort_filter:S07",
+        "--checks",
+        "goodness_of_fit,tail,support",
+        "--report-dir",
+        out,
+        "-q",
+    ],
+    capture_output=True,
+    text=True,
+    timeout=600,
+)
 if p.returncode != 1:
     sys.exit(f"the mutant was not killed (exit {p.returncode}):\n{p.stdout}\n{p.stderr}")
 page = "file://" + os.path.abspath(os.path.join(out, "report.html"))
-browser = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--no-first-run", f"--user-data-dir={os.path.join(WORK, 'profile')}"]
+browser = [
+    CHROMIUM,
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    f"--user-data-dir={os.path.join(WORK, 'profile')}",
+]
 
-dom = subprocess.run(browser + ["--dump-dom", page], capture_output=True, text=True, timeout=120)
+dom = subprocess.run([*browser, "--dump-dom", page], capture_output=True, text=True, timeout=120)
 svgs = dom.stdout.count("<svg")
 print(f"DOM after load: {len(dom.stdout)} characters, {svgs} <svg> elements")
 if "samplecheck qualify" not in dom.stdout or svgs < 4:
     sys.exit(f"the page did not load with its plots:\n{dom.stderr[-2000:]}")
 
 shot = os.path.join(WORK, "report.png")
-subprocess.run(browser + ["--window-size=1200,2400", f"--screenshot={shot}", page],
-               capture_output=True, text=True, timeout=120)
+subprocess.run(
+    [*browser, "--window-size=1200,2400", f"--screenshot={shot}", page], capture_output=True, text=True, timeout=120
+)
 if not os.path.exists(shot):
     sys.exit("Chromium wrote no screenshot")
 pixels = matplotlib.image.imread(shot)[:, :, :3]

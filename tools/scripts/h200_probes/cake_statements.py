@@ -50,8 +50,9 @@ class Probe:
 
     def draw(self, probs: Any, k: int, p: float, seed: int = 7, offset: int = 0, **kw: Any) -> Any:
         n = probs.shape[0]
-        return self.cake.top_k_top_p_sampling_from_probs(probs, self.ks(n, k), self.ps(n, p), top_k_max=k,
-                                                         philox_seed=seed, philox_offset=offset, **kw)
+        return self.cake.top_k_top_p_sampling_from_probs(
+            probs, self.ks(n, k), self.ps(n, p), top_k_max=k, philox_seed=seed, philox_offset=offset, **kw
+        )
 
     def route(self, probs: Any, k: int) -> str:
         return str(self.cake.cake_sampling_route(probs, self.ks(probs.shape[0], k), k))
@@ -60,13 +61,16 @@ class Probe:
 def probe_routes(pr: Probe) -> list[dict[str, Any]]:
     """S8: cake_sampling_route's answer beside the one the statement assigns."""
     probs = pr.probs
-    cases = [("f32 k=50", probs[:8], 50, "pipeline"), ("f32 k=1024", probs[:8], 1024, "pipeline"),
-             ("f32 k=1025", probs[:8], 1025, "fallback:top_k_gt_slab"),
-             ("f32 k=V", probs[:8], VOCAB, "fallback:top_k_disabled"),
-             ("f32 k=0", probs[:8], 0, "fallback:top_k_disabled"),
-             ("bf16 k=50", probs[:8].bfloat16(), 50, "fallback:dtype"),
-             ("f16 k=50", probs[:8].half(), 50, "fallback:dtype"),
-             ("f32 non-contiguous k=50", probs[:8, ::2], 50, "fallback:layout")]
+    cases = [
+        ("f32 k=50", probs[:8], 50, "pipeline"),
+        ("f32 k=1024", probs[:8], 1024, "pipeline"),
+        ("f32 k=1025", probs[:8], 1025, "fallback:top_k_gt_slab"),
+        ("f32 k=V", probs[:8], VOCAB, "fallback:top_k_disabled"),
+        ("f32 k=0", probs[:8], 0, "fallback:top_k_disabled"),
+        ("bf16 k=50", probs[:8].bfloat16(), 50, "fallback:dtype"),
+        ("f16 k=50", probs[:8].half(), 50, "fallback:dtype"),
+        ("f32 non-contiguous k=50", probs[:8, ::2], 50, "fallback:layout"),
+    ]
     out = []
     for case, x, k, want in cases:
         route = pr.route(x, k)
@@ -81,8 +85,9 @@ def graph_replays(pr: Probe, batch: Any, k: int, p: float) -> list[Any]:
     out = torch.empty(64, dtype=torch.int32, device=pr.dev)
 
     def call() -> None:
-        pr.cake.top_k_top_p_sampling_from_probs(batch, static_k, static_p, top_k_max=k, philox_seed=7,
-                                                philox_offset=0, out=out)
+        pr.cake.top_k_top_p_sampling_from_probs(
+            batch, static_k, static_p, top_k_max=k, philox_seed=7, philox_offset=0, out=out
+        )
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
@@ -126,11 +131,20 @@ def probe_determinism(pr: Probe) -> list[dict[str, Any]]:
         nopdl = pr.draw(batch, k, p, enable_pdl=False)
         det.append({"what": f"enable_pdl False vs True, k={k} p={p}", "holds": bool(torch.equal(a, nopdl))})
         replays = graph_replays(pr, batch, k, p)
-        det.append({"what": f"stream launch vs 3 CUDA-graph replays, k={k} p={p}",
-                    "holds": all(bool(torch.equal(a, r)) for r in replays)})
+        det.append(
+            {
+                "what": f"stream launch vs 3 CUDA-graph replays, k={k} p={p}",
+                "holds": all(bool(torch.equal(a, r)) for r in replays),
+            }
+        )
         differ = batch_sizes_that_differ(pr, a, k, p)
-        det.append({"what": f"rows 0-63 (and row 0) in batches of 1-4096, same seed, k={k} p={p}",
-                    "holds": not differ, "batch sizes that differ": differ})
+        det.append(
+            {
+                "what": f"rows 0-63 (and row 0) in batches of 1-4096, same seed, k={k} p={p}",
+                "holds": not differ,
+                "batch sizes that differ": differ,
+            }
+        )
     return det
 
 
@@ -142,8 +156,12 @@ def degenerate_rows(pr: Probe) -> list[tuple[str, Any]]:
     base = pr.probs[4095].clone()
     top = pr.torch.argsort(base, descending=True)[:60]
     rows = []
-    for label, value in (("NaN at the 3 largest", float("nan")), ("-0.25 at the 3 largest", -0.25),
-                         ("-0.0 at the 3 largest", -0.0), ("-inf at the 3 largest", float("-inf"))):
+    for label, value in (
+        ("NaN at the 3 largest", float("nan")),
+        ("-0.25 at the 3 largest", -0.25),
+        ("-0.0 at the 3 largest", -0.0),
+        ("-inf at the 3 largest", float("-inf")),
+    ):
         row = base.clone()
         row[top[:3]] = value
         rows.append((label, row))
@@ -163,8 +181,12 @@ def probe_zero(pr: Probe) -> list[dict[str, Any]]:
         tokens = pr.draw(batch, 50, 1.0, seed=11)
         values = row[tokens.long()]
         seen = torch.unique(tokens).tolist()
-        item: dict[str, Any] = {"row": label, "route": pr.route(batch, 50), "distinct tokens": len(seen),
-                                "first tokens": seen[:8]}
+        item: dict[str, Any] = {
+            "row": label,
+            "route": pr.route(batch, 50),
+            "distinct tokens": len(seen),
+            "first tokens": seen[:8],
+        }
         if label.startswith("+inf"):
             counts = {t: int((tokens == t).sum()) for t in INF_TOKENS}
             item.update(holds=set(seen) <= set(INF_TOKENS), counts=counts)
@@ -185,16 +207,23 @@ def probe_ties(pr: Probe) -> dict[str, Any]:
     batch = row.unsqueeze(0).expand(4096, VOCAB).contiguous()
     tokens = pr.draw(batch, 5, 1.0, seed=13)
     seen = sorted(set(pr.torch.unique(tokens).tolist()))
-    return {"row": "0.2 at 100, 200; 0.05 at 300..1200 (10 tied), k = 5", "route": pr.route(batch, 5),
-            "expected support": [100, 200, 300, 400, 500], "seen": seen,
-            "holds": set(seen) <= {100, 200, 300, 400, 500}}
+    return {
+        "row": "0.2 at 100, 200; 0.05 at 300..1200 (10 tied), k = 5",
+        "route": pr.route(batch, 5),
+        "expected support": [100, 200, 300, 400, 500],
+        "seen": seen,
+        "holds": set(seen) <= {100, 200, 300, 400, 500},
+    }
 
 
 def main(out_dir: str) -> int:
     start = time.perf_counter()
     pr = Probe()
-    results: dict[str, Any] = {"flashinfer_cake_file": pr.cake.__file__, "torch": pr.torch.__version__,
-                               "device": pr.torch.cuda.get_device_name()}
+    results: dict[str, Any] = {
+        "flashinfer_cake_file": pr.cake.__file__,
+        "torch": pr.torch.__version__,
+        "device": pr.torch.cuda.get_device_name(),
+    }
     results["routes"] = probe_routes(pr)
     results["determinism"] = probe_determinism(pr)
     results["zero"] = probe_zero(pr)

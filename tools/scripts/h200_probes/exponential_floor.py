@@ -18,7 +18,7 @@ def main(out_dir, log2_draws=35):
 
     g = torch.Generator(device="cuda")
     g.manual_seed(20261201)
-    step = 2.0 ** -24
+    step = 2.0**-24
     thresholds = [step * j for j in (1, 2, 4, 8, 16)] + [1e-6, 1e-5, 1e-4]
     counts = [0] * len(thresholds)
     chunk, draws = 1 << 28, 1 << log2_draws
@@ -34,9 +34,15 @@ def main(out_dir, log2_draws=35):
     for x, seen in zip(thresholds, counts):
         expected = draws * -math.expm1(-x)
         rows.append({"x": x, "seen": seen, "expected": expected, "ratio": seen / expected})
-    result = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "draws": draws,
-              "smallest": smallest, "largest": largest,
-              "values_at_or_below_4_steps": sorted(distinct_small), "cdf_near_zero": rows}
+    result = {
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(),
+        "draws": draws,
+        "smallest": smallest,
+        "largest": largest,
+        "values_at_or_below_4_steps": sorted(distinct_small),
+        "cdf_near_zero": rows,
+    }
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "exponential_floor.json"), "w") as f:
         json.dump(result, f, indent=1)

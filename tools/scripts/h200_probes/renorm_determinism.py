@@ -29,39 +29,49 @@ def main(out_dir):
     for fn_name, param, value in cases:
         fn = getattr(fi, fn_name)
         for deterministic in (False, True):
+
             def call(x, fn=fn, param=param, value=value, deterministic=deterministic):
-                n = x.shape[0]
-                arg = (torch.full((n,), value, dtype=torch.int32, device="cuda") if param == "top_k"
-                       else torch.full((n,), value, dtype=torch.float32, device="cuda"))
+                dtype = torch.int32 if param == "top_k" else torch.float32
+                arg = torch.full((x.shape[0],), value, dtype=dtype, device="cuda")
                 return fn(x, arg, is_deterministic=deterministic)
 
             start = time.perf_counter()
             batch = probs[:64]
             first = call(batch).view(torch.int32)
-            differing_calls = sum(
-                not torch.equal(call(batch).view(torch.int32), first) for _ in range(repeats - 1))
+            differing_calls = sum(not torch.equal(call(batch).view(torch.int32), first) for _ in range(repeats - 1))
             alone = call(probs[:probe_rows]).view(torch.int32)
-            variant_sizes = [m for m in batch_sizes if m >= probe_rows and
-                             not torch.equal(call(probs[:m])[:probe_rows].view(torch.int32), alone)]
-            singles = [r for r in range(probe_rows)
-                       if not torch.equal(call(probs[r:r + 1]).view(torch.int32), alone[r:r + 1])]
+            variant_sizes = [
+                m
+                for m in batch_sizes
+                if m >= probe_rows and not torch.equal(call(probs[:m])[:probe_rows].view(torch.int32), alone)
+            ]
+            singles = [
+                r
+                for r in range(probe_rows)
+                if not torch.equal(call(probs[r : r + 1]).view(torch.int32), alone[r : r + 1])
+            ]
             torch.cuda.synchronize()
             judged = [m for m in batch_sizes if m >= probe_rows]
-            results.append({
-                "function": fn_name, param: value, "is_deterministic": deterministic, "vocab_size": vocab,
-                "run_to_run": f"{differing_calls} of {repeats - 1} repeated calls (batch 64) differ "
-                              "from the first",
-                "batch_invariance": f"rows 0..{probe_rows - 1} differ from their batch-{probe_rows} bits "
-                                    f"at batch sizes {variant_sizes or 'none'} of {judged}; alone "
-                                    f"(batch 1): rows {singles or 'none'} differ",
-                "differing_calls": differing_calls, "variant_batch_sizes": variant_sizes,
-                "rows_differing_alone": singles, "seconds": round(time.perf_counter() - start, 2),
-            })
+            results.append(
+                {
+                    "function": fn_name,
+                    param: value,
+                    "is_deterministic": deterministic,
+                    "vocab_size": vocab,
+                    "run_to_run": f"{differing_calls} of {repeats - 1} repeated calls (batch 64) differ from the first",
+                    "batch_invariance": f"rows 0..{probe_rows - 1} differ from their batch-{probe_rows} bits "
+                    f"at batch sizes {variant_sizes or 'none'} of {judged}; alone "
+                    f"(batch 1): rows {singles or 'none'} differ",
+                    "differing_calls": differing_calls,
+                    "variant_batch_sizes": variant_sizes,
+                    "rows_differing_alone": singles,
+                    "seconds": round(time.perf_counter() - start, 2),
+                }
+            )
             print(json.dumps(results[-1]), flush=True)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "renorm_determinism.json"), "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": results}, f,
-                  indent=1)
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": results}, f, indent=1)
     return 0
 
 

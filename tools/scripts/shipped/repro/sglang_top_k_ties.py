@@ -26,10 +26,14 @@ def draws(row, k, n, device):
 def report(name, row, pair, n, device):
     counts = draws(row, 1, n, device)
     low, high = pair
-    print(f"{name}: tokens {low} and {high} tied at p = {row[low]:g}, top_k = 1, {n} draws: "
-          f"token {low} drawn {counts[low]}, token {high} drawn {counts[high]}")
-    print(f"    lowest_index expects token {low} {n} times and token {high} never "
-          f"(p-value of any draw of token {high}: 0, its reference probability is 0)")
+    print(
+        f"{name}: tokens {low} and {high} tied at p = {row[low]:g}, top_k = 1, {n} draws: "
+        f"token {low} drawn {counts[low]}, token {high} drawn {counts[high]}"
+    )
+    print(
+        f"    lowest_index expects token {low} {n} times and token {high} never "
+        f"(p-value of any draw of token {high}: 0, its reference probability is 0)"
+    )
     return counts[high] > 0
 
 

@@ -35,8 +35,10 @@ def main():
     p = torch.full((N,), TOP_P, dtype=torch.float32, device=device)
     tokens, _ = sampler.forward_native(logits, generators, None, p)
     counts = np.bincount(tokens.cpu().numpy(), minlength=V)
-    print(f"top_p = {TOP_P}: the pair covers 0.5, so the quartet (p 1/32 each, equal logits) decides; "
-          f"{N} draws, the quartet drew " + ", ".join(f"token {t}: {counts[t]}" for t in QUARTET))
+    print(
+        f"top_p = {TOP_P}: the pair covers 0.5, so the quartet (p 1/32 each, equal logits) decides; "
+        f"{N} draws, the quartet drew " + ", ".join(f"token {t}: {counts[t]}" for t in QUARTET)
+    )
     drawn = [t for t in QUARTET if counts[t] > 0]
     if 0 < len(drawn) < len(QUARTET):
         print(f"reproduced: tokens with equal logits kept unequally ({len(drawn)} of {len(QUARTET)} drawn)")
