@@ -91,8 +91,8 @@ FAKE_SAMPLER = """
 import torch
 CALLS = []
 class TopKTopPSampler:
-    def __init__(self, logprobs_mode="raw_logprobs"):
-        self.logprobs_mode = logprobs_mode
+    def __init__(self, logprobs_mode="raw_logprobs", use_fp64_gumbel=False):
+        self.logprobs_mode, self.use_fp64_gumbel = logprobs_mode, use_fp64_gumbel
     def forward_native(self, logits, generators, k, p):
         CALLS.append((logits, dict(generators), k, p))
         if k is not None:
@@ -168,6 +168,8 @@ def test_forward_native_gets_the_calls_logits_k_p_and_a_generator_per_row(fake_t
     assert k.tolist() == [v, 3, v] and p is None  # top-k off is k = V; top_p 1 everywhere: None
     assert sorted(generators) == [0, 1, 2]
     assert logits[0, 1] == 2.0  # forward_native wrote samplecheck's own array: inputs "mutated"
+    assert not vllm_shipped._sampler_module().use_fp64_gumbel
+    assert vllm_shipped._sampler_module(fp64_gumbel=True).use_fp64_gumbel
 
 
 def test_a_row_index_gives_forward_native_copies_and_no_k_when_none_is_set(fake_tree):
@@ -194,7 +196,12 @@ def test_a_row_index_gives_forward_native_copies_and_no_k_when_none_is_set(fake_
 def test_the_routed_subjects_declare_the_route_table():
     d = {name: desc for name, (_, desc) in vllm_shipped.DESCRIPTORS.items()}
     routed = {n for n, desc in d.items() if getattr(desc, "routes", ())}
-    assert routed == {"vllm.forward_native", "vllm.forward_native.unseeded", "vllm.forward_cuda.flashinfer"}
+    assert routed == {
+        "vllm.forward_native",
+        "vllm.forward_native.fp64",
+        "vllm.forward_native.unseeded",
+        "vllm.forward_cuda.flashinfer",
+    }
     assert [(r.name, r.tie_policy) for r in d["vllm.forward_cuda.flashinfer"].routes] == [
         ("unfiltered", "keep_ties"),
         ("flashinfer", "keep_ties"),

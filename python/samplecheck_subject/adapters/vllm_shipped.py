@@ -178,14 +178,16 @@ def _seed_default_generator(b: SampleBatch, dev: str) -> None:
         torch.manual_seed(call_seed(b))
 
 
-def _sampler_module() -> Any:
-    """A TopKTopPSampler as vLLM builds it (logprobs_mode raw_logprobs, fp32 Gumbel), built
-    once; the adapter calls the named forward_* method, whichever __init__ picked."""
+def _sampler_module(fp64_gumbel: bool = False) -> Any:
+    """A TopKTopPSampler as vLLM builds it (logprobs_mode raw_logprobs; fp32 noise unless
+    fp64_gumbel, vLLM's use_fp64_gumbel), built once per setting; the adapter calls the named
+    forward_* method, whichever __init__ picked."""
     modules = _modules()
-    if "sampler" not in modules:
+    key = "sampler.fp64" if fp64_gumbel else "sampler"
+    if key not in modules:
         os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")  # __init__'s probe imports the attention backend
-        modules["sampler"] = modules[SAMPLER].TopKTopPSampler(logprobs_mode="raw_logprobs")
-    return modules["sampler"]
+        modules[key] = modules[SAMPLER].TopKTopPSampler(logprobs_mode="raw_logprobs", use_fp64_gumbel=fp64_gumbel)
+    return modules[key]
 
 
 def _draw(
@@ -217,9 +219,9 @@ def _draw(
     return torch.cat(tokens), None
 
 
-def forward_native(seeded: bool) -> Callable[[Any], Any]:
+def forward_native(seeded: bool, fp64_gumbel: bool = False) -> Callable[[Any], Any]:
     def fn(b: SampleBatch) -> Any:
-        sampler = _sampler_module()
+        sampler = _sampler_module(fp64_gumbel)
         return _draw(b, seeded, lambda x, k, p, g: sampler.forward_native(x, g, k, p)[0], routed=True)
 
     return fn
@@ -331,6 +333,16 @@ def torch_descriptors(memory: MemorySpace) -> list[Pair]:
             forward_native(True),
             memory,
             "TopKTopPSampler.forward_native, a torch.Generator per request (random_sample)",
+            rng_policy="per_request",
+            inputs="mutated",
+            routes=ROUTES,
+            **_FILTERED,
+        ),
+        _logits(
+            "vllm.forward_native.fp64",
+            forward_native(True, fp64_gumbel=True),
+            memory,
+            "TopKTopPSampler(use_fp64_gumbel=True).forward_native: random_sample's exponential noise in float64",
             rng_policy="per_request",
             inputs="mutated",
             routes=ROUTES,
