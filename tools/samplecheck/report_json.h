@@ -27,10 +27,12 @@ struct report_header {
 
 nlohmann::json run_json(const battery_report& r);
 nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs);
-nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results);
-nlohmann::json calibration_report(const report_header& h,
-                                  const std::vector<std::pair<std::string, calibration_summary>>& s,
-                                  double fail_below);
+nlohmann::json mutants_report(const report_header& h,
+                              const std::vector<campaigns::mutant_result>& results);
+nlohmann::json calibration_report(
+    const report_header& h,
+    const std::vector<std::pair<std::string, campaigns::calibration_summary>>& s,
+    double fail_below);
 
 // fingerprint --compare: the two manifests (suites/campaigns/fingerprint.h) and what
 // comparing them found; detail is the first diverging element as re-run here, or why
@@ -39,7 +41,7 @@ struct manifest_comparison {
   std::string a_path, b_path;
   const nlohmann::json* a = nullptr;
   const nlohmann::json* b = nullptr;
-  const fingerprint_comparison* result = nullptr;
+  const campaigns::fingerprint_comparison* result = nullptr;
   std::string detail;
 };
 nlohmann::json comparison_report(const report_header& h, const manifest_comparison& c);

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   s.sampler = &d;
   sb::subject_roster catalog;
   catalog.add_in_tree();
-  sb::register_checks();
+  samplecheck::checks::register_checks();
   sb::run_options o;
   o.budget = *budget;
   o.seed = seed;
