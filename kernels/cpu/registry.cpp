@@ -10,7 +10,6 @@
 namespace samplecheck {
 namespace {
 
-using cpu::defect;
 using cpu::subject_spec;
 
 constexpr uint32_t kAllFilters = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_P;

@@ -8,51 +8,11 @@
 #include <vector>
 
 #include "kernels/batch_rules.h"
+#include "kernels/defect.h"
 #include "kernels/samplecheck_plugin.h"
 #include "reference/philox.h"
 
 namespace samplecheck::cpu {
-
-// The defect a mutant carries (bug catalog ids). Set once, when the subject is built:
-// a mutant runs the very same code as its host with one branch switched.
-enum class defect : int {
-  none,
-  S01,
-  S02,
-  S03,
-  S04,
-  S05,
-  S06,
-  S07,
-  S08,
-  S09,
-  S10,
-  S11,
-  S12,
-  S13,
-  S14,
-  S15,
-  X01,  // beyond the catalog: proves the replay check can fail
-  X02,  // batch-chunked-scan: the prefix-sum chunking follows the batch size
-  S16,  // renorm-atomic-sum: the renorm total's float additions arrive in a new order each call
-  S17,
-  S18,
-  S19,
-  X03,  // declares fewer stream outputs per call than its rejection rounds take
-  X04,  // stream position (offset) kept in 32 bits
-  X05,  // Gumbel keys formed in bf16: a low-precision cast that breaks ties unevenly
-  X06,  // no renormalisation: u in [0, 1) against the raw running sum
-  X07,  // skipped outputs: u from stream outputs 2 and 3 instead of 0 and 1
-  X08,  // offset written back: the caller's offset array advanced in place
-  X09,  // absorbed CDF increments: the running sum in float32, tiny tokens never drawn
-  X10,  // Gumbel noise rounded to bf16: keys of a large tie group collide, the lower id wins
-  S20,  // offset-never-advances: the call site passes offset 0, whatever the caller's offset
-  S21,  // noise-by-rank: u inverted over the sorted row whenever any batchmate filters
-  S22,  // top-p-near-one-oob: the float cumsum ends below top_p, the boundary index is V
-  S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped at 17.3
-  X11,  // token-id-u16: the drawn id passes through a 16-bit store (id & 0xFFFF)
-  X12,  // topk-heap-ties: top-k's survivors among ties are std::partial_sort's heap order
-};
 
 // The filters of one input row, already checked; a value at its "off" setting means
 // off (kernels/batch_rules.h: top_k 0 or >= vocab_size, top_p 1, min_p 0,

@@ -9,7 +9,6 @@ namespace samplecheck {
 namespace {
 
 using cuda::algorithm;
-using cuda::defect;
 
 struct subject_spec {
   const char* name;

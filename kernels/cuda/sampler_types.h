@@ -5,13 +5,10 @@
 #include <cstdint>
 
 #include "kernels/batch_rules.h"
+#include "kernels/defect.h"
 #include "kernels/samplecheck_plugin.h"
 
 namespace samplecheck::cuda {
-
-// The planted defect of a mutant subject (bug catalog ids); none for the correct
-// subjects. A mutant is its host subject with this one switch set at construction.
-enum class defect : int32_t { none, S01, S02, S03, S04, S05, S08, S09, S10, S14, S16, S19, X09 };
 
 // A parameter the kernels refused, reported as (row, field) to the host.
 using bad_field = rules::field;

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <exception>
-#include <iterator>
 #include <string>
 
 #include "kernels/matmul/cpu_emulation.h"
@@ -57,9 +56,8 @@ struct cpu_registry {
   cpu_registry() {
     subjects.push_back({"cpu.persistent", kernel_kind::persistent, defect::none});
     subjects.push_back({"cpu.segmented", kernel_kind::segmented, defect::none});
-    for (size_t i = 0; i < std::size(kDefectIds); ++i)
-      subjects.push_back({std::string("cpu.segmented:") + kDefectIds[i], kernel_kind::segmented,
-                          static_cast<defect>(i + 1)});
+    for (const planted_defect& d : kPlantedDefects)
+      subjects.push_back({std::string("cpu.segmented:") + d.id, kernel_kind::segmented, d.planted});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {
       const bool persistent = s.kind == kernel_kind::persistent;

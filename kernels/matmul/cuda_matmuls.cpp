@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <iterator>
 #include <string>
 
 #include "kernels/matmul/cublas_control.h"
@@ -164,9 +163,9 @@ struct cuda_registry {
     subjects.push_back({"cuda.persistent_mma", kernel_kind::persistent_mma, defect::none});
     subjects.push_back({"cuda.segmented_mma", kernel_kind::segmented_mma, defect::none});
     subjects.push_back({"cuda.cublas", kernel_kind::cublas, defect::none});
-    for (size_t i = 0; i < std::size(kDefectIds); ++i)
-      subjects.push_back({std::string("cuda.segmented:") + kDefectIds[i], kernel_kind::segmented,
-                          static_cast<defect>(i + 1)});
+    for (const planted_defect& d : kPlantedDefects)
+      subjects.push_back(
+          {std::string("cuda.segmented:") + d.id, kernel_kind::segmented, d.planted});
     matmuls.reserve(subjects.size());
     for (auto& s : subjects) {
       sc_matmul m{};

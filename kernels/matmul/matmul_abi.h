@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "kernels/abi_error.h"
+#include "kernels/defect.h"
 #include "kernels/samplecheck_plugin.h"
 
 namespace samplecheck::matmul {
@@ -57,9 +58,14 @@ void declare_thresholds(sc_matmul& m, const int64_t (&thresholds)[N]) {
   m.batch_thresholds = thresholds;
 }
 
-// The segmented kernel's planted defects (matmul_plan.h's defect values 1, 2, ...) by
-// their ids in kernels/mutant_catalog.h: a mutant is named "<host>:<id>".
-inline constexpr const char* kDefectIds[] = {"B01", "B02", "B03", "B04",
-                                             "B05", "B06", "B07", "B08"};
+// The segmented kernel's planted defects by their ids in kernels/mutant_catalog.h:
+// a mutant is named "<host>:<id>".
+struct planted_defect {
+  const char* id;
+  defect planted;
+};
+inline constexpr planted_defect kPlantedDefects[] = {
+    {"B01", defect::B01}, {"B02", defect::B02}, {"B03", defect::B03}, {"B04", defect::B04},
+    {"B05", defect::B05}, {"B06", defect::B06}, {"B07", defect::B07}, {"B08", defect::B08}};
 
 }  // namespace samplecheck::matmul

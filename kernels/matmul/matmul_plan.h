@@ -14,12 +14,13 @@
 // CPU emulation needs no fma instruction to reproduce the GPU bits.
 //
 // Nothing in that order depends on M or on the tile shape, which is why every
-// correct launch configuration gives the same bits. The defects of
-// kernels/mutant_catalog.h (B01-B06) are switches in the plan.
+// correct launch configuration gives the same bits. The matmul defects of
+// kernels/defect.h (B01-B08) are switches in the plan.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/defect.h"
 #include "reference/host_device.h"
 
 namespace samplecheck::matmul {
@@ -32,18 +33,6 @@ inline constexpr int kSegments = 4;
 // single block and split/unsplit launches round differently (mutant B04).
 inline constexpr int64_t kSegmentMinK = 256;
 inline constexpr int kMaxSegments = kSegments;
-
-enum class defect : int32_t {
-  none = 0,
-  b01_split_by_m,         // segment count chosen from M
-  b02_k_tail_drop,        // the K tail past the last full segment is dropped
-  b03_pow2_k_variance,    // butterfly order flips with M, only for power-of-two K
-  b04_short_k_rounding,   // K <= 256 goes segmented; split partials rounded to bf16
-  b05_bias_in_partial,    // split launches add the bias into segment 0's partial
-  b06_atomic_reduce,      // split partials combined with atomicAdd in arrival order
-  b07_threshold_switch,   // an undeclared large-batch tile at M >= 2048 with 2 segments
-  b08_split_from_budget,  // segments = an SM budget over the batch's M tiles
-};
 
 // B07's undeclared threshold (a vendor does not declare its bug) and B08's SM budget
 // (a 132-SM GPU's): B08 takes 132 / ceil(M / tile_m) splits, rounded down to 4, 2
@@ -111,17 +100,17 @@ inline reduction_plan persistent_plan(int64_t k) {
 // tile_m: the launch's output rows per reduction group (only B08 reads it).
 inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split,
                                      int32_t tile_m = 1) {
-  if (k <= kSegmentMinK && d != defect::b04_short_k_rounding) return persistent_plan(k);
+  if (k <= kSegmentMinK && d != defect::B04) return persistent_plan(k);
   reduction_plan plan;
   plan.split = split;
   plan.num_segments = kSegments;
-  if (d == defect::b01_split_by_m && m > 64) plan.num_segments = 2;
-  if (d == defect::b07_threshold_switch && m >= kB07Threshold) plan.num_segments = 2;
-  if (d == defect::b08_split_from_budget) {
+  if (d == defect::B01 && m > 64) plan.num_segments = 2;
+  if (d == defect::B07 && m >= kB07Threshold) plan.num_segments = 2;
+  if (d == defect::B08) {
     const int64_t per_tile = kB08SmBudget / ceil_div(m, tile_m > 0 ? tile_m : 1);
     plan.num_segments = per_tile >= 4 ? 4 : per_tile >= 2 ? 2 : 1;
   }
-  if (d == defect::b04_short_k_rounding && k <= kSegmentMinK) {
+  if (d == defect::B04 && k <= kSegmentMinK) {
     // Each segment is one short block, as kSegmentMinK prevents in a correct
     // kernel, and the split launch's partials go through the output dtype.
     plan.segment_length = round_up(ceil_div(k, kSegments), kChunk);
@@ -130,12 +119,12 @@ inline reduction_plan segmented_plan(defect d, int64_t m, int64_t k, bool split,
     // Segments are whole lane rounds, so a segment's chunks never straddle its end.
     plan.segment_length = round_up(ceil_div(k, plan.num_segments), kLaneRound);
   }
-  if (d == defect::b02_k_tail_drop)
+  if (d == defect::B02)
     plan.num_segments =
         static_cast<int32_t>(k / plan.segment_length > 0 ? k / plan.segment_length : 1);
-  plan.butterfly_ascending = d == defect::b03_pow2_k_variance && is_power_of_two(k) && m >= 64;
-  plan.bias_in_partial0 = d == defect::b05_bias_in_partial && split;
-  plan.atomic_reduce = d == defect::b06_atomic_reduce && split;
+  plan.butterfly_ascending = d == defect::B03 && is_power_of_two(k) && m >= 64;
+  plan.bias_in_partial0 = d == defect::B05 && split;
+  plan.atomic_reduce = d == defect::B06 && split;
   return plan;
 }
 

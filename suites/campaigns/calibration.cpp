@@ -11,7 +11,7 @@
 #include "suites/battery/forked_children.h"
 #include "suites/stats/binomial_intervals.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::campaigns {
 
 namespace {
 
@@ -29,7 +29,7 @@ struct run_record {
   std::vector<entry> checks;
 };
 
-run_record record_of(const battery_report& r) {
+run_record record_of(const battery::battery_report& r) {
   run_record out{r.passed(), r.samples, r.seconds, {}};
   for (const auto& c : r.checks)
     if (c.p_value >= 0)
@@ -50,9 +50,10 @@ run_record from_json(const nlohmann::json& j) {
   return r;
 }
 
-void tell_progress(const progress_sink& sink, const std::string& subject, const run_record& r) {
+void tell_progress(const battery::progress_sink& sink, const std::string& subject,
+                   const run_record& r) {
   if (!sink) return;
-  progress_event e{.subject = subject, .check = "", .index = 1, .total = 1};
+  battery::progress_event e{.subject = subject, .check = "", .index = 1, .total = 1};
   e.plan_stated = e.all_planned = false;
   sink(e);
   e.finished = true;
@@ -63,15 +64,15 @@ void tell_progress(const progress_sink& sink, const std::string& subject, const 
 }
 
 // Child w of `jobs`: runs w, w + jobs, ..., each sent as [run, record].
-std::vector<run_record> run_in_workers(const subject& s, run_options options,
-                                       const subject_lookup& lookup, int runs, uint64_t first_seed,
-                                       int jobs) {
+std::vector<run_record> run_in_workers(const battery::subject& s, battery::run_options options,
+                                       const battery::subject_lookup& lookup, int runs,
+                                       uint64_t first_seed, int jobs) {
   std::vector<std::optional<run_record>> got(static_cast<size_t>(runs));
   const auto progress = options.progress;
   options.progress = nullptr;
-  run_forked_children(
+  battery::run_forked_children(
       jobs,
-      [&](int w, const json_sender& send) {
+      [&](int w, const battery::json_sender& send) {
         for (int i = w; i < runs; i += jobs) {
           options.seed = first_seed + static_cast<uint64_t>(i);
           send(nlohmann::json::array({i, to_json(record_of(run_battery(s, options, lookup)))}));
@@ -93,15 +94,16 @@ std::vector<run_record> run_in_workers(const subject& s, run_options options,
 
 }  // namespace
 
-calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup,
-                              int runs, uint64_t first_seed, int jobs) {
+calibration_summary calibrate(const battery::subject& s, battery::run_options options,
+                              const battery::subject_lookup& lookup, int runs, uint64_t first_seed,
+                              int jobs) {
   std::vector<run_record> records;
   if (jobs > 1) {
     records = run_in_workers(s, options, lookup, runs, first_seed, std::min(jobs, runs));
   } else {
     for (int i = 0; i < runs; ++i) {
       options.seed = first_seed + static_cast<uint64_t>(i);
-      records.push_back(record_of(run_battery(s, options, lookup)));
+      records.push_back(record_of(battery::run_battery(s, options, lookup)));
     }
   }
   calibration_summary out;
@@ -155,4 +157,4 @@ std::string format_calibration(const std::string& subject, const calibration_sum
   return out;
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::campaigns

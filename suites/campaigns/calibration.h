@@ -13,7 +13,7 @@
 #include "suites/battery/runner.h"
 #include "suites/stats/uniformity.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::campaigns {
 
 // `calibrate` fails a check whose false alarms exceed their expectation, whose
 // p-values hold too many small values (one-sided KS), or whose median p-value is above
@@ -46,8 +46,9 @@ struct calibration_summary {
 // shared among that many forked worker processes (run i in worker i % jobs), and the
 // summary is the same as with one (each run depends only on its seed; the parent takes
 // the runs in order). options.progress hears of each run as it ends, in the parent.
-calibration_summary calibrate(const subject& s, run_options options, const subject_lookup& lookup,
-                              int runs, uint64_t first_seed, int jobs = 1);
+calibration_summary calibrate(const battery::subject& s, battery::run_options options,
+                              const battery::subject_lookup& lookup, int runs, uint64_t first_seed,
+                              int jobs = 1);
 std::string format_calibration(const std::string& subject, const calibration_summary& summary);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::campaigns

@@ -19,14 +19,14 @@
 #define SAMPLECHECK_VERSION "unknown"
 #endif
 
-namespace samplecheck::battery {
+namespace samplecheck::campaigns {
 namespace {
 
 constexpr int kManifestVersion = 1;
 constexpr int64_t kLargestM = 4096;
 
 // The plugin's path and the hash of its file (which build it was), or the --exec command.
-nlohmann::json plugin_json(const subject& s) {
+nlohmann::json plugin_json(const battery::subject& s) {
   if (!s.exec.empty()) return {{"exec", s.exec}};
   if (!s.connect.empty()) return {{"connect", s.connect}};
   if (s.plugin.empty()) return nullptr;
@@ -45,11 +45,11 @@ std::vector<std::string> filter_names(uint32_t filters) {
   return out;
 }
 
-nlohmann::json matmul_plan(const subject& s, const fingerprint_options& o) {
+nlohmann::json matmul_plan(const battery::subject& s, const fingerprint_options& o) {
   const bool host = s.memory_space() == SC_MEMORY_HOST;
-  matmul_selection sel = o.matmul;
+  battery::matmul_selection sel = o.matmul;
   const std::string path =
-      sel.fixture_path.empty() ? default_matmul_fixture_path() : sel.fixture_path;
+      sel.fixture_path.empty() ? battery::default_matmul_fixture_path() : sel.fixture_path;
   if (sel.shapes.empty() || sel.batch_sizes.empty()) {
     const auto fixture = matmul_suite::read_matmul_fixture(path);
     if (sel.shapes.empty()) sel.shapes = fixture.shapes;
@@ -69,17 +69,17 @@ nlohmann::json matmul_plan(const subject& s, const fingerprint_options& o) {
           {"bias", {false, true}},  {"launch_configs", {-1}}};
 }
 
-nlohmann::json sampler_plan(const subject& s, const fingerprint_options& o) {
+nlohmann::json sampler_plan(const battery::subject& s, const fingerprint_options& o) {
   nlohmann::json dtypes = nlohmann::json::array();
-  for (const int32_t d : declared_dtypes(s)) dtypes.push_back(dtype_name(d));
+  for (const int32_t d : battery::declared_dtypes(s)) dtypes.push_back(harness::dtype_name(d));
   return {{"kind", "sampler"},
           {"seed", o.seed},
           {"vocab_size", o.vocab_size},
           {"input_kind", s.is_logits() ? "logits" : "probs"},
           {"filters", filter_names(s.sampler->filters)},
           {"dtypes", dtypes},
-          {"requests", kPoolRequests},
-          {"batch_sizes", sampler_batch_sizes()}};
+          {"requests", checks::kPoolRequests},
+          {"batch_sizes", checks::sampler_batch_sizes()}};
 }
 
 // The plan's entries in order, as (outer, m-or-batch, bias, config) indices.
@@ -107,7 +107,7 @@ std::vector<entry_key> entries_of(const nlohmann::json& plan) {
 
 int32_t dtype_by_name(const std::string& name) {
   for (const int32_t d : {SC_DTYPE_F32, SC_DTYPE_BF16, SC_DTYPE_F16})
-    if (dtype_name(d) == name) return d;
+    if (harness::dtype_name(d) == name) return d;
   throw std::invalid_argument(fmt::format("the plan names dtype '{}'", name));
 }
 
@@ -117,7 +117,8 @@ struct matmul_entry_bed {
   std::unique_ptr<matmul_suite::matmul_testbed> bed;
 };
 
-matmul_entry_bed make_bed(const subject& s, const nlohmann::json& plan, size_t shape, bool bias) {
+matmul_entry_bed make_bed(const battery::subject& s, const nlohmann::json& plan, size_t shape,
+                          bool bias) {
   const auto& sh = plan.at("shapes").at(shape);
   const matmul_suite::matmul_shape ms{sh.at("name").get<std::string>(), sh.at("n").get<int64_t>(),
                                       sh.at("k").get<int64_t>(), "fingerprint"};
@@ -139,23 +140,26 @@ entry_output run_matmul(matmul_entry_bed& b, const entry_key& key) {
   return {{bits.begin(), bits.end()}, b.bed->operands().n};
 }
 
-sampler_pool pool_for(const subject& s, const nlohmann::json& plan, int32_t dtype) {
-  subject as = s;
+checks::sampler_pool pool_for(const battery::subject& s, const nlohmann::json& plan,
+                              int32_t dtype) {
+  battery::subject as = s;
   as.input_dtype = dtype;
-  return make_sampler_pool(as, plan.at("vocab_size").get<int64_t>(),
-                           check_seed(plan.at("seed").get<uint64_t>(), "fingerprint"),
-                           plan.at("requests").get<int>());
+  return checks::make_sampler_pool(
+      as, plan.at("vocab_size").get<int64_t>(),
+      battery::check_seed(plan.at("seed").get<uint64_t>(), "fingerprint"),
+      plan.at("requests").get<int>());
 }
 
-entry_output run_sampler(const subject& s, const sampler_pool& pool, int32_t dtype, int64_t B) {
-  subject as = s;
+entry_output run_sampler(const battery::subject& s, const checks::sampler_pool& pool, int32_t dtype,
+                         int64_t B) {
+  battery::subject as = s;
   as.input_dtype = dtype;
-  sample_call call = batch_call(as, pool, batch_slots(pool, B));
-  const call_status st = run_call(as, call);
+  harness::sample_call call = batch_call(as, pool, batch_slots(pool, B));
+  const harness::call_status st = run_call(as, call);
   if (!st.ok()) throw std::runtime_error(st.describe());
   entry_output out;
   for (size_t slot = 0; slot < call.tokens.size(); ++slot)
-    out.values.push_back(static_cast<uint32_t>(slot_token(call, slot)));
+    out.values.push_back(static_cast<uint32_t>(checks::slot_token(call, slot)));
   return out;
 }
 
@@ -163,8 +167,8 @@ std::string hex(uint16_t bits) { return fmt::format("0x{:04x}", bits); }
 
 }  // namespace
 
-nlohmann::json fingerprint_plan(const subject& s, const fingerprint_options& o) {
-  return s.kind() == subject_kind::matmul ? matmul_plan(s, o) : sampler_plan(s, o);
+nlohmann::json fingerprint_plan(const battery::subject& s, const fingerprint_options& o) {
+  return s.kind() == battery::subject_kind::matmul ? matmul_plan(s, o) : sampler_plan(s, o);
 }
 
 std::string hash_output(const entry_output& out) {
@@ -174,7 +178,7 @@ std::string hash_output(const entry_output& out) {
   return fmt::format("{:016x}", h);
 }
 
-entry_output run_entry(const subject& s, const nlohmann::json& plan, size_t entry) {
+entry_output run_entry(const battery::subject& s, const nlohmann::json& plan, size_t entry) {
   const auto keys = entries_of(plan);
   if (entry >= keys.size()) throw std::out_of_range("no such entry");
   const entry_key& key = keys[entry];
@@ -199,7 +203,7 @@ std::string entry_name(const nlohmann::json& plan, size_t entry) {
                      key.size);
 }
 
-nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
+nlohmann::json take_fingerprint(const battery::subject& s, const nlohmann::json& plan) {
   const auto keys = entries_of(plan);
   nlohmann::json entries = nlohmann::json::array();
   XXH3_state_t* all = XXH3_createState();
@@ -227,7 +231,7 @@ nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
       for (size_t d = 0; d < plan.at("dtypes").size(); ++d) {
         const std::string name = plan.at("dtypes").at(d).get<std::string>();
         const int32_t dtype = dtype_by_name(name);
-        const sampler_pool pool = pool_for(s, plan, dtype);
+        const checks::sampler_pool pool = pool_for(s, plan, dtype);
         for (const int64_t B : plan.at("batch_sizes").get<std::vector<int64_t>>())
           add({{"dtype", name}, {"batch_size", B}}, run_sampler(s, pool, dtype, B));
       }
@@ -245,7 +249,7 @@ nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan) {
           {"subject", s.name()},
           {"description", s.description() ? s.description() : ""},
           {"plugin", plugin_json(s)},
-          {"platform", platform_json(s)},
+          {"platform", battery::platform_json(s)},
           {"plan", plan},
           {"compares",
            "two manifests compare when their plans are equal, entry by entry (XXH3-64 of the "
@@ -276,22 +280,23 @@ std::string plan_error(const nlohmann::json& plan) {
   if (!plan.contains("seed") || !plan.at("seed").is_number_unsigned())
     return "field 'plan.seed' is not an unsigned integer";
   for (const auto& m : plan.value("batch_sizes", nlohmann::json::array()))
-    if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > kMaxBatchSize)
+    if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > battery::kMaxBatchSize)
       return fmt::format("field 'plan.batch_sizes': {} is not in [1, {}]", m.dump().substr(0, 40),
-                         kMaxBatchSize);
+                         battery::kMaxBatchSize);
   if (plan.at("kind") == "sampler") {
-    if (auto why = range_error(plan, "vocab_size", kMinVocabSize, kMaxVocabSize); !why.empty())
+    if (auto why = range_error(plan, "vocab_size", battery::kMinVocabSize, battery::kMaxVocabSize);
+        !why.empty())
       return why;
     for (const auto& d : plan.value("dtypes", nlohmann::json::array()))
       if (d != "f32" && d != "bf16" && d != "f16")
         return fmt::format("field 'plan.dtypes': {} is not f32, bf16 or f16", d.dump());
-    return range_error(plan, "requests", 1, kPoolRequests);
+    return range_error(plan, "requests", 1, checks::kPoolRequests);
   }
   for (const auto& sh : plan.value("shapes", nlohmann::json::array()))
     for (const char* side : {"n", "k"})
-      if (auto why = range_error(sh, side, 1, kMaxShapeDim); !why.empty())
+      if (auto why = range_error(sh, side, 1, battery::kMaxShapeDim); !why.empty())
         return "field 'plan.shapes': " + why;
-  return range_error(plan, "columns", 0, kMaxShapeDim);
+  return range_error(plan, "columns", 0, battery::kMaxShapeDim);
 }
 
 }  // namespace
@@ -359,8 +364,9 @@ std::string first_difference(const nlohmann::json& plan, size_t entry, const ent
                          hex(x), hex(y), matmul_suite::bf16_ulp_distance(x, y));
     }
     const entry_key key = entries_of(plan).at(entry);
-    const int32_t q = batch_slots(
-        sampler_pool{{}, std::vector<sampler_request>(plan.at("requests").get<size_t>())},
+    const int32_t q = checks::batch_slots(
+        checks::sampler_pool{
+            {}, std::vector<checks::sampler_request>(plan.at("requests").get<size_t>())},
         key.size)[i];
     auto token = [](uint32_t v) {
       return static_cast<int32_t>(v) < 0 ? std::string("valid 0")
@@ -374,4 +380,4 @@ std::string first_difference(const nlohmann::json& plan, size_t entry, const ent
   return "the outputs are equal now (the subjects did not reproduce the manifests' hashes)";
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::campaigns

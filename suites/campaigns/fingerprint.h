@@ -22,18 +22,18 @@
 #include "suites/battery/platform.h"
 #include "suites/battery/subject.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::campaigns {
 
 inline constexpr const char* kFingerprintFormat = "samplecheck-fingerprint";
 
 struct fingerprint_options {
-  uint64_t seed = 0;           // the operands' and the request grid's seed
-  int64_t vocab_size = 32000;  // samplers
-  matmul_selection matmul;     // matmuls: empty lists take the defaults of the memory space
+  uint64_t seed = 0;                 // the operands' and the request grid's seed
+  int64_t vocab_size = 32000;        // samplers
+  battery::matmul_selection matmul;  // matmuls: empty lists take the defaults of the memory space
 };
 
 // The plan for a subject: the options with every default made explicit.
-nlohmann::json fingerprint_plan(const subject& s, const fingerprint_options& o);
+nlohmann::json fingerprint_plan(const battery::subject& s, const fingerprint_options& o);
 
 // The output of entry i of a plan, as the hash reads it: matmul bf16 bits (zero-
 // extended) row-major [M, columns]; sampler tokens by slot (columns = 1).
@@ -41,12 +41,12 @@ struct entry_output {
   std::vector<uint32_t> values;
   int64_t columns = 1;
 };
-entry_output run_entry(const subject& s, const nlohmann::json& plan, size_t entry);
+entry_output run_entry(const battery::subject& s, const nlohmann::json& plan, size_t entry);
 std::string hash_output(const entry_output& out);  // 16 hex digits
 
 // Runs every entry of the plan and returns the manifest. Throws std::runtime_error
 // when the subject fails a call (the message names the entry).
-nlohmann::json take_fingerprint(const subject& s, const nlohmann::json& plan);
+nlohmann::json take_fingerprint(const battery::subject& s, const nlohmann::json& plan);
 
 // One line naming entry i of a plan: "shape qwen3_8b.o (n 4096, k 4096), M = 65, bias".
 std::string entry_name(const nlohmann::json& plan, size_t entry);
@@ -67,4 +67,4 @@ fingerprint_comparison compare_manifests(const nlohmann::json& a, const nlohmann
 std::string first_difference(const nlohmann::json& plan, size_t entry, const entry_output& a,
                              const entry_output& b);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::campaigns

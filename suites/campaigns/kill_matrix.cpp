@@ -6,10 +6,10 @@
 
 #include "kernels/mutant_catalog.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::campaigns {
 
-const check_report* mutant_result::named() const {
-  const check_report* first = nullptr;
+const battery::check_report* mutant_result::named() const {
+  const battery::check_report* first = nullptr;
   for (const auto& c : report.checks) {
     if (c.check != named_check) continue;
     if (c.failed()) return &c;  // the row (dtype) that killed it
@@ -18,9 +18,9 @@ const check_report* mutant_result::named() const {
   return first;
 }
 
-std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects,
-                                       const run_options& options, const subject_lookup& lookup,
-                                       bool named_only) {
+std::vector<mutant_result> run_mutants(const std::vector<battery::subject>& subjects,
+                                       const battery::run_options& options,
+                                       const battery::subject_lookup& lookup, bool named_only) {
   std::vector<mutant_result> results;
   for (const auto& s : subjects) {
     const std::string name = s.name();
@@ -30,14 +30,14 @@ std::vector<mutant_result> run_mutants(const std::vector<subject>& subjects,
     if (entry == nullptr) continue;
     mutant_result m{name, std::string(entry->id), std::string(entry->killing_check), {}, false,
                     false};
-    run_options o = options;
+    battery::run_options o = options;
     if (named_only) o.checks = {m.named_check};
-    m.report = run_battery(s, o, lookup);
+    m.report = battery::run_battery(s, o, lookup);
     m.unavailable = m.report.unavailable();
-    const check_report* c = m.named();
+    const battery::check_report* c = m.named();
     // Another check's kill is shown in the matrix but proves nothing about the catalog's
     // claim that the named check catches this defect.
-    m.judged = !m.unavailable && c != nullptr && c->result != verdict::not_applicable;
+    m.judged = !m.unavailable && c != nullptr && c->result != battery::verdict::not_applicable;
     m.killed_by_named = m.judged && c->failed();
     results.push_back(std::move(m));
   }
@@ -51,19 +51,19 @@ const char* cell(const mutant_result& m, const std::string& check) {
   for (const auto& c : m.report.checks) {
     if (c.check != check) continue;
     switch (c.result) {
-      case verdict::fail:
-      case verdict::timeout:
+      case battery::verdict::fail:
+      case battery::verdict::timeout:
         return "K";
-      case verdict::pass:
+      case battery::verdict::pass:
         out = ".";
         break;
-      case verdict::not_applicable:
+      case battery::verdict::not_applicable:
         out = "-";
         break;
-      case verdict::unavailable:
+      case battery::verdict::unavailable:
         out = "s";
         break;
-      case verdict::error:
+      case battery::verdict::error:
         out = "E";
         break;
     }
@@ -74,7 +74,8 @@ const char* cell(const mutant_result& m, const std::string& check) {
 
 std::string format_kill_matrix(const std::vector<mutant_result>& results) {
   std::string out;
-  const std::vector<std::string> columns = check_names();  // a name both kinds share: one column
+  const std::vector<std::string> columns =
+      battery::check_names();  // a name both kinds share: one column
   // Header: check names vertically would be unreadable; number them instead.
   out += "checks: ";
   for (size_t i = 0; i < columns.size(); ++i)
@@ -86,7 +87,7 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
   for (const auto& m : results) {
     out += fmt::format("{:<32}", m.subject);
     for (const auto& col : columns) out += fmt::format("{:>3}", cell(m, col));
-    const check_report* n = m.named();
+    const battery::check_report* n = m.named();
     const std::string verdict_text = m.unavailable ? "skipped"
                                      : !m.judged   ? "not judged"
                                                    : (m.killed_by_named ? "KILLED" : "SURVIVED");
@@ -106,9 +107,9 @@ std::string format_kill_matrix(const std::vector<mutant_result>& results) {
       killed, judged, available - judged, results.size() - available);
   for (const auto& m : results)
     if (m.judged && !m.killed_by_named) {
-      const check_report* n = m.named();
+      const battery::check_report* n = m.named();
       out += fmt::format("  SURVIVOR {}: {} said {}: {}\n", m.subject, m.named_check,
-                         n ? to_string(n->result) : "nothing", n ? n->detail : "");
+                         n ? battery::to_string(n->result) : "nothing", n ? n->detail : "");
     }
   return out;
 }
@@ -123,4 +124,4 @@ bool none_judged(const std::vector<mutant_result>& results) {
                       [](const mutant_result& m) { return m.judged; });
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::campaigns

@@ -7,10 +7,10 @@
 
 #include "suites/checks/report_evidence.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
-std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, uint64_t seed,
-                                  const std::vector<fixtures::shape>& filtered,
+std::vector<judged_row> grid_rows(const battery::subject& s, const battery::budget_settings& b,
+                                  uint64_t seed, const std::vector<fixtures::shape>& filtered,
                                   const std::vector<fixtures::shape>& unfiltered) {
   std::vector<row_spec> specs;
   const auto grid = fixtures::parameter_grid(s.sampler->filters);
@@ -26,11 +26,12 @@ std::vector<judged_row> grid_rows(const subject& s, const budget_settings& b, ui
   return make_rows(s, specs);
 }
 
-uint32_t declared_params(const subject& s) {
+uint32_t declared_params(const battery::subject& s) {
   return s.sampler->filters & (s.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE);
 }
 
-std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, uint64_t seed) {
+std::vector<std::vector<judged_row>> wide_vocab_rows(const battery::check_context& ctx,
+                                                     uint64_t seed) {
   using fixtures::shape;
   std::vector<std::vector<judged_row>> out;
   if (!ctx.budget.wide_vocab) return out;
@@ -53,7 +54,7 @@ std::vector<std::vector<judged_row>> wide_vocab_rows(const check_context& ctx, u
   return out;
 }
 
-bool sends_unnormalised_rows(const subject& s) {
+bool sends_unnormalised_rows(const battery::subject& s) {
   return s.is_logits() ||
          registry::contracts_of(*s.sampler).probs_normalisation != SC_PROBS_ASSUME_SUM_ONE;
 }
@@ -82,22 +83,23 @@ std::string exact_power(uint64_t draws, std::string_view what) {
 // A drawing failure (a refused or broken call) or the first OUT token of any row, as the
 // check's exact failure; `where` adds what locates the draws (their plan, the look).
 bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
-                            uint64_t seed, const nlohmann::json& where, check_outcome& out) {
+                            uint64_t seed, const nlohmann::json& where,
+                            battery::check_outcome& out) {
   if (!drawn.failure.empty()) {
     out.repro = repro_base(seed);
-    fail_exactly(out, drawn.failure);
+    battery::fail_exactly(out, drawn.failure);
     out.repro.update(drawn.repro);
     return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
       out.repro = repro_base(seed);
-      fail_exactly(out, *bad,
-                   {{"row", rows[i].label},
-                    {"params", setting_json(rows[i].setting)},
-                    {"token", drawn.first_out[i].token},
-                    {"subsequence", drawn.first_out[i].subsequence},
-                    {"offset", drawn.first_out[i].offset}});
+      battery::fail_exactly(out, *bad,
+                            {{"row", rows[i].label},
+                             {"params", setting_json(rows[i].setting)},
+                             {"token", drawn.first_out[i].token},
+                             {"subsequence", drawn.first_out[i].subsequence},
+                             {"offset", drawn.first_out[i].offset}});
       out.repro.update(where);
       out.repro["row_data"] = row_data(rows[i], i, drawn.counts[i]);
       return true;
@@ -106,9 +108,9 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
 }
 
 // Draws, then the first OUT token of any row (an exact failure).
-bool draw_and_check_support(const check_context& ctx, uint64_t seed,
+bool draw_and_check_support(const battery::check_context& ctx, uint64_t seed,
                             const std::vector<judged_row>& rows, const std::vector<uint64_t>& draws,
-                            drawn_counts& drawn, check_outcome& out) {
+                            drawn_counts& drawn, battery::check_outcome& out) {
   drawn = draw_counts(ctx.subj, rows, draws, seed, 0);
   out.samples += drawn.samples;
   return !report_support_failure(
@@ -116,4 +118,4 @@ bool draw_and_check_support(const check_context& ctx, uint64_t seed,
       {{"draws_per_row", draws}, {"subsequences", "one per draw, from 0 in row order"}}, out);
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 void register_checks() {
   static std::once_flag once;
@@ -33,8 +33,8 @@ void register_checks() {
              matmul_all_ones_check,
              matmul_short_odd_k_check,
          })
-      register_check(row());
+      battery::register_check(row());
   });
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

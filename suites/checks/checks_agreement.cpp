@@ -18,7 +18,7 @@
 #include "suites/checks/checks.h"
 #include "suites/checks/collision_helpers.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
@@ -34,12 +34,12 @@ const std::vector<shape> kShapes{shape::flat,      shape::peaked,      shape::zi
 
 // Draws per row: enough to see a disagreement rate of the budget's support_rate with
 // probability 0.99 (the exact checks' per-row target), before ambiguous draws are skipped.
-uint64_t draws_per_row(const check_context& ctx) {
+uint64_t draws_per_row(const battery::check_context& ctx) {
   return static_cast<uint64_t>(
       std::ceil(std::log(1.0 - ctx.budget.power) / std::log1p(-ctx.budget.support_rate)));
 }
 
-std::vector<judged_row> agreement_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> agreement_rows(const battery::check_context& ctx, uint64_t seed) {
   return grid_rows(ctx.subj, ctx.budget, seed, {}, kShapes);
 }
 
@@ -146,13 +146,13 @@ struct agreement_tally {
 // batch_slot the subject keys its stream on (seed sent, slot r, offset): run_call sends
 // slot_stream_seed(seed, subsequence), and the reference follows the same mapping. The
 // check's first disagreement is its detail and evidence.
-void judge_outputs(const sample_call& call, const std::vector<judged_row>& rows,
+void judge_outputs(const harness::sample_call& call, const std::vector<judged_row>& rows,
                    const std::vector<row_cdf>& cdfs, bool slot_keyed, uint64_t seed,
-                   agreement_tally& tally, check_outcome& out) {
+                   agreement_tally& tally, battery::check_outcome& out) {
   for (int64_t r = 0; r < call.num_output_rows(); ++r) {
     const size_t row = static_cast<size_t>(call.row_index[r]);
     const uint64_t stream_seed =
-        slot_keyed ? slot_stream_seed(call.seed[r], call.subsequence[r]) : call.seed[r];
+        slot_keyed ? battery::slot_stream_seed(call.seed[r], call.subsequence[r]) : call.seed[r];
     const uint64_t stream_subsequence = slot_keyed ? static_cast<uint64_t>(r) : call.subsequence[r];
     const rule_draw d = inverse_cdf_u53(cdfs[row], stream_seed, stream_subsequence, call.offset[r]);
     if (d.ambiguous) {
@@ -181,7 +181,7 @@ void judge_outputs(const sample_call& call, const std::vector<judged_row>& rows,
 
 }  // namespace
 
-std::string agreement_not_applicable(const subject& s, const subject_lookup&) {
+std::string agreement_not_applicable(const battery::subject& s, const battery::subject_lookup&) {
   const auto c = registry::contracts_of(*s.sampler);
   if (c.uniform_rule == SC_RULE_UNDECLARED)
     return "uniform_rule undeclared: the subject does not say how its tokens follow from its "
@@ -192,15 +192,15 @@ std::string agreement_not_applicable(const subject& s, const subject_lookup&) {
   return {};
 }
 
-uint64_t planned_stream_agreement(const check_context& ctx) {
+uint64_t planned_stream_agreement(const battery::check_context& ctx) {
   return draws_per_row(ctx) * agreement_rows(ctx, ctx.check_seed).size();
 }
 
-check_outcome run_stream_agreement(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_stream_agreement(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const auto rows = agreement_rows(ctx, seed);
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(rows); !e.empty()) return battery::harness_failure(e);
   std::vector<row_cdf> cdfs;
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) {
@@ -213,7 +213,7 @@ check_outcome run_stream_agreement(const check_context& ctx) {
   constexpr uint64_t kOutputsPerCall = 1u << 14;
   agreement_tally tally;
   for (uint64_t first = 0; first < total; first += kOutputsPerCall) {
-    sample_call call = call_for_rows(ctx.subj, ptrs);
+    harness::sample_call call = call_for_rows(ctx.subj, ptrs);
     const uint64_t end = std::min(total, first + kOutputsPerCall);
     for (uint64_t j = first; j < end; ++j) {
       const draw_position p = position_of(seed, j);
@@ -229,7 +229,7 @@ check_outcome run_stream_agreement(const check_context& ctx) {
       tally.judged, total, tally.ambiguous, tally.disagreed);
   out.power = exact_power(tally.judged, "disagreement");
   if (tally.disagreed > 0) {
-    fail_exactly(out, fmt::format("first disagreement: {}; {}", out.detail, counts));
+    battery::fail_exactly(out, fmt::format("first disagreement: {}; {}", out.detail, counts));
     out.repro["judged"] = tally.judged;
     out.repro["ambiguous"] = tally.ambiguous;
     out.repro["disagreed"] = tally.disagreed;
@@ -248,10 +248,10 @@ check_outcome run_stream_agreement(const check_context& ctx) {
   return out;
 }
 
-check_definition stream_agreement_check() {
+battery::check_definition stream_agreement_check() {
   return {"stream_agreement",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "where the subject declares its uniform_rule, its tokens on unfiltered rows are the rule "
           "evaluated on the reference Philox stream (offsets and subsequences past 2^32)",
@@ -260,4 +260,4 @@ check_definition stream_agreement_check() {
           planned_stream_agreement};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

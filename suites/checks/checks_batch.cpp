@@ -8,25 +8,25 @@
 #include "suites/checks/checks.h"
 #include "suites/checks/sampler_batches.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 // Runs a call; a refusal or a broken contract is an exact failure (degenerate rows
 // must come back valid = 0, never make the subject refuse the batch).
-bool run_batch(const check_context& ctx, sample_call& call, std::string_view what,
-               check_outcome& out) {
-  const call_status st = run_call(ctx.subj, call);
+bool run_batch(const battery::check_context& ctx, harness::sample_call& call, std::string_view what,
+               battery::check_outcome& out) {
+  const harness::call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (st.ok()) return true;
-  fail_exactly(out, fmt::format("{}: {}", what, st.describe()));
+  battery::fail_exactly(out, fmt::format("{}: {}", what, st.describe()));
   return false;
 }
 
-std::string slot_text(const sample_call& call, size_t s) {
+std::string slot_text(const harness::sample_call& call, size_t s) {
   return call.valid[s] == 1 ? fmt::format("token {}", call.tokens[s]) : std::string("valid 0");
 }
 
-bool same_slot(const sample_call& a, size_t i, const sample_call& b, size_t j) {
+bool same_slot(const harness::sample_call& a, size_t i, const harness::sample_call& b, size_t j) {
   return a.valid[i] == b.valid[j] && slot_token(a, i) == slot_token(b, j);
 }
 
@@ -43,22 +43,22 @@ nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch
 }  // namespace
 
 // Every request alone, then one batch of each size.
-uint64_t planned_sampler_batch_invariance(const check_context&) {
+uint64_t planned_sampler_batch_invariance(const battery::check_context&) {
   uint64_t n = kPoolRequests;
   for (const int64_t B : sampler_batch_sizes()) n += static_cast<uint64_t>(B);
   return n;
 }
 
-check_outcome run_sampler_batch_invariance(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_sampler_batch_invariance(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const sampler_pool pool = make_sampler_pool(ctx.subj, ctx.budget.vocab_size, seed);
   std::vector<judged_row> valid_rows;
   for (const auto& r : pool.rows)
     if (r.target.ok()) valid_rows.push_back(r);
-  if (auto e = reference_errors(valid_rows); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(valid_rows); !e.empty()) return battery::harness_failure(e);
   // Every request alone (B = 1) is the reference its every later slot must equal.
-  std::vector<sample_call> alone;
+  std::vector<harness::sample_call> alone;
   for (int32_t q = 0; q < static_cast<int32_t>(pool.requests.size()); ++q) {
     alone.push_back(batch_call(ctx.subj, pool, {q}));
     if (!run_batch(ctx, alone.back(), fmt::format("request {} alone", q), out)) return out;
@@ -67,12 +67,12 @@ check_outcome run_sampler_batch_invariance(const check_context& ctx) {
   int64_t differing_sizes = 0, differing_slots = 0, slots_compared = 0;
   for (const int64_t B : sizes) {
     const auto slots = batch_slots(pool, B);
-    sample_call call = batch_call(ctx.subj, pool, slots);
+    harness::sample_call call = batch_call(ctx.subj, pool, slots);
     if (!run_batch(ctx, call, fmt::format("the batch of {}", B), out)) return out;
     bool differs = false;
     for (size_t s = 0; s < slots.size(); ++s) {
       ++slots_compared;
-      const sample_call& ref = alone[static_cast<size_t>(slots[s])];
+      const harness::sample_call& ref = alone[static_cast<size_t>(slots[s])];
       if (same_slot(ref, 0, call, s)) continue;
       differs = true;
       ++differing_slots;
@@ -89,16 +89,17 @@ check_outcome run_sampler_batch_invariance(const check_context& ctx) {
     return out;
   }
   const auto& r = out.repro;
-  fail_exactly(out, fmt::format("{} of {} batch sizes differ from B = 1 ({} of {} slots); first at "
-                                "batch size {}, slot {}: "
-                                "request {} (row '{}', seed {}, subsequence {}, offset {}) gave {} "
-                                "alone, {} in the batch",
-                                differing_sizes, sizes.size(), differing_slots, slots_compared,
-                                r["batch_size"].get<int64_t>(), r["slot"].get<size_t>(),
-                                r["request"].get<int>(), r["row"].get<std::string>(),
-                                r["seed"].get<uint64_t>(), r["subsequence"].get<uint64_t>(),
-                                r["offset"].get<uint64_t>(), r["expected"].get<std::string>(),
-                                r["actual"].get<std::string>()));
+  battery::fail_exactly(
+      out,
+      fmt::format("{} of {} batch sizes differ from B = 1 ({} of {} slots); first at "
+                  "batch size {}, slot {}: "
+                  "request {} (row '{}', seed {}, subsequence {}, offset {}) gave {} "
+                  "alone, {} in the batch",
+                  differing_sizes, sizes.size(), differing_slots, slots_compared,
+                  r["batch_size"].get<int64_t>(), r["slot"].get<size_t>(), r["request"].get<int>(),
+                  r["row"].get<std::string>(), r["seed"].get<uint64_t>(),
+                  r["subsequence"].get<uint64_t>(), r["offset"].get<uint64_t>(),
+                  r["expected"].get<std::string>(), r["actual"].get<std::string>()));
   out.repro["batch_sizes"] = sizes;
   return out;
 }
@@ -108,24 +109,24 @@ constexpr int kRunToRunCalls = 3;
 }
 
 // kRunToRunCalls calls of the largest batch.
-uint64_t planned_sampler_run_to_run(const check_context&) {
+uint64_t planned_sampler_run_to_run(const battery::check_context&) {
   return kRunToRunCalls * static_cast<uint64_t>(sampler_batch_sizes().back());
 }
 
-check_outcome run_sampler_run_to_run(const check_context& ctx) {
+battery::check_outcome run_sampler_run_to_run(const battery::check_context& ctx) {
   constexpr int kRepeats = kRunToRunCalls;
-  check_outcome out;
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const int64_t B = sampler_batch_sizes().back();
   // Every slot its own stream: B draws, not R repeated ones.
   const sampler_pool pool =
       make_sampler_pool(ctx.subj, ctx.budget.vocab_size, seed, static_cast<int>(B));
   const auto slots = batch_slots(pool, B);
-  sample_call first = batch_call(ctx.subj, pool, slots);
+  harness::sample_call first = batch_call(ctx.subj, pool, slots);
   if (!run_batch(ctx, first, "call 1", out)) return out;
   int differing_calls = 0;
   for (int repeat = 2; repeat <= kRepeats; ++repeat) {
-    sample_call again = batch_call(ctx.subj, pool, slots);
+    harness::sample_call again = batch_call(ctx.subj, pool, slots);
     if (!run_batch(ctx, again, fmt::format("call {}", repeat), out)) return out;
     int64_t differing = 0;
     for (size_t s = 0; s < slots.size(); ++s) {
@@ -156,10 +157,10 @@ check_outcome run_sampler_run_to_run(const check_context& ctx) {
 
 // The same names as the matmul checks below: one meaning (bitwise the same whatever
 // the batch; the same call twice), one spelling in --checks for both kinds.
-check_definition sampler_batch_invariance_check() {
+battery::check_definition sampler_batch_invariance_check() {
   return {"batch_invariance",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "a request's token is the same at every batch size 1-4096, slot and batchmates as alone",
           {},
@@ -167,10 +168,10 @@ check_definition sampler_batch_invariance_check() {
           planned_sampler_batch_invariance};
 }
 
-check_definition sampler_run_to_run_check() {
+battery::check_definition sampler_run_to_run_check() {
   return {"run_to_run",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "the same call repeated gives the same tokens and valid flags",
           {},
@@ -178,4 +179,4 @@ check_definition sampler_run_to_run_check() {
           planned_sampler_run_to_run};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

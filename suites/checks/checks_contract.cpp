@@ -23,7 +23,7 @@
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::filter_setting;
@@ -36,7 +36,7 @@ using fixtures::shape;
 // temperature 0.5 for a logits subject. Measured on cpu.dual_pivot (docs/judging-power.md):
 // calls 2 outputs apart agree 4.7x (k 64), 10.5x (p 0.01) and 10.6x (min_p 0.99) as often
 // as independent calls; on the unfiltered row not at all.
-std::vector<filter_setting> round_forcing_settings(const subject& s) {
+std::vector<filter_setting> round_forcing_settings(const battery::subject& s) {
   std::vector<filter_setting> out{filter_setting{}};
   if (s.declares(SC_FILTER_TOP_K)) out.push_back({.top_k = 256});
   if (s.declares(SC_FILTER_TOP_P)) out.push_back({.top_p = 0.01f});
@@ -61,9 +61,10 @@ struct pair_verdict {
 
 // One collision test of `first` against `second` (same length): the next part of `v`.
 // alpha is the part's level (sidak_level of the check's share), for the stated power.
-void fold_collisions(const check_context& ctx, uint64_t seed, const sample_call& first,
-                     const sample_call& second, const filtered_distribution& d, double alpha,
-                     std::string what, pair_verdict& v) {
+void fold_collisions(const battery::check_context& ctx, uint64_t seed,
+                     const harness::sample_call& first, const harness::sample_call& second,
+                     const filtered_distribution& d, double alpha, std::string what,
+                     pair_verdict& v) {
   const auto c = stats::collision_test(first.tokens, second.tokens, d.prob);
   v.power = std::max(v.power, stats::detectable_mass_shift(c.pairs, c.collision_prob, 2 * alpha,
                                                            ctx.budget.power));
@@ -86,7 +87,7 @@ struct round_plan {
   std::string error;
 };
 
-round_plan plan_rounds(const check_context& ctx, uint64_t seed) {
+round_plan plan_rounds(const battery::check_context& ctx, uint64_t seed) {
   round_plan plan;
   const auto settings = round_forcing_settings(ctx.subj);
   for (size_t i = 0; i < settings.size(); ++i)
@@ -115,7 +116,7 @@ struct position_plan {
   uint64_t pairs = 0;
 };
 
-position_plan plan_position(const check_context& ctx, uint64_t seed) {
+position_plan plan_position(const battery::check_context& ctx, uint64_t seed) {
   position_plan plan{
       make_row(ctx.subj, shape::flat, {.vocab_size = ctx.budget.vocab_size, .seed = seed}, {})};
   if (!plan.row.target.ok()) return plan;
@@ -131,23 +132,23 @@ position_plan plan_position(const check_context& ctx, uint64_t seed) {
 
 }  // namespace
 
-uint64_t planned_round_advancement(const check_context& ctx) {
+uint64_t planned_round_advancement(const battery::check_context& ctx) {
   const round_plan plan = plan_rounds(ctx, ctx.check_seed);
   uint64_t n = 0;
   for (const uint64_t pairs : plan.pairs) n += 2 * pairs;
   return n;
 }
 
-uint64_t planned_stream_position(const check_context& ctx) {
+uint64_t planned_stream_position(const battery::check_context& ctx) {
   const position_plan plan = plan_position(ctx, ctx.check_seed);
   return plan.pairs * (plan.slot_keyed ? 2 : 3);
 }
 
-check_outcome run_round_advancement(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_round_advancement(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const round_plan plan = plan_rounds(ctx, seed);
-  if (!plan.error.empty()) return harness_failure(plan.error);
+  if (!plan.error.empty()) return battery::harness_failure(plan.error);
   const auto& rows = plan.rows;
   const double alpha_row = plan.alpha_row;
   const uint64_t advance = ctx.subj.sampler->philox_outputs_per_call;
@@ -160,9 +161,9 @@ check_outcome run_round_advancement(const check_context& ctx) {
     // Consecutive calls of one request: offset `start`, then start + the declared advance;
     // row i on subsequences of its own, so that the rows' counts are independent (Sidak).
     const uint64_t base = i * kMaxPairs;
-    sample_call first = call_for_rows(ctx.subj, {&rows[i]});
+    harness::sample_call first = call_for_rows(ctx.subj, {&rows[i]});
     for (uint64_t j = 0; j < pairs; ++j) add_output(first, 0, seed, base + j, start);
-    sample_call second = first;
+    harness::sample_call second = first;
     for (auto& o : second.offset) o = start + advance;
     const std::string what =
         fmt::format("row '{}', offsets {} and {}", rows[i].label, start, start + advance);
@@ -185,12 +186,12 @@ check_outcome run_round_advancement(const check_context& ctx) {
   return out;
 }
 
-check_outcome run_stream_position(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_stream_position(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const position_plan plan = plan_position(ctx, seed);
   const judged_row& row = plan.row;
-  if (!row.target.ok()) return harness_failure(reference_errors({row}));
+  if (!row.target.ok()) return battery::harness_failure(reference_errors({row}));
   const auto& d = row.target.distribution();
   const bool slot_keyed = plan.slot_keyed;
   const double alpha_half = plan.alpha_part;
@@ -198,7 +199,8 @@ check_outcome run_stream_position(const check_context& ctx) {
   // Offsets: pair j is (subsequence j, offset c_j) against (subsequence j, offset c_j +
   // 2^(32 + j % 31)), c_j = j % 7 (not a multiple of 4: mid-block starts too).
   // Subsequences: (j, offset 0) against (j + 2^(32 + j % 32), offset 0).
-  sample_call near = call_for_rows(ctx.subj, {&row}), far_offset = near, far_subsequence = near;
+  harness::sample_call near = call_for_rows(ctx.subj, {&row}), far_offset = near,
+                       far_subsequence = near;
   for (uint64_t j = 0; j < pairs; ++j) {
     add_output(near, 0, seed, j, j % 7);
     add_output(far_offset, 0, seed, j, j % 7 + (uint64_t{1} << (32 + j % 31)));
@@ -230,10 +232,10 @@ check_outcome run_stream_position(const check_context& ctx) {
   return out;
 }
 
-check_definition round_advancement_check() {
+battery::check_definition round_advancement_check() {
   return {"round_advancement",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "calls one declared advance apart on rows that force many rejection rounds share no "
           "uniforms (collision test)",
@@ -242,10 +244,10 @@ check_definition round_advancement_check() {
           planned_round_advancement};
 }
 
-check_definition stream_position_check() {
+battery::check_definition stream_position_check() {
   return {"stream_position",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "offsets and subsequences 2^32..2^63 apart give independent draws (collision test)",
           {},
@@ -253,4 +255,4 @@ check_definition stream_position_check() {
           planned_stream_position};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -15,7 +15,7 @@
 #include "suites/stats/power.h"
 #include "suites/stats/tail_test.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
@@ -24,13 +24,13 @@ using fixtures::shape;
 // an exact failure or harness error of either is the outcome; else Sidak over the two
 // p-values, exact for independent halves (so uniform under the null, where doubling the
 // smaller one is not).
-check_outcome combine_halves(check_outcome a, check_outcome b) {
-  for (check_outcome* o : {&a, &b})
+battery::check_outcome combine_halves(battery::check_outcome a, battery::check_outcome b) {
+  for (battery::check_outcome* o : {&a, &b})
     if (o->exact_failure || !o->harness_error.empty()) {
       o->samples = a.samples + b.samples;
       return *o;
     }
-  check_outcome out = a.p_value <= b.p_value ? a : b;
+  battery::check_outcome out = a.p_value <= b.p_value ? a : b;
   out.p_value = stats::sidak_combine(std::min(a.p_value, b.p_value), 2);
   out.samples = a.samples + b.samples;
   out.power = fmt::format("{}; {}", a.power, b.power);
@@ -41,7 +41,7 @@ check_outcome combine_halves(check_outcome a, check_outcome b) {
 // The first half alone decides the check when it already fails at its own level (its
 // Sidak combination with any second p-value is then below the check's share): a
 // sequential stop, so a grossly broken subject is not drawn from twice.
-bool first_half_decides(const check_outcome& a, double half_share) {
+bool first_half_decides(const battery::check_outcome& a, double half_share) {
   return a.exact_failure || !a.harness_error.empty() || a.p_value <= half_share;
 }
 
@@ -61,7 +61,7 @@ struct support_plan {
   }
 };
 
-support_plan plan_support(const check_context& ctx, uint64_t seed) {
+support_plan plan_support(const battery::check_context& ctx, uint64_t seed) {
   support_plan plan;
   auto& rows = plan.rows;
   rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf},
@@ -98,23 +98,23 @@ support_plan plan_support(const check_context& ctx, uint64_t seed) {
 }
 }  // namespace
 
-uint64_t planned_support(const check_context& ctx) {
+uint64_t planned_support(const battery::check_context& ctx) {
   return plan_support(ctx, ctx.check_seed).samples();
 }
 
-check_outcome run_support(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_support(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const support_plan plan = plan_support(ctx, seed);
   const auto& rows = plan.rows;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(rows); !e.empty()) return battery::harness_failure(e);
   std::vector<uint64_t> draws(rows.size(), plan.per_row);
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, seed, rows, draws, drawn, out)) return out;
   // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
   size_t wide_rows = 0;
   for (const auto& wide : plan.wide) {
-    if (auto e = reference_errors(wide); !e.empty()) return harness_failure(e);
+    if (auto e = reference_errors(wide); !e.empty()) return battery::harness_failure(e);
     drawn_counts wide_drawn;
     if (!draw_and_check_support(ctx, seed, wide, std::vector<uint64_t>(wide.size(), plan.per_row),
                                 wide_drawn, out))
@@ -150,7 +150,7 @@ namespace {
 constexpr double kEarlyShare = 0.01;
 }  // namespace
 
-fit_plan plan_fit(const check_context& ctx, const std::vector<judged_row>& rows) {
+fit_plan plan_fit(const battery::check_context& ctx, const std::vector<judged_row>& rows) {
   fit_plan plan;
   if (!reference_errors(rows).empty()) return plan;  // fit_rows reports it; nothing is drawn
   for (const auto& r : rows) plan.testable += gof_testable(r) ? 1 : 0;
@@ -204,7 +204,7 @@ look_schedule schedule_looks(uint64_t most_draws) {
 
 // One fit_rows in progress: its plan, its looks and what has been drawn so far.
 struct fit_run {
-  const check_context& ctx;
+  const battery::check_context& ctx;
   const std::vector<judged_row>& rows;
   uint64_t seed;
   fit_plan plan;
@@ -216,7 +216,8 @@ struct fit_run {
   std::vector<std::vector<size_t>> orders{};  // each row's q order, sorted once for all looks
 };
 
-fit_run start_fit(const check_context& ctx, const std::vector<judged_row>& rows, uint64_t seed) {
+fit_run start_fit(const battery::check_context& ctx, const std::vector<judged_row>& rows,
+                  uint64_t seed) {
   fit_run f{ctx, rows, seed, plan_fit(ctx, rows)};
   f.tested = std::max<size_t>(f.plan.testable, 1);
   f.most = *std::max_element(f.plan.draws.begin(), f.plan.draws.end());
@@ -235,7 +236,7 @@ fit_run start_fit(const check_context& ctx, const std::vector<judged_row>& rows,
 
 // Draws every row up to its size at `look`; false (`out` failed exactly) when a call
 // fails or a row drew an OUT token.
-bool draw_look(fit_run& f, size_t look, check_outcome& out) {
+bool draw_look(fit_run& f, size_t look, battery::check_outcome& out) {
   const size_t n = f.rows.size();
   std::vector<uint64_t> from(n), more(n);
   for (size_t i = 0; i < n; ++i) {
@@ -312,7 +313,8 @@ struct fit_verdict {
   size_t worst_row = 0, stop_look = 0;
 };
 
-check_outcome fit_outcome(const fit_run& f, const fit_verdict& v, check_outcome out) {
+battery::check_outcome fit_outcome(const fit_run& f, const fit_verdict& v,
+                                   battery::check_outcome out) {
   const size_t looks = f.schedule.looks;
   const auto& rows = f.rows;
   out.p_value = v.p_check;
@@ -346,10 +348,10 @@ check_outcome fit_outcome(const fit_run& f, const fit_verdict& v, check_outcome 
 
 }  // namespace
 
-check_outcome fit_rows(const check_context& ctx, uint64_t seed,
-                       const std::vector<judged_row>& rows) {
-  check_outcome out;
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+battery::check_outcome fit_rows(const battery::check_context& ctx, uint64_t seed,
+                                const std::vector<judged_row>& rows) {
+  battery::check_outcome out;
+  if (auto e = reference_errors(rows); !e.empty()) return battery::harness_failure(e);
   fit_run f = start_fit(ctx, rows, seed);
   fit_verdict v;
   v.stop_look = f.schedule.looks;
@@ -371,7 +373,7 @@ check_outcome fit_rows(const check_context& ctx, uint64_t seed,
 }
 
 namespace {
-std::vector<judged_row> goodness_of_fit_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> goodness_of_fit_rows(const battery::check_context& ctx, uint64_t seed) {
   auto rows = grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
   // Beside the fixed grid, settings drawn from the run seed (CCCL's habit), on zipf.
   const auto drawn = fixtures::drawn_settings(declared_params(ctx.subj), ctx.budget.vocab_size,
@@ -385,26 +387,26 @@ std::vector<judged_row> goodness_of_fit_rows(const check_context& ctx, uint64_t 
 }
 
 // Half the share on the budget's V, half on V = 65,537 (the other side of 65,536).
-check_context half_share(const check_context& ctx) {
-  check_context half = ctx;
+battery::check_context half_share(const battery::check_context& ctx) {
+  battery::check_context half = ctx;
   half.alpha_share /= 2;
   return half;
 }
 }  // namespace
 
-uint64_t planned_goodness_of_fit(const check_context& ctx) {
+uint64_t planned_goodness_of_fit(const battery::check_context& ctx) {
   const uint64_t seed = ctx.check_seed;
-  const check_context half = half_share(ctx);
+  const battery::check_context half = half_share(ctx);
   const auto wide = wide_vocab_rows(ctx, seed);
   return plan_fit(half, goodness_of_fit_rows(ctx, seed)).samples() +
          (wide.empty() ? 0 : plan_fit(half, wide.back()).samples());
 }
 
-check_outcome run_goodness_of_fit(const check_context& ctx) {
+battery::check_outcome run_goodness_of_fit(const battery::check_context& ctx) {
   const uint64_t seed = ctx.check_seed;
   const auto rows = goodness_of_fit_rows(ctx, seed);
-  const check_context half = half_share(ctx);
-  check_outcome main = fit_rows(half, seed, rows);
+  const battery::check_context half = half_share(ctx);
+  battery::check_outcome main = fit_rows(half, seed, rows);
   // Without the wide rows (budget.wide_vocab off) the main half stands alone, at the same
   // half share and combination, so the level is the one the full plan has.
   if (!ctx.budget.wide_vocab || first_half_decides(main, half.alpha_share)) {
@@ -416,10 +418,12 @@ check_outcome run_goodness_of_fit(const check_context& ctx) {
 }
 
 // Ties apply to every sampler: exact ties must be split evenly whatever it declares.
-std::string ties_not_applicable(const subject&, const subject_lookup&) { return ""; }
+std::string ties_not_applicable(const battery::subject&, const battery::subject_lookup&) {
+  return "";
+}
 
 namespace {
-std::vector<judged_row> ties_at_k_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> ties_at_k_rows(const battery::check_context& ctx, uint64_t seed) {
   std::vector<judged_row> rows;
   // The tie group of 4 equal values straddles rank k: lowest_index keeps some of it,
   // keep_ties all of it; either way the reference (with the declared policy) knows.
@@ -432,32 +436,32 @@ std::vector<judged_row> ties_at_k_rows(const check_context& ctx, uint64_t seed) 
 }  // namespace
 
 // Half the share each, with top-k: the tie policy at the k-th and the even split.
-uint64_t planned_ties(const check_context& ctx) {
+uint64_t planned_ties(const battery::check_context& ctx) {
   if (!ctx.subj.declares(SC_FILTER_TOP_K)) return planned_tie_split(ctx, ctx.alpha_share);
-  const check_context half = half_share(ctx);
+  const battery::check_context half = half_share(ctx);
   return planned_tie_split(half, half.alpha_share) +
          plan_fit(half, ties_at_k_rows(half, ctx.check_seed)).samples();
 }
 
-check_outcome run_ties(const check_context& ctx) {
+battery::check_outcome run_ties(const battery::check_context& ctx) {
   if (!ctx.subj.declares(SC_FILTER_TOP_K)) return run_tie_split(ctx, ctx.alpha_share);
-  const check_context half = half_share(ctx);
+  const battery::check_context half = half_share(ctx);
   return combine_halves(run_tie_split(half, half.alpha_share), run_ties_at_k(half));
 }
 
-check_outcome run_ties_at_k(const check_context& ctx) {
+battery::check_outcome run_ties_at_k(const battery::check_context& ctx) {
   const uint64_t seed = ctx.check_seed;
   std::vector<judged_row> rows = ties_at_k_rows(ctx, seed);
   // A routed subject (ABI 1.5): each row judged by the tie policy of the route it takes.
   if (std::string probe = assign_routes(ctx.subj, rows, seed); !probe.empty())
-    return exact_failure(probe);
+    return battery::exact_failure(probe);
   return fit_rows(ctx, seed, rows);
 }
 
-check_definition support_check() {
+battery::check_definition support_check() {
   return {"support",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "no OUT token, no id outside [0, V), no valid = 0 on a valid row",
           {},
@@ -465,10 +469,10 @@ check_definition support_check() {
           planned_support};
 }
 
-check_definition goodness_of_fit_check() {
+battery::check_definition goodness_of_fit_check() {
   return {"goodness_of_fit",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           4,
           "chi-square, cumulative-mass cuts and single tokens on the IN-conditional distribution, "
           "BOUNDARY count "
@@ -478,10 +482,10 @@ check_definition goodness_of_fit_check() {
           planned_goodness_of_fit};
 }
 
-check_definition ties_check() {
+battery::check_definition ties_check() {
   return {"ties",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "exact ties split evenly among tied tokens in every row; ties at the k-th follow the "
           "declared tie policy",
@@ -490,4 +494,4 @@ check_definition ties_check() {
           planned_ties};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

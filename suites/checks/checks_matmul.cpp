@@ -17,7 +17,7 @@
 #include "suites/checks/checks.h"
 #include "suites/matmul/matmul_testbed.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using matmul_suite::check_result;
@@ -27,11 +27,14 @@ using matmul_suite::matmul_testbed;
 
 constexpr int64_t kLargestM = 4096;
 
-bool on_host(const check_context& ctx) { return ctx.subj.memory_space() == SC_MEMORY_HOST; }
+bool on_host(const battery::check_context& ctx) {
+  return ctx.subj.memory_space() == SC_MEMORY_HOST;
+}
 
-const matmul_suite::matmul_fixture& fixture(const check_context& ctx) {
-  static const std::string path =
-      ctx.matmul.fixture_path.empty() ? default_matmul_fixture_path() : ctx.matmul.fixture_path;
+const matmul_suite::matmul_fixture& fixture(const battery::check_context& ctx) {
+  static const std::string path = ctx.matmul.fixture_path.empty()
+                                      ? battery::default_matmul_fixture_path()
+                                      : ctx.matmul.fixture_path;
   static const matmul_suite::matmul_fixture f = matmul_suite::read_matmul_fixture(path);
   return f;
 }
@@ -40,7 +43,7 @@ bool is_short_or_odd(const matmul_shape& s) { return s.tag == "short_k" || s.k %
 
 // The shapes a check runs on: --shape when given, else the fixture's shapes of one
 // family (short / odd K apart, for short_odd_k).
-std::vector<matmul_shape> shapes_for(const check_context& ctx, bool short_or_odd) {
+std::vector<matmul_shape> shapes_for(const battery::check_context& ctx, bool short_or_odd) {
   if (!ctx.matmul.shapes.empty()) return ctx.matmul.shapes;
   std::vector<matmul_shape> out;
   for (const auto& s : fixture(ctx).shapes)
@@ -51,7 +54,8 @@ std::vector<matmul_shape> shapes_for(const check_context& ctx, bool short_or_odd
   return out;
 }
 
-std::vector<int64_t> with_thresholds(const check_context& ctx, std::vector<int64_t> sizes) {
+std::vector<int64_t> with_thresholds(const battery::check_context& ctx,
+                                     std::vector<int64_t> sizes) {
   for (const int64_t t : registry::batch_thresholds(*ctx.subj.matmul))
     for (const int64_t m : {t - 1, t, t + 1})
       if (m >= 1 && m <= kLargestM) sizes.push_back(m);
@@ -61,7 +65,7 @@ std::vector<int64_t> with_thresholds(const check_context& ctx, std::vector<int64
 }
 
 // The batch sizes of batch_invariance: --m, every M on a device, the CPU subset on the host.
-std::vector<int64_t> invariance_sizes(const check_context& ctx) {
+std::vector<int64_t> invariance_sizes(const battery::check_context& ctx) {
   if (!ctx.matmul.batch_sizes.empty()) return ctx.matmul.batch_sizes;
   std::vector<int64_t> sizes;
   if (!on_host(ctx)) {
@@ -79,12 +83,12 @@ std::vector<int64_t> invariance_sizes(const check_context& ctx) {
 
 // The sizes of the checks that compare several launches of one batch (configurations,
 // short / odd K): --m, else the fixture's "configs" list and the thresholds.
-std::vector<int64_t> config_sizes(const check_context& ctx) {
+std::vector<int64_t> config_sizes(const battery::check_context& ctx) {
   if (!ctx.matmul.batch_sizes.empty()) return ctx.matmul.batch_sizes;
   return with_thresholds(ctx, fixture(ctx).sizes("configs"));
 }
 
-int64_t columns_for(const check_context& ctx, const matmul_shape& s) {
+int64_t columns_for(const battery::check_context& ctx, const matmul_shape& s) {
   if (ctx.matmul.columns > 0) return std::min(ctx.matmul.columns, s.n);
   return on_host(ctx) ? std::min(kHostColumns, s.n) : s.n;
 }
@@ -92,10 +96,11 @@ int64_t columns_for(const check_context& ctx, const matmul_shape& s) {
 // Runs `body` on one testbed per (shape, bias) and folds the results into an outcome:
 // the first failure's summary and evidence, and how many cases failed.
 template <class Body>
-check_outcome over_testbeds(const check_context& ctx, const std::vector<matmul_shape>& shapes,
-                            const std::vector<bool>& biases, int64_t max_m, Body body) {
-  check_outcome out;
-  auto runner = make_matmul_runner(ctx.subj);
+battery::check_outcome over_testbeds(const battery::check_context& ctx,
+                                     const std::vector<matmul_shape>& shapes,
+                                     const std::vector<bool>& biases, int64_t max_m, Body body) {
+  battery::check_outcome out;
+  auto runner = battery::make_matmul_runner(ctx.subj);
   const uint64_t seed = ctx.check_seed;
   int64_t cases = 0, failed = 0, trials = 0;
   for (const auto& shape : shapes)
@@ -139,7 +144,8 @@ int64_t largest(const std::vector<int64_t>& sizes) {
 // output about once in 10^4 outputs, so on the host the repeats compare 256 columns.
 constexpr int64_t kRaceColumns = 256;
 
-std::vector<int64_t> repeat_sizes(const check_context& ctx, const std::vector<int64_t>& sizes) {
+std::vector<int64_t> repeat_sizes(const battery::check_context& ctx,
+                                  const std::vector<int64_t>& sizes) {
   const int64_t lo = sizes.front(), hi = std::max(lo, std::min<int64_t>(largest(sizes), 1024));
   std::vector<int64_t> ms{lo, std::clamp<int64_t>(64, lo, hi), hi};
   ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
@@ -156,11 +162,11 @@ struct testbed_plan {
   uint64_t samples() const { return shapes.size() * biases.size() * per_bed; }
 };
 
-uint64_t configs(const check_context& ctx) {
+uint64_t configs(const battery::check_context& ctx) {
   return static_cast<uint64_t>(std::max(ctx.subj.matmul->num_launch_configs, 0));
 }
 
-testbed_plan plan_batch_invariance(const check_context& ctx) {
+testbed_plan plan_batch_invariance(const battery::check_context& ctx) {
   const auto sizes = invariance_sizes(ctx);
   return {shapes_for(ctx, false), {false, true}, sizes, sizes.size()};
 }
@@ -168,13 +174,13 @@ testbed_plan plan_batch_invariance(const check_context& ctx) {
 constexpr int kHostRepeats = 8, kDeviceRepeats = 30;  // arrival-order races need repeats to show
 
 // Every repeat after the first is compared with it, at each M until one differs.
-testbed_plan plan_run_to_run(const check_context& ctx) {
+testbed_plan plan_run_to_run(const battery::check_context& ctx) {
   const auto ms = repeat_sizes(ctx, config_sizes(ctx));
   const int repeats = on_host(ctx) ? kHostRepeats : kDeviceRepeats;
   return {shapes_for(ctx, false), {false}, ms, ms.size() * static_cast<uint64_t>(repeats - 1)};
 }
 
-testbed_plan plan_launch_configs(const check_context& ctx) {
+testbed_plan plan_launch_configs(const battery::check_context& ctx) {
   const auto sizes = config_sizes(ctx);
   // Every shape, short K included: split and unsplit launches part most easily there.
   std::vector<matmul_shape> shapes = shapes_for(ctx, false);
@@ -184,35 +190,35 @@ testbed_plan plan_launch_configs(const check_context& ctx) {
 }
 
 constexpr int64_t kAccuracyM = 33;
-testbed_plan plan_one_launch(const check_context& ctx) {
+testbed_plan plan_one_launch(const battery::check_context& ctx) {
   return {shapes_for(ctx, false), {false, true}, {kAccuracyM}, 1};
 }
 
 // Batch invariance over the sizes, then accuracy and the configurations at the first.
-testbed_plan plan_short_odd_k(const check_context& ctx) {
+testbed_plan plan_short_odd_k(const battery::check_context& ctx) {
   const auto sizes = config_sizes(ctx);
   return {shapes_for(ctx, true), {false, true}, sizes, sizes.size() + 1 + configs(ctx)};
 }
 
 }  // namespace
 
-uint64_t planned_matmul_batch_invariance(const check_context& ctx) {
+uint64_t planned_matmul_batch_invariance(const battery::check_context& ctx) {
   return plan_batch_invariance(ctx).samples();
 }
-uint64_t planned_matmul_run_to_run(const check_context& ctx) {
+uint64_t planned_matmul_run_to_run(const battery::check_context& ctx) {
   return plan_run_to_run(ctx).samples();
 }
-uint64_t planned_matmul_launch_configs(const check_context& ctx) {
+uint64_t planned_matmul_launch_configs(const battery::check_context& ctx) {
   return plan_launch_configs(ctx).samples();
 }
-uint64_t planned_matmul_one_launch(const check_context& ctx) {
+uint64_t planned_matmul_one_launch(const battery::check_context& ctx) {
   return plan_one_launch(ctx).samples();
 }
-uint64_t planned_matmul_short_odd_k(const check_context& ctx) {
+uint64_t planned_matmul_short_odd_k(const battery::check_context& ctx) {
   return plan_short_odd_k(ctx).samples();
 }
 
-check_outcome run_matmul_batch_invariance(const check_context& ctx) {
+battery::check_outcome run_matmul_batch_invariance(const battery::check_context& ctx) {
   const testbed_plan plan = plan_batch_invariance(ctx);
   const auto& sizes = plan.sizes;
   // Every row is compared (each computed alone once) when the rows fit 2^16 in all: a
@@ -230,14 +236,14 @@ check_outcome run_matmul_batch_invariance(const check_context& ctx) {
   return out;
 }
 
-check_outcome run_matmul_run_to_run(const check_context& ctx) {
+battery::check_outcome run_matmul_run_to_run(const battery::check_context& ctx) {
   const testbed_plan plan = plan_run_to_run(ctx);
   const auto& ms = plan.sizes;
   const int repeats = on_host(ctx) ? kHostRepeats : kDeviceRepeats;
-  matmul_selection selection = ctx.matmul;
+  battery::matmul_selection selection = ctx.matmul;
   if (on_host(ctx) && selection.columns == 0) selection.columns = kRaceColumns;
-  const check_context race_ctx{ctx.subj,   ctx.budget, ctx.seed,  ctx.alpha_share,
-                               ctx.lookup, selection,  ctx.check, ctx.check_seed};
+  const battery::check_context race_ctx{ctx.subj,   ctx.budget, ctx.seed,  ctx.alpha_share,
+                                        ctx.lookup, selection,  ctx.check, ctx.check_seed};
   auto out = over_testbeds(race_ctx, plan.shapes, plan.biases, ms.back(), [&](matmul_testbed& bed) {
     check_result r;
     int64_t trials = 0;  // every M's repeats count (the plan's sum)
@@ -252,12 +258,13 @@ check_outcome run_matmul_run_to_run(const check_context& ctx) {
   return out;
 }
 
-std::string launch_configs_not_applicable(const subject& s, const subject_lookup&) {
+std::string launch_configs_not_applicable(const battery::subject& s,
+                                          const battery::subject_lookup&) {
   return s.matmul->num_launch_configs > 0 ? ""
                                           : "the subject declares a single launch configuration";
 }
 
-check_outcome run_matmul_launch_configs(const check_context& ctx) {
+battery::check_outcome run_matmul_launch_configs(const battery::check_context& ctx) {
   const testbed_plan plan = plan_launch_configs(ctx);
   const auto& sizes = plan.sizes;
   auto out = over_testbeds(ctx, plan.shapes, plan.biases, largest(sizes), [&](matmul_testbed& bed) {
@@ -268,7 +275,7 @@ check_outcome run_matmul_launch_configs(const check_context& ctx) {
   return out;
 }
 
-check_outcome run_matmul_accuracy(const check_context& ctx) {
+battery::check_outcome run_matmul_accuracy(const battery::check_context& ctx) {
   const testbed_plan plan = plan_one_launch(ctx);
   auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
                            [&](matmul_testbed& bed) { return bed.accuracy(kAccuracyM); });
@@ -276,7 +283,7 @@ check_outcome run_matmul_accuracy(const check_context& ctx) {
   return out;
 }
 
-check_outcome run_matmul_all_ones(const check_context& ctx) {
+battery::check_outcome run_matmul_all_ones(const battery::check_context& ctx) {
   const testbed_plan plan = plan_one_launch(ctx);
   auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
                            [&](matmul_testbed& bed) { return bed.all_ones(kAccuracyM); });
@@ -285,7 +292,7 @@ check_outcome run_matmul_all_ones(const check_context& ctx) {
 }
 
 // Short and odd K: tile and vector-load edges (K <= 512, K not a multiple of 8, K < 8).
-check_outcome run_matmul_short_odd_k(const check_context& ctx) {
+battery::check_outcome run_matmul_short_odd_k(const battery::check_context& ctx) {
   const testbed_plan plan = plan_short_odd_k(ctx);
   const auto& sizes = plan.sizes;
   const auto& shapes = plan.shapes;
@@ -304,11 +311,11 @@ check_outcome run_matmul_short_odd_k(const check_context& ctx) {
   return out;
 }
 
-check_definition matmul_batch_invariance_check() {
+battery::check_definition matmul_batch_invariance_check() {
   return {
       "batch_invariance",
-      subject_kind::matmul,
-      check_kind::exact,
+      battery::subject_kind::matmul,
+      battery::check_kind::exact,
       0,
       "every batch size gives each row the bits it has alone (probes first / middle / last, bias "
       "on and off)",
@@ -317,10 +324,10 @@ check_definition matmul_batch_invariance_check() {
       planned_matmul_batch_invariance};
 }
 
-check_definition matmul_run_to_run_check() {
+battery::check_definition matmul_run_to_run_check() {
   return {"run_to_run",
-          subject_kind::matmul,
-          check_kind::exact,
+          battery::subject_kind::matmul,
+          battery::check_kind::exact,
           0,
           "repeated launches of one batch give the same bits",
           {},
@@ -328,11 +335,11 @@ check_definition matmul_run_to_run_check() {
           planned_matmul_run_to_run};
 }
 
-check_definition matmul_launch_configs_check() {
+battery::check_definition matmul_launch_configs_check() {
   return {
       "launch_config_independence",
-      subject_kind::matmul,
-      check_kind::exact,
+      battery::subject_kind::matmul,
+      battery::check_kind::exact,
       0,
       "every declared launch configuration (split and unsplit) gives the subject's own choice's "
       "bits",
@@ -341,10 +348,10 @@ check_definition matmul_launch_configs_check() {
       planned_matmul_launch_configs};
 }
 
-check_definition matmul_accuracy_check() {
+battery::check_definition matmul_accuracy_check() {
   return {"accuracy",
-          subject_kind::matmul,
-          check_kind::exact,
+          battery::subject_kind::matmul,
+          battery::check_kind::exact,
           0,
           "relative Frobenius error below 1% against the fp64 reference",
           {},
@@ -352,10 +359,10 @@ check_definition matmul_accuracy_check() {
           planned_matmul_one_launch};
 }
 
-check_definition matmul_all_ones_check() {
+battery::check_definition matmul_all_ones_check() {
   return {"all_ones",
-          subject_kind::matmul,
-          check_kind::exact,
+          battery::subject_kind::matmul,
+          battery::check_kind::exact,
           0,
           "all-ones operands give exactly bf16(K + bias), bias = bf16(K)",
           {},
@@ -363,11 +370,11 @@ check_definition matmul_all_ones_check() {
           planned_matmul_one_launch};
 }
 
-check_definition matmul_short_odd_k_check() {
+battery::check_definition matmul_short_odd_k_check() {
   return {
       "short_odd_k",
-      subject_kind::matmul,
-      check_kind::exact,
+      battery::subject_kind::matmul,
+      battery::check_kind::exact,
       0,
       "K <= 512, K not a multiple of 8 and K < 8: batch invariance, configurations and accuracy",
       {},
@@ -375,4 +382,4 @@ check_definition matmul_short_odd_k_check() {
       planned_matmul_short_odd_k};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -9,7 +9,7 @@
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
@@ -22,7 +22,7 @@ struct degenerate_case {
 // Rows a sampler must refuse row by row. For a logits subject, -inf everywhere is
 // the all-zero row, and "everything filtered" has no other spelling: under the ABI's
 // parameter rules (top_k >= 1, top_p > 0, min_p <= 1) every filter keeps the argmax.
-std::vector<degenerate_case> degenerate_cases(const subject& s, int64_t V, uint64_t seed) {
+std::vector<degenerate_case> degenerate_cases(const battery::subject& s, int64_t V, uint64_t seed) {
   const float nan = std::numeric_limits<float>::quiet_NaN(),
               inf = std::numeric_limits<float>::infinity();
   std::vector<float> base = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
@@ -94,7 +94,7 @@ constexpr const char* kZeroRuleKept =
     "drawn among the +Inf entries, all-zero valid = 0)";
 
 // The degenerate rows as judged rows; an error when the reference accepts one.
-std::string degenerate_rows_of(const subject& s, const std::vector<degenerate_case>& cases,
+std::string degenerate_rows_of(const battery::subject& s, const std::vector<degenerate_case>& cases,
                                std::vector<judged_row>& bad) {
   for (const auto& c : cases) {
     judged_row r;
@@ -108,23 +108,23 @@ std::string degenerate_rows_of(const subject& s, const std::vector<degenerate_ca
   return {};
 }
 
-bool treats_as_zero(const subject& s) {
+bool treats_as_zero(const battery::subject& s) {
   return registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO;
 }
 
 // Every degenerate row drawn kZeroRuleDraws times in one call, each output judged exactly by
 // the rule; false (with `out` the exact failure) at the first output that breaks it.
-bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& bad, uint64_t seed,
-                     check_outcome& out) {
+bool judge_zero_rule(const battery::check_context& ctx, const std::vector<judged_row>& bad,
+                     uint64_t seed, battery::check_outcome& out) {
   std::vector<const judged_row*> ptrs;
   for (const auto& r : bad) ptrs.push_back(&r);
-  sample_call call = call_for_rows(ctx.subj, ptrs);
+  harness::sample_call call = call_for_rows(ctx.subj, ptrs);
   for (uint64_t j = 0; j < kZeroRuleDraws * bad.size(); ++j)
     add_output(call, static_cast<int32_t>(j % bad.size()), seed, 5000 + j, 8);
-  const call_status st = run_call(ctx.subj, call);
+  const harness::call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
-    fail_exactly(
+    battery::fail_exactly(
         out, fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe()));
     return false;
   }
@@ -134,7 +134,7 @@ bool judge_zero_rule(const check_context& ctx, const std::vector<judged_row>& ba
         zero_rule_breach(treat_as_zero_rule(row.values), call.valid[r] != 0, call.tokens[r]);
     if (why.empty()) continue;
     out.repro = repro_base(seed);
-    fail_exactly(
+    battery::fail_exactly(
         out,
         fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why),
         {{"row_label", row.label},
@@ -154,7 +154,7 @@ struct bad_param {
   fixtures::filter_setting setting;
 };
 
-std::vector<bad_param> bad_params(const subject& s) {
+std::vector<bad_param> bad_params(const battery::subject& s) {
   std::vector<bad_param> all{
       {SC_FILTER_TOP_K, "top_k = -1", {.top_k = -1}},
       {SC_FILTER_TOP_P, "top_p = 0", {.top_p = 0.0f}},
@@ -171,13 +171,13 @@ std::vector<bad_param> bad_params(const subject& s) {
 // Outputs per input row of parameter_routing: a misrouted row draws an OUT token at
 // the support rate, so ln(100) / rate outputs see one with probability 0.99.
 constexpr int64_t kRoutingInputRows = 8;
-uint64_t routing_outputs_per_row(const check_context& ctx) {
+uint64_t routing_outputs_per_row(const battery::check_context& ctx) {
   return static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
 }
 
 }  // namespace
 
-uint64_t planned_degenerate_rows(const check_context& ctx) {
+uint64_t planned_degenerate_rows(const battery::check_context& ctx) {
   const size_t cases = degenerate_cases(ctx.subj, ctx.budget.vocab_size, ctx.check_seed).size();
   // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
   // bad parameter.
@@ -185,7 +185,7 @@ uint64_t planned_degenerate_rows(const check_context& ctx) {
          (treats_as_zero(ctx.subj) ? kZeroRuleDraws * cases : 0);
 }
 
-uint64_t planned_parameter_routing(const check_context& ctx) {
+uint64_t planned_parameter_routing(const battery::check_context& ctx) {
   return routing_outputs_per_row(ctx) * kRoutingInputRows;
 }
 
@@ -194,8 +194,9 @@ namespace {
 // The batch with degenerate rows against the one with good rows in their slots: each bad
 // row by the declared contract (valid = 0, or treat_as_zero's rule), each good row unchanged.
 // False (with `out` the exact failure) at the first row that is not.
-bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call& with_bad,
-                 const sample_call& only_good, bool zero_contract, check_outcome& out) {
+bool judge_mixed(const std::vector<const judged_row*>& mixed, const harness::sample_call& with_bad,
+                 const harness::sample_call& only_good, bool zero_contract,
+                 battery::check_outcome& out) {
   const int64_t V = with_bad.vocab_size;
   for (size_t i = 0; i < mixed.size(); ++i) {
     const bool is_bad = !mixed[i]->target.ok();
@@ -205,7 +206,7 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
             ? zero_rule_breach(treat_as_zero_rule(mixed[i]->values), with_bad.valid[i] != 0, t)
             : "";
     if (!zero_breach.empty()) {
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i, mixed[i]->label,
                       zero_breach),
@@ -214,7 +215,7 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
     }
     if (is_bad && !zero_contract && with_bad.valid[i]) {
       const auto& e = mixed[i]->target.error();
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format("row {} ('{}': reference error field {} index {}: {}) came back valid = 1 "
                       "with token {}",
@@ -226,7 +227,7 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
       const size_t g = i;  // the same slot of the batch with good fillers
       const bool in_range = t >= 0 && t < V;
       if (!with_bad.valid[i] || !in_range || t != only_good.tokens[g]) {
-        fail_exactly(
+        battery::fail_exactly(
             out,
             fmt::format(
                 "good row {} ('{}') next to degenerate rows: valid {} token {}; with good rows in "
@@ -244,19 +245,19 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const sample_call&
 
 // Invalid parameters must be refused with a message, never sampled and never a crash; so
 // must bad shapes. False (with `out` the exact failure) at the first that is not.
-bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t seed, int& refused,
-                    check_outcome& out) {
+bool judge_refusals(const battery::check_context& ctx, const judged_row& good, uint64_t seed,
+                    int& refused, battery::check_outcome& out) {
   // Invalid parameters must be refused with a message, never sampled and never a crash.
   for (const auto& bp : bad_params(ctx.subj)) {
     judged_row r = good;
     r.setting = bp.setting;
-    sample_call call = call_for_rows(ctx.subj, {&good, &r});
+    harness::sample_call call = call_for_rows(ctx.subj, {&good, &r});
     add_output(call, 0, seed, 1, 0);
     add_output(call, 1, seed, 2, 0);
-    const call_status s = run_call(ctx.subj, call);
+    const harness::call_status s = run_call(ctx.subj, call);
     out.samples += 2;
     if (s.ok() && call.valid[1]) {
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format("input row 1 with {} was sampled (valid = 1, token {}) instead of refused",
                       bp.field, call.tokens[1]),
@@ -264,26 +265,26 @@ bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t s
       return false;
     }
     if (!s.ok() && s.fault != harness::call_fault::subject_status) {
-      fail_exactly(out, fmt::format("input row 1 with {}: {}", bp.field, s.describe()));
+      battery::fail_exactly(out, fmt::format("input row 1 with {}: {}", bp.field, s.describe()));
       return false;
     }
     if (!s.ok() && s.message.empty()) {
-      fail_exactly(out,
-                   fmt::format("{} refused with status {} but no message", bp.field, s.status));
+      battery::fail_exactly(
+          out, fmt::format("{} refused with status {} but no message", bp.field, s.status));
       return false;
     }
     ++refused;
   }
   // Bad shapes: an empty vocabulary and a row_index past the input rows.
   for (int which = 0; which < 2; ++which) {
-    sample_call call = call_for_rows(ctx.subj, {&good});
+    harness::sample_call call = call_for_rows(ctx.subj, {&good});
     add_output(call, which == 0 ? 0 : 1, seed, 0, 0);
     if (which == 0) call.vocab_size = 0;
-    const call_status s = run_call(ctx.subj, call);
+    const harness::call_status s = run_call(ctx.subj, call);
     const char* what = which == 0 ? "vocab_size = 0" : "row_index[0] = 1 with one input row";
     if (s.ok() || s.fault != harness::call_fault::subject_status) {
-      fail_exactly(out, s.ok() ? fmt::format("{} was accepted", what)
-                               : fmt::format("{}: {}", what, s.describe()));
+      battery::fail_exactly(out, s.ok() ? fmt::format("{} was accepted", what)
+                                        : fmt::format("{}: {}", what, s.describe()));
       return false;
     }
   }
@@ -292,8 +293,8 @@ bool judge_refusals(const check_context& ctx, const judged_row& good, uint64_t s
 
 }  // namespace
 
-check_outcome run_degenerate_rows(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_degenerate_rows(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const int64_t V = ctx.budget.vocab_size;
   const auto cases = degenerate_cases(ctx.subj, V, seed);
@@ -303,9 +304,10 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   for (size_t i = 0; i <= cases.size(); ++i)
     good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat,
                             {.vocab_size = V, .seed = seed + 100 + i}, {}));
-  if (auto e = reference_errors(good); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(good); !e.empty()) return battery::harness_failure(e);
   std::vector<judged_row> bad;
-  if (auto e = degenerate_rows_of(ctx.subj, cases, bad); !e.empty()) return harness_failure(e);
+  if (auto e = degenerate_rows_of(ctx.subj, cases, bad); !e.empty())
+    return battery::harness_failure(e);
   // The same batch with a good filler row in each degenerate row's slot: every good row
   // keeps its slot and its stream, so this holds for slot-keyed streams too.
   std::vector<const judged_row*> mixed, filled;
@@ -315,21 +317,21 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
     if (i < bad.size()) mixed.push_back(&bad[i]);
     if (i < bad.size()) filled.push_back(&good[0]);
   }
-  sample_call with_bad = call_for_rows(ctx.subj, mixed),
-              only_good = call_for_rows(ctx.subj, filled);
+  harness::sample_call with_bad = call_for_rows(ctx.subj, mixed),
+                       only_good = call_for_rows(ctx.subj, filled);
   for (size_t i = 0; i < mixed.size(); ++i)
     add_output(with_bad, static_cast<int32_t>(i), seed, 1000 + i, 8);
   for (size_t i = 0; i < filled.size(); ++i)
     add_output(only_good, static_cast<int32_t>(i), seed, 1000 + i, 8);
-  const call_status st = run_call(ctx.subj, with_bad);
-  const call_status st_good = run_call(ctx.subj, only_good);
+  const harness::call_status st = run_call(ctx.subj, with_bad);
+  const harness::call_status st_good = run_call(ctx.subj, only_good);
   out.samples = static_cast<uint64_t>(with_bad.num_output_rows() + only_good.num_output_rows());
   out.repro = repro_base(seed);
   if (!st.ok() || !st_good.ok()) {
     // Say what the subject did: a refused batch, or a contract broken inside it.
-    const call_status& bad_call = st.ok() ? st_good : st;
+    const harness::call_status& bad_call = st.ok() ? st_good : st;
     const char* which = st.ok() ? "the batch of good rows only" : "the batch with degenerate rows";
-    fail_exactly(
+    battery::fail_exactly(
         out, bad_call.fault == harness::call_fault::subject_status
                  ? fmt::format("{} must be sampled row by row, but {}", which, bad_call.describe())
                  : fmt::format("{}: {}", which, bad_call.describe()));
@@ -348,7 +350,7 @@ check_outcome run_degenerate_rows(const check_context& ctx) {
   return out;
 }
 
-std::string routing_not_applicable(const subject& s, const subject_lookup&) {
+std::string routing_not_applicable(const battery::subject& s, const battery::subject_lookup&) {
   const uint32_t routed = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_P |
                           (s.is_logits() ? SC_FILTER_TEMPERATURE : 0u);
   return (s.sampler->filters & routed) ? "" : "the subject declares no per-row parameter to route";
@@ -357,7 +359,7 @@ std::string routing_not_applicable(const subject& s, const subject_lookup&) {
 namespace {
 
 // The routing check's input rows: one peaked row per mixed parameter setting.
-std::vector<judged_row> routing_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> routing_rows(const battery::check_context& ctx, uint64_t seed) {
   const auto settings = fixtures::mixed_row_parameters(
       ctx.subj.sampler->filters & (ctx.subj.is_logits() ? ~0u : ~SC_FILTER_TEMPERATURE),
       kRoutingInputRows);
@@ -382,21 +384,21 @@ std::vector<int32_t> shuffled_routing(uint64_t per_row, uint64_t seed) {
 
 }  // namespace
 
-check_outcome run_parameter_routing(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_parameter_routing(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const std::vector<judged_row> rows = routing_rows(ctx, seed);
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(rows); !e.empty()) return battery::harness_failure(e);
   const std::vector<int32_t> map = shuffled_routing(routing_outputs_per_row(ctx), seed);
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  sample_call call = call_for_rows(ctx.subj, ptrs);
+  harness::sample_call call = call_for_rows(ctx.subj, ptrs);
   for (size_t r = 0; r < map.size(); ++r) add_output(call, map[r], seed, r, 0);
-  const call_status st = run_call(ctx.subj, call);
+  const harness::call_status st = run_call(ctx.subj, call);
   out.samples = map.size();
   out.repro = repro_base(seed);
   if (!st.ok()) {
-    fail_exactly(out, fmt::format("on a valid batch: {}", st.describe()));
+    battery::fail_exactly(out, fmt::format("on a valid batch: {}", st.describe()));
     return out;
   }
   for (size_t r = 0; r < map.size(); ++r) {
@@ -405,7 +407,7 @@ check_outcome run_parameter_routing(const check_context& ctx) {
     const auto& d = row.target.distribution();
     const bool in_range = t >= 0 && t < ctx.budget.vocab_size;
     if (!call.valid[r] || !in_range || d.status[static_cast<size_t>(t)] == membership::out) {
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format("output row {} -> input row {} ({}): valid {} token {} is {} under that "
                       "row's parameters "
@@ -431,11 +433,11 @@ check_outcome run_parameter_routing(const check_context& ctx) {
   return out;
 }
 
-check_definition degenerate_rows_check() {
+battery::check_definition degenerate_rows_check() {
   return {
       "degenerate_rows",
-      subject_kind::sampler,
-      check_kind::exact,
+      battery::subject_kind::sampler,
+      battery::check_kind::exact,
       0,
       "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters "
       "refused",
@@ -444,10 +446,10 @@ check_definition degenerate_rows_check() {
       planned_degenerate_rows};
 }
 
-check_definition parameter_routing_check() {
+battery::check_definition parameter_routing_check() {
   return {"parameter_routing",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "per-row parameters follow the row-index map",
           routing_not_applicable,
@@ -455,4 +457,4 @@ check_definition parameter_routing_check() {
           planned_parameter_routing};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

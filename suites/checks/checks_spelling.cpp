@@ -7,7 +7,7 @@
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
@@ -19,9 +19,9 @@ constexpr int kSpellingOutputs = 1024;
 
 }  // namespace
 
-uint64_t planned_spelling_agreement(const check_context&) { return 2 * kSpellingOutputs; }
+uint64_t planned_spelling_agreement(const battery::check_context&) { return 2 * kSpellingOutputs; }
 
-std::string spelling_partner_name(const subject& s) {
+std::string spelling_partner_name(const battery::subject& s) {
   std::string name = s.name();
   name = name.substr(0, name.find(':'));  // a mutant is judged against its host's partner
   for (const auto& [a, b] : {std::pair<std::string, std::string>{"gumbel_probs", "gumbel_logits"},
@@ -30,7 +30,8 @@ std::string spelling_partner_name(const subject& s) {
   return {};
 }
 
-std::string spelling_not_applicable(const subject& s, const subject_lookup& lookup) {
+std::string spelling_not_applicable(const battery::subject& s,
+                                    const battery::subject_lookup& lookup) {
   const std::string partner = spelling_partner_name(s);
   if (partner.empty()) return "no second subject claims the same rule on the same random numbers";
   if (!lookup || lookup(partner) == nullptr)
@@ -41,24 +42,24 @@ std::string spelling_not_applicable(const subject& s, const subject_lookup& look
   return {};
 }
 
-check_outcome run_spelling_agreement(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_spelling_agreement(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
-  const subject* partner = ctx.lookup(spelling_partner_name(ctx.subj));
+  const battery::subject* partner = ctx.lookup(spelling_partner_name(ctx.subj));
   constexpr int kOutputs = kSpellingOutputs;
-  std::vector<sample_call> calls;
-  for (const subject* s : {&ctx.subj, partner}) {
+  std::vector<harness::sample_call> calls;
+  for (const battery::subject* s : {&ctx.subj, partner}) {
     std::vector<judged_row> rows;
     for (const auto sh : {shape::flat, shape::zipf})
       rows.push_back(make_row(
           *s, sh, {.vocab_size = ctx.budget.vocab_size, .seed = seed + static_cast<int>(sh)}, {}));
     std::vector<const judged_row*> ptrs{&rows[0], &rows[1]};
-    sample_call call = call_for_rows(*s, ptrs);
+    harness::sample_call call = call_for_rows(*s, ptrs);
     for (int j = 0; j < kOutputs; ++j) add_output(call, j % 2, seed, static_cast<uint64_t>(j), 0);
-    const call_status st = run_call(*s, call);
+    const harness::call_status st = run_call(*s, call);
     out.samples += kOutputs;
     if (!st.ok()) {
-      fail_exactly(out, fmt::format("{}: {}", s->name(), st.describe()));
+      battery::fail_exactly(out, fmt::format("{}: {}", s->name(), st.describe()));
       return out;
     }
     calls.push_back(std::move(call));
@@ -77,7 +78,7 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
                            partner->name(), disagree, kOutputs, allowed);
   if (disagree > allowed) {
     out.repro = repro_base(seed);
-    fail_exactly(
+    battery::fail_exactly(
         out,
         out.detail + fmt::format("; first at output {} (seed {}, subsequence {}): {} vs {}", first,
                                  seed, first, calls[0].tokens[first], calls[1].tokens[first]),
@@ -87,10 +88,10 @@ check_outcome run_spelling_agreement(const check_context& ctx) {
   return out;
 }
 
-check_definition spelling_agreement_check() {
+battery::check_definition spelling_agreement_check() {
   return {"spelling_agreement",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "two spellings of one rule pick the same token on the same numbers",
           spelling_not_applicable,
@@ -98,4 +99,4 @@ check_definition spelling_agreement_check() {
           planned_spelling_agreement};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -13,14 +13,14 @@
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
 
 // The flat row: sum q^2 ~ 1/V, so independent draws almost never collide and any
 // sharing of random numbers shows as a flood of collisions.
-judged_row flat_row(const check_context& ctx, uint64_t seed) {
+judged_row flat_row(const battery::check_context& ctx, uint64_t seed) {
   return make_row(ctx.subj, shape::flat, {.vocab_size = ctx.budget.vocab_size, .seed = seed}, {});
 }
 
@@ -29,7 +29,8 @@ struct collision_plan {
   judged_row row;
   uint64_t pairs = 0;
 };
-collision_plan plan_collisions(const check_context& ctx, uint64_t seed, uint64_t max_pairs) {
+collision_plan plan_collisions(const battery::check_context& ctx, uint64_t seed,
+                               uint64_t max_pairs) {
   collision_plan plan{flat_row(ctx, seed)};
   if (plan.row.target.ok())
     plan.pairs = collision_pairs_for(ctx, collision_prob(plan.row.target.distribution()), max_pairs,
@@ -41,7 +42,8 @@ constexpr uint64_t kSameSeedOutputs = 64;  // per_request_seeds' [a, a, ...] cal
 
 }  // namespace
 
-uint64_t collision_pairs_for(const check_context& ctx, double s, uint64_t max_pairs, double alpha) {
+uint64_t collision_pairs_for(const battery::check_context& ctx, double s, uint64_t max_pairs,
+                             double alpha) {
   uint64_t lo = 16, hi = max_pairs;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
@@ -61,18 +63,18 @@ double collision_prob(const filtered_distribution& d) {
 }
 
 // Runs a call; any error or invalid output of a valid row is an exact failure.
-bool run_valid(const check_context& ctx, sample_call& call, std::string_view what,
-               check_outcome& out) {
-  const call_status st = run_call(ctx.subj, call);
+bool run_valid(const battery::check_context& ctx, harness::sample_call& call, std::string_view what,
+               battery::check_outcome& out) {
+  const harness::call_status st = run_call(ctx.subj, call);
   out.samples += static_cast<uint64_t>(call.num_output_rows());
   if (!st.ok()) {
-    fail_exactly(out, fmt::format("{}: on a valid batch: {}", what, st.describe()));
+    battery::fail_exactly(out, fmt::format("{}: on a valid batch: {}", what, st.describe()));
     return false;
   }
   const int64_t V = call.vocab_size;
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (!call.valid[r] || call.tokens[r] < 0 || call.tokens[r] >= V) {
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format("{}: output row {} (seed {}, subsequence {}, offset {}): valid {} token {}",
                       what, r, call.seed[r], call.subsequence.empty() ? 0 : call.subsequence[r],
@@ -90,8 +92,9 @@ double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collisi
 namespace {
 
 // A check of one collision test: its randomised p-value (part 0).
-void collision_outcome(const check_context& ctx, uint64_t seed, const stats::collision_result& c,
-                       std::string_view what, check_outcome& out) {
+void collision_outcome(const battery::check_context& ctx, uint64_t seed,
+                       const stats::collision_result& c, std::string_view what,
+                       battery::check_outcome& out) {
   out.p_value = randomized_collision_p(seed, 0, c);
   out.power = fmt::format("collision rate +{:.1e}",
                           stats::detectable_mass_shift(c.pairs, c.collision_prob,
@@ -106,34 +109,34 @@ void collision_outcome(const check_context& ctx, uint64_t seed, const stats::col
 namespace {
 // Eight outputs per row at scattered seeds, subsequences and non-zero offsets, called twice.
 constexpr size_t kReplayOutputsPerRow = 8;
-std::vector<judged_row> replay_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> replay_rows(const battery::check_context& ctx, uint64_t seed) {
   return grid_rows(ctx.subj, ctx.budget, seed, {shape::peaked, shape::zipf}, {shape::flat});
 }
 }  // namespace
 
-uint64_t planned_replay(const check_context& ctx) {
+uint64_t planned_replay(const battery::check_context& ctx) {
   return 2 * kReplayOutputsPerRow * replay_rows(ctx, ctx.check_seed).size();
 }
 
-check_outcome run_replay(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_replay(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const auto rows = replay_rows(ctx, seed);
-  if (auto e = reference_errors(rows); !e.empty()) return harness_failure(e);
+  if (auto e = reference_errors(rows); !e.empty()) return battery::harness_failure(e);
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  sample_call call = call_for_rows(ctx.subj, ptrs);
+  harness::sample_call call = call_for_rows(ctx.subj, ptrs);
   philox_stream pick(seed, 1, 0);
   for (size_t i = 0; i < rows.size() * kReplayOutputsPerRow; ++i)
     add_output(call, static_cast<int32_t>(i % rows.size()), seed + pick.next(), pick.next(),
                uint64_t{4} * pick.next());
-  sample_call again = call;
+  harness::sample_call again = call;
   if (!run_valid(ctx, call, "first call", out) || !run_valid(ctx, again, "second call", out))
     return out;
   for (int64_t r = 0; r < call.num_output_rows(); ++r)
     if (call.tokens[r] != again.tokens[r]) {
       out.repro = repro_base(seed);
-      fail_exactly(
+      battery::fail_exactly(
           out,
           fmt::format(
               "output row {} (row '{}', seed {}, subsequence {}, offset {}): token {} then {}", r,
@@ -150,25 +153,25 @@ check_outcome run_replay(const check_context& ctx) {
   return out;
 }
 
-uint64_t planned_offset_advancement(const check_context& ctx) {
+uint64_t planned_offset_advancement(const battery::check_context& ctx) {
   return 2 * plan_collisions(ctx, ctx.check_seed, kOffsetPairs).pairs;
 }
 
-check_outcome run_offset_advancement(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_offset_advancement(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kOffsetPairs);
-  if (!row.target.ok()) return harness_failure(reference_errors({row}));
+  if (!row.target.ok()) return battery::harness_failure(reference_errors({row}));
   // Under request_keyed the offset is the request's position: the next token is position + 1,
   // and its key must differ from this one's, so the step is 1 whatever the declaration.
   const bool keyed = registry::contracts_of(*ctx.subj.sampler).rng_policy == SC_RNG_REQUEST_KEYED;
   const uint64_t advance = keyed ? 1 : ctx.subj.sampler->philox_outputs_per_call;
   // Two consecutive calls: the second at offset + the declared advance must draw
   // numbers the first never used, so its tokens are independent of the first's.
-  sample_call first = call_for_rows(ctx.subj, {&row});
+  harness::sample_call first = call_for_rows(ctx.subj, {&row});
   const uint64_t start = 4 * advance + 4;
   for (uint64_t j = 0; j < pairs; ++j) add_output(first, 0, seed, j, start);
-  sample_call second = first;
+  harness::sample_call second = first;
   for (auto& o : second.offset) o = start + advance;
   if (!run_valid(ctx, first, "call at offset " + std::to_string(start), out) ||
       !run_valid(ctx, second, "call at offset " + std::to_string(start + advance), out))
@@ -187,21 +190,21 @@ check_outcome run_offset_advancement(const check_context& ctx) {
   return out;
 }
 
-uint64_t planned_per_request_seeds(const check_context& ctx) {
+uint64_t planned_per_request_seeds(const battery::check_context& ctx) {
   return 2 * plan_collisions(ctx, ctx.check_seed, kSeedPairs).pairs + kSameSeedOutputs;
 }
 
-check_outcome run_per_request_seeds(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_per_request_seeds(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kSeedPairs);
-  if (!row.target.ok()) return harness_failure(reference_errors({row}));
+  if (!row.target.ok()) return battery::harness_failure(reference_errors({row}));
   // Requests [a, b, c, ...]: distinct seeds, the same subsequence and offset. The
   // two halves are independent requests, so equal tokens are chance collisions.
-  sample_call distinct = call_for_rows(ctx.subj, {&row});
+  harness::sample_call distinct = call_for_rows(ctx.subj, {&row});
   for (uint64_t j = 0; j < 2 * pairs; ++j) add_output(distinct, 0, seed + 1 + j, 0, 0);
   // Requests [a, a, a, ...]: one stream, so every token must be the same.
-  sample_call same = call_for_rows(ctx.subj, {&row});
+  harness::sample_call same = call_for_rows(ctx.subj, {&row});
   for (uint64_t j = 0; j < kSameSeedOutputs; ++j) add_output(same, 0, seed + 1, 0, 0);
   if (!run_valid(ctx, distinct, "seeds [a, b, ...]", out) ||
       !run_valid(ctx, same, "seeds [a, a, ...]", out))
@@ -209,15 +212,16 @@ check_outcome run_per_request_seeds(const check_context& ctx) {
   for (int64_t r = 1; r < same.num_output_rows(); ++r)
     if (same.tokens[r] != same.tokens[0]) {
       out.repro = repro_base(seed);
-      fail_exactly(out,
-                   fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}",
-                               seed + 1, same.tokens[0], r, same.tokens[r]),
-                   {{"row", row.label},
-                    {"seed", seed + 1},
-                    {"subsequence", 0},
-                    {"offset", 0},
-                    {"outputs", {0, r}},
-                    {"tokens", {same.tokens[0], same.tokens[r]}}});
+      battery::fail_exactly(
+          out,
+          fmt::format("seeds [a, a, ...] (a = {}): output 0 drew {} but output {} drew {}",
+                      seed + 1, same.tokens[0], r, same.tokens[r]),
+          {{"row", row.label},
+           {"seed", seed + 1},
+           {"subsequence", 0},
+           {"offset", 0},
+           {"outputs", {0, r}},
+           {"tokens", {same.tokens[0], same.tokens[r]}}});
       return out;
     }
   const std::span<const int32_t> t(distinct.tokens);
@@ -233,13 +237,13 @@ namespace {
 // Distinct rows per request (capped: each row is V floats).
 // Each request holds a V-float row, twice (in order and permuted): at most 2^26
 // floats a batch keeps the harness's own cost bounded at large V.
-int64_t reorder_requests(const check_context& ctx) {
+int64_t reorder_requests(const battery::check_context& ctx) {
   return std::max<int64_t>(4, std::min<int64_t>({ctx.budget.batch_rows, 64,
                                                  (int64_t{1} << 26) / ctx.budget.vocab_size}));
 }
 }  // namespace
 
-uint64_t planned_batch_reorder(const check_context& ctx) {
+uint64_t planned_batch_reorder(const battery::check_context& ctx) {
   return 2 * static_cast<uint64_t>(reorder_requests(ctx));
 }
 
@@ -247,7 +251,7 @@ namespace {
 
 // The requests' rows, flat and zipf in turn over the parameter grid. Tokens are compared
 // between two batches of the same requests: no distribution needed.
-std::vector<judged_row> reorder_rows(const check_context& ctx, uint64_t seed) {
+std::vector<judged_row> reorder_rows(const battery::check_context& ctx, uint64_t seed) {
   const int64_t requests = reorder_requests(ctx);
   const auto settings = fixtures::parameter_grid(ctx.subj.sampler->filters);
   std::vector<row_spec> specs;
@@ -261,8 +265,8 @@ std::vector<judged_row> reorder_rows(const check_context& ctx, uint64_t seed) {
 
 }  // namespace
 
-check_outcome run_batch_reorder(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_batch_reorder(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const std::vector<judged_row> rows = reorder_rows(ctx, seed);
   std::vector<size_t> perm(rows.size());
@@ -278,7 +282,7 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   auto build = [&](const std::vector<size_t>& order) {
     std::vector<const judged_row*> ptrs;
     for (size_t i : order) ptrs.push_back(&rows[i]);
-    sample_call call = call_for_rows(ctx.subj, ptrs);
+    harness::sample_call call = call_for_rows(ctx.subj, ptrs);
     for (size_t pos = 0; pos < order.size(); ++pos)
       add_output(call, static_cast<int32_t>(pos), seeds[order[pos]], subs[order[pos]],
                  offs[order[pos]]);
@@ -286,7 +290,7 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   };
   std::vector<size_t> identity(rows.size());
   std::iota(identity.begin(), identity.end(), 0);
-  sample_call in_order = build(identity), permuted = build(perm);
+  harness::sample_call in_order = build(identity), permuted = build(perm);
   if (!run_valid(ctx, in_order, "batch in order", out) ||
       !run_valid(ctx, permuted, "permuted batch", out))
     return out;
@@ -294,18 +298,19 @@ check_outcome run_batch_reorder(const check_context& ctx) {
     const size_t req = perm[pos];
     if (permuted.tokens[pos] != in_order.tokens[req]) {
       out.repro = repro_base(seed);
-      fail_exactly(out,
-                   fmt::format("request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} "
-                               "at batch position {} "
-                               "but {} at position {}",
-                               req, rows[req].label, seeds[req], subs[req], offs[req],
-                               in_order.tokens[req], req, permuted.tokens[pos], pos),
-                   {{"row", rows[req].label},
-                    {"seed", seeds[req]},
-                    {"subsequence", subs[req]},
-                    {"offset", offs[req]},
-                    {"positions", {req, pos}},
-                    {"params", setting_json(rows[req].setting)}});
+      battery::fail_exactly(
+          out,
+          fmt::format("request {} (row '{}', seed {}, subsequence {}, offset {}) drew {} "
+                      "at batch position {} "
+                      "but {} at position {}",
+                      req, rows[req].label, seeds[req], subs[req], offs[req], in_order.tokens[req],
+                      req, permuted.tokens[pos], pos),
+          {{"row", rows[req].label},
+           {"seed", seeds[req]},
+           {"subsequence", subs[req]},
+           {"offset", offs[req]},
+           {"positions", {req, pos}},
+           {"params", setting_json(rows[req].setting)}});
       return out;
     }
   }
@@ -314,20 +319,20 @@ check_outcome run_batch_reorder(const check_context& ctx) {
   return out;
 }
 
-uint64_t planned_parallel_samples(const check_context& ctx) {
+uint64_t planned_parallel_samples(const battery::check_context& ctx) {
   return 2 * plan_collisions(ctx, ctx.check_seed, kParallelPairs).pairs;
 }
 
-check_outcome run_parallel_samples(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_parallel_samples(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const auto [row, pairs] = plan_collisions(ctx, seed, kParallelPairs);
-  if (!row.target.ok()) return harness_failure(reference_errors({row}));
+  if (!row.target.ok()) return battery::harness_failure(reference_errors({row}));
   // n parallel samples of one request: one input row, one seed, distinct
   // subsequences. Pair i is (i, i + 2^w) with w = 16..63 in turn: a subsequence
   // computed modulo 2^m for any m <= 63 (S14's 32-bit product) maps both members of
   // every pair with w >= m to one stream. All 2n subsequences are distinct.
-  sample_call call = call_for_rows(ctx.subj, {&row});
+  harness::sample_call call = call_for_rows(ctx.subj, {&row});
   for (uint64_t i = 0; i < pairs; ++i) add_output(call, 0, seed, i, 0);
   for (uint64_t i = 0; i < pairs; ++i)
     add_output(call, 0, seed, i + (uint64_t{1} << (16 + i % 48)), 0);
@@ -346,10 +351,10 @@ check_outcome run_parallel_samples(const check_context& ctx) {
   return out;
 }
 
-check_definition replay_check() {
+battery::check_definition replay_check() {
   return {"replay",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "same seed, subsequence and offset give the same tokens",
           {},
@@ -357,10 +362,10 @@ check_definition replay_check() {
           planned_replay};
 }
 
-check_definition offset_advancement_check() {
+battery::check_definition offset_advancement_check() {
   return {"offset_advancement",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "calls at offset and offset + declared advance are independent (collision test)",
           {},
@@ -368,10 +373,10 @@ check_definition offset_advancement_check() {
           planned_offset_advancement};
 }
 
-check_definition per_request_seeds_check() {
+battery::check_definition per_request_seeds_check() {
   return {"per_request_seeds",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "seeds [a, b, ...] give independent requests, [a, a, ...] equal ones",
           {},
@@ -379,10 +384,10 @@ check_definition per_request_seeds_check() {
           planned_per_request_seeds};
 }
 
-check_definition batch_reorder_check() {
+battery::check_definition batch_reorder_check() {
   return {"batch_reorder",
-          subject_kind::sampler,
-          check_kind::exact,
+          battery::subject_kind::sampler,
+          battery::check_kind::exact,
           0,
           "permuting the requests permutes their tokens",
           {},
@@ -390,10 +395,10 @@ check_definition batch_reorder_check() {
           planned_batch_reorder};
 }
 
-check_definition parallel_samples_check() {
+battery::check_definition parallel_samples_check() {
   return {"parallel_samples",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           1,
           "outputs sharing one input row on distinct subsequences are independent (collision test)",
           {},
@@ -401,4 +406,4 @@ check_definition parallel_samples_check() {
           planned_parallel_samples};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -12,7 +12,7 @@
 #include "suites/stats/power.h"
 #include "suites/stats/tail_test.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 using fixtures::shape;
 
@@ -28,7 +28,7 @@ struct tail_plan {
   bool capped = false;
 };
 
-tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
+tail_plan plan_tail(const battery::check_context& ctx, uint64_t seed) {
   tail_plan plan;
   plan.rows = grid_rows(ctx.subj, ctx.budget, seed, {}, {shape::tiny_tail, shape::subnormal});
   if (plan.error = reference_errors(plan.rows); !plan.error.empty()) return plan;
@@ -74,7 +74,7 @@ tail_plan plan_tail(const check_context& ctx, uint64_t seed) {
 }
 }  // namespace
 
-uint64_t planned_tail(const check_context& ctx) {
+uint64_t planned_tail(const battery::check_context& ctx) {
   return total_draws(plan_tail(ctx, ctx.check_seed).draws);
 }
 
@@ -82,7 +82,7 @@ namespace {
 
 // A tail the planned draws could lose entirely without notice gives the check nothing to
 // judge: n/a with the reason, never a pass. Empty: the tail is testable.
-std::string tail_not_testable(const check_context& ctx, const tail_plan& plan) {
+std::string tail_not_testable(const battery::check_context& ctx, const tail_plan& plan) {
   const auto& tail_mass = plan.tail_mass;
   const auto& draws = plan.draws;
   double min_lossless = 1.0;
@@ -106,11 +106,11 @@ std::string tail_not_testable(const check_context& ctx, const tail_plan& plan) {
 
 }  // namespace
 
-check_outcome run_tail(const check_context& ctx) {
-  check_outcome out;
+battery::check_outcome run_tail(const battery::check_context& ctx) {
+  battery::check_outcome out;
   const uint64_t seed = ctx.check_seed;
   const tail_plan plan = plan_tail(ctx, seed);
-  if (!plan.error.empty()) return harness_failure(plan.error);
+  if (!plan.error.empty()) return battery::harness_failure(plan.error);
   const auto& rows = plan.rows;
   const auto& draws = plan.draws;
   const double alpha_row = plan.alpha_row;
@@ -156,10 +156,10 @@ check_outcome run_tail(const check_context& ctx) {
   return out;
 }
 
-check_definition tail_check() {
+battery::check_definition tail_check() {
   return {"tail",
-          subject_kind::sampler,
-          check_kind::statistical,
+          battery::subject_kind::sampler,
+          battery::check_kind::statistical,
           2,
           "mass on tokens below 1e-5, both directions (tiny and subnormal tails)",
           {},
@@ -167,4 +167,4 @@ check_definition tail_check() {
           planned_tail};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -44,7 +44,7 @@
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
@@ -75,7 +75,7 @@ std::vector<tie_group> tied_in_groups(const judged_row& row) {
 
 // Probabilities `probs` as the subject sees them (logits: their logs, shifted by
 // `magnitude`: the same softmax, raw logits are seldom log-probabilities).
-judged_row subject_row(const subject& s, std::vector<float> probs,
+judged_row subject_row(const battery::subject& s, std::vector<float> probs,
                        const fixtures::filter_setting& setting, float magnitude,
                        std::string label) {
   judged_row row;
@@ -92,7 +92,7 @@ judged_row subject_row(const subject& s, std::vector<float> probs,
 }
 
 // The tied_groups shape, logits shifted by `magnitude`.
-judged_row tied_row(const subject& s, int64_t V, uint64_t seed,
+judged_row tied_row(const battery::subject& s, int64_t V, uint64_t seed,
                     const fixtures::filter_setting& setting, float magnitude) {
   return subject_row(s, fixtures::make_probs(shape::tied_groups, {.vocab_size = V, .seed = seed}),
                      setting, magnitude,
@@ -103,7 +103,7 @@ judged_row tied_row(const subject& s, int64_t V, uint64_t seed,
 
 // Logit magnitudes: log-probabilities, raw-logit scale (bf16 ulp 1 there), and 2^24
 // (float32 ulp 1-2: Gumbel noise added unshifted is absorbed), where the dtype holds it.
-std::vector<float> magnitudes(const subject& s) {
+std::vector<float> magnitudes(const battery::subject& s) {
   if (!s.is_logits()) return {0.0f};
   if (s.input_dtype == SC_DTYPE_F32) return {0.0f, 160.0f, 16777216.0f};
   return {0.0f, 160.0f};
@@ -114,7 +114,7 @@ double tie_ratio_seen(int64_t m, double lambda, double n_g) {
 }
 
 // Draws that give the small group `g` its planned power at the test level alpha_test.
-double group_draws(const tie_group& g, const budget_settings& b, double alpha_test) {
+double group_draws(const tie_group& g, const battery::budget_settings& b, double alpha_test) {
   const auto m = static_cast<int64_t>(g.tokens.size());
   const double lambda = stats::noncentrality_for_power(m - 1, alpha_test, b.power);
   return 2.0 * static_cast<double>(m) * lambda / (b.tie_ratio * b.tie_ratio);
@@ -139,7 +139,7 @@ struct tie_split_plan {
 };
 
 // The flat row's copies and draws: halves in the ratio 1 + tie_halves_ratio detected.
-void plan_flat(const check_context& ctx, tie_split_plan& plan) {
+void plan_flat(const battery::check_context& ctx, tie_split_plan& plan) {
   const uint64_t n = halves_draws(ctx.budget.tie_halves_ratio, plan.alpha_test, ctx.budget.power);
   const uint64_t cap = ctx.budget.max_draws_per_row;
   const uint64_t copies = (n + cap - 1) / cap;
@@ -154,7 +154,7 @@ void plan_flat(const check_context& ctx, tie_split_plan& plan) {
 
 // probe: learn a routed subject's route of each row first (a call; planning for the budget
 // does not probe, so a routed row's draws are planned on the sampler's own tie policy).
-tie_split_plan plan_tie_split(const check_context& ctx, double alpha, uint64_t seed,
+tie_split_plan plan_tie_split(const battery::check_context& ctx, double alpha, uint64_t seed,
                               bool probe = false) {
   tie_split_plan plan;
   const int64_t V = ctx.budget.vocab_size;
@@ -255,7 +255,7 @@ group_verdict judge_large_group(const tie_group& g, const std::vector<uint64_t>&
 // The power string: the tie ratio of the small groups and the halves ratio of the flat
 // row detected with probability 0.99 at the test level (the tied rows' tails get what
 // their rows' draws give, reported in the detail).
-std::string tie_split_power(const tie_split_plan& plan, const budget_settings& b) {
+std::string tie_split_power(const tie_split_plan& plan, const battery::budget_settings& b) {
   double small = INFINITY;
   for (size_t i = 0; i < plan.rows.size(); ++i)
     for (const auto& g : plan.groups[i]) {
@@ -271,8 +271,8 @@ std::string tie_split_power(const tie_split_plan& plan, const budget_settings& b
 }
 }  // namespace
 
-uint64_t planned_tie_split(const check_context& ctx, double alpha) {
-  const auto plan = plan_tie_split(ctx, alpha, check_seed(ctx.seed, "ties.split"));
+uint64_t planned_tie_split(const battery::check_context& ctx, double alpha) {
+  const auto plan = plan_tie_split(ctx, alpha, battery::check_seed(ctx.seed, "ties.split"));
   return total_draws(plan.draws) + total_draws(plan.flat_draws);
 }
 
@@ -280,21 +280,21 @@ namespace {
 // The exact failure of a drawing failure or an OUT token; false when the draws are clean.
 bool tie_split_exact_failure(const std::vector<judged_row>& rows,
                              const std::vector<uint64_t>& draws, const drawn_counts& drawn,
-                             uint64_t seed, check_outcome& out) {
+                             uint64_t seed, battery::check_outcome& out) {
   if (!drawn.failure.empty()) {
-    fail_exactly(out, drawn.failure);
+    battery::fail_exactly(out, drawn.failure);
     out.repro.update(drawn.repro);
     return true;
   }
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
-      fail_exactly(out, *bad,
-                   {{"row", rows[i].label},
-                    {"params", setting_json(rows[i].setting)},
-                    {"token", drawn.first_out[i].token},
-                    {"subsequence", drawn.first_out[i].subsequence},
-                    {"offset", 0},
-                    {"draws_per_row", draws}});
+      battery::fail_exactly(out, *bad,
+                            {{"row", rows[i].label},
+                             {"params", setting_json(rows[i].setting)},
+                             {"token", drawn.first_out[i].token},
+                             {"subsequence", drawn.first_out[i].subsequence},
+                             {"offset", 0},
+                             {"draws_per_row", draws}});
       out.repro["row_data"] = row_data(rows[i], i, draws[i]);
       return true;
     }
@@ -320,7 +320,7 @@ struct group_findings {
 // Notes a group's cells and, when it is the worst so far, what shows it and where it was drawn.
 void note_group(const group_verdict& v, const judged_row& row, const tie_group& g,
                 const tie_split_plan& plan, uint64_t seed, group_findings& found,
-                check_outcome& out) {
+                battery::check_outcome& out) {
   if (v.detail.empty()) return;
   uint64_t drawn = 0;  // a group no draw reached shows nothing (its splits' p-values are u)
   for (const auto& cell : v.cells) drawn += cell["observed"].get<uint64_t>();
@@ -344,12 +344,12 @@ void note_group(const group_verdict& v, const judged_row& row, const tie_group& 
 }
 }  // namespace
 
-check_outcome run_tie_split(const check_context& ctx, double alpha) {
-  check_outcome out;
-  const uint64_t seed = check_seed(ctx.seed, "ties.split");
+battery::check_outcome run_tie_split(const battery::check_context& ctx, double alpha) {
+  battery::check_outcome out;
+  const uint64_t seed = battery::check_seed(ctx.seed, "ties.split");
   const tie_split_plan plan = plan_tie_split(ctx, alpha, seed, true);
-  if (!plan.error.empty()) return harness_failure(plan.error);
-  if (!plan.probe_failure.empty()) return exact_failure(plan.probe_failure);
+  if (!plan.error.empty()) return battery::harness_failure(plan.error);
+  if (!plan.probe_failure.empty()) return battery::exact_failure(plan.probe_failure);
   const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0);
   out.samples = drawn.samples;
   out.repro = repro_base(seed);
@@ -385,4 +385,4 @@ check_outcome run_tie_split(const check_context& ctx, double alpha) {
   return out;
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -10,19 +10,20 @@
 #include "suites/checks/sampling.h"
 #include "suites/stats/collision_test.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 // Pairs a collision test needs so that an excess collision rate of the budget's
 // collision_shift is detected with probability power (one-sided at alpha: two-sided at
 // 2 alpha), at most max_pairs.
-uint64_t collision_pairs_for(const check_context& ctx, double s, uint64_t max_pairs, double alpha);
+uint64_t collision_pairs_for(const battery::check_context& ctx, double s, uint64_t max_pairs,
+                             double alpha);
 
 // sum_i q_i^2: the probability that two independent draws are equal.
 double collision_prob(const filtered_distribution& d);
 
 // Runs a call; any error or invalid output of a valid row is an exact failure (false).
-bool run_valid(const check_context& ctx, sample_call& call, std::string_view what,
-               check_outcome& out);
+bool run_valid(const battery::check_context& ctx, harness::sample_call& call, std::string_view what,
+               battery::check_outcome& out);
 
 // The randomised p-value P(X > C) + u P(X = C) of a check's collision test number
 // `part` (stats/combine.h): exactly uniform under the null, where the plain P(X >= C)
@@ -32,4 +33,4 @@ bool run_valid(const check_context& ctx, sample_call& call, std::string_view wha
 // parts combines them by Sidak.
 double randomized_collision_p(uint64_t seed, uint64_t part, const stats::collision_result& c);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

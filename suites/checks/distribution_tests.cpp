@@ -10,7 +10,7 @@
 #include "suites/stats/power.h"
 #include "suites/stats/row_tests.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 // Cells merge_by_expected would form at n draws: one per token with n q >= 5, plus the
@@ -184,4 +184,4 @@ double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64
       p_in, boundary_rows > 0 ? stats::sidak_combine(boundary_min, boundary_rows) : -1.0);
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

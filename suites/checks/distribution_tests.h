@@ -14,7 +14,7 @@
 
 #include "suites/checks/sampling.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 // Draws a row needs so that goodness of fit at level `alpha` detects a TVD of `tvd`
 // (on the IN-conditional distribution) with probability `power`, capped at `cap`.
@@ -67,4 +67,4 @@ std::vector<size_t> in_probs_order(const judged_row& row);
 // (1 / 20 of the level, as in a row).
 double combine_last_look(const std::vector<row_fit>& fits, uint64_t seed, uint64_t stream);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

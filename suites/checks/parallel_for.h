@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 // Calls fn(i) once for every i in [0, n), on at most the host's hardware threads.
 // The first exception thrown by any call is rethrown after every worker has stopped.
@@ -44,4 +44,4 @@ void parallel_for(size_t n, F&& fn) {
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

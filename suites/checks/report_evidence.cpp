@@ -7,7 +7,7 @@
 
 #include "suites/stats/binomial_intervals.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using boost::math::binomial_distribution;
@@ -144,4 +144,4 @@ nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t to
           {"upper", n * hi}};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

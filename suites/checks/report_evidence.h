@@ -12,7 +12,7 @@
 #include "suites/checks/sampling.h"
 #include "suites/stats/tail_test.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 // A row's p-value at or below this carries its per-token counts ("fit").
 inline constexpr double kFitEvidenceBelow = 1e-2;
@@ -48,4 +48,4 @@ nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<u
 // The tie groups a report plots: the `shown` with the smallest p-values of those judged.
 inline constexpr size_t kTieEvidenceGroups = 8;
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

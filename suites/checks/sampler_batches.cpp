@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <limits>
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 namespace {
 
 using fixtures::shape;
 
 constexpr int64_t kLargestBatch = 4096;
 
-judged_row degenerate_row(const subject& s, std::string label, std::vector<float> values) {
+judged_row degenerate_row(const battery::subject& s, std::string label, std::vector<float> values) {
   judged_row r;
   r.label = std::move(label);
   r.values = harness::round_to_dtype(std::move(values), s.input_dtype);
@@ -35,7 +35,7 @@ std::vector<int64_t> sampler_batch_sizes() {
 namespace {
 
 // A NaN row and an empty one (all zero, or every logit -Inf).
-void add_degenerate_rows(const subject& s, int64_t V, uint64_t seed, sampler_pool& pool) {
+void add_degenerate_rows(const battery::subject& s, int64_t V, uint64_t seed, sampler_pool& pool) {
   std::vector<float> nan_row = fixtures::make_probs(shape::zipf, {.vocab_size = V, .seed = seed});
   if (s.is_logits()) nan_row = fixtures::probs_to_logits(nan_row);
   nan_row[7] = std::numeric_limits<float>::quiet_NaN();
@@ -47,7 +47,7 @@ void add_degenerate_rows(const subject& s, int64_t V, uint64_t seed, sampler_poo
 
 }  // namespace
 
-sampler_pool make_sampler_pool(const subject& s, int64_t V, uint64_t seed, int requests) {
+sampler_pool make_sampler_pool(const battery::subject& s, int64_t V, uint64_t seed, int requests) {
   sampler_pool pool;
   const auto grid = fixtures::parameter_grid(s.sampler->filters);
   const shape shapes[] = {shape::flat,      shape::zipf, shape::peaked, shape::tiny_tail,
@@ -79,8 +79,8 @@ std::vector<int32_t> batch_slots(const sampler_pool& pool, int64_t B) {
   return slots;
 }
 
-sample_call batch_call(const subject& s, const sampler_pool& pool,
-                       const std::vector<int32_t>& slots) {
+harness::sample_call batch_call(const battery::subject& s, const sampler_pool& pool,
+                                const std::vector<int32_t>& slots) {
   std::vector<int32_t> input_of(pool.rows.size(), -1);
   std::vector<const judged_row*> rows;
   for (const int32_t q : slots) {
@@ -90,7 +90,7 @@ sample_call batch_call(const subject& s, const sampler_pool& pool,
       rows.push_back(&pool.rows[r]);
     }
   }
-  sample_call call = call_for_rows(s, rows);
+  harness::sample_call call = call_for_rows(s, rows);
   for (const int32_t q : slots) {
     const sampler_request& req = pool.requests[q];
     add_output(call, input_of[req.row], req.seed, req.subsequence, req.offset);
@@ -109,4 +109,4 @@ nlohmann::json request_json(const sampler_pool& pool, int32_t q) {
           {"offset", req.offset}};
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

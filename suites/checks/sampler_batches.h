@@ -18,7 +18,7 @@
 
 #include "suites/checks/sampling.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 struct sampler_request {
   int32_t row = 0;  // pool row
@@ -39,22 +39,22 @@ std::vector<int64_t> sampler_batch_sizes();
 // and an empty one (all zero, or all -Inf logits); `requests` requests over them, each
 // with its own stream (kPoolRequests: every slot of a batch up to 512 is a new draw).
 inline constexpr int kPoolRequests = 512;
-sampler_pool make_sampler_pool(const subject& s, int64_t vocab_size, uint64_t seed,
+sampler_pool make_sampler_pool(const battery::subject& s, int64_t vocab_size, uint64_t seed,
                                int requests = kPoolRequests);
 
 // The requests of the batch of size B, slot by slot.
 std::vector<int32_t> batch_slots(const sampler_pool& pool, int64_t batch_size);
 
 // The call for those slots (outputs unfilled).
-sample_call batch_call(const subject& s, const sampler_pool& pool,
-                       const std::vector<int32_t>& slots);
+harness::sample_call batch_call(const battery::subject& s, const sampler_pool& pool,
+                                const std::vector<int32_t>& slots);
 
 // Slot s of a finished call, as the fingerprint hashes it: (valid, token), the token
 // read as -1 on an invalid slot (the ABI leaves it unspecified).
-inline int32_t slot_token(const sample_call& call, size_t s) {
+inline int32_t slot_token(const harness::sample_call& call, size_t s) {
   return call.valid[s] == 1 ? call.tokens[s] : -1;
 }
 
 nlohmann::json request_json(const sampler_pool& pool, int32_t request);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

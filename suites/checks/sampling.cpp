@@ -6,9 +6,9 @@
 
 #include "suites/checks/parallel_for.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
-filter_params reference_params(const subject& s, const fixtures::filter_setting& f) {
+filter_params reference_params(const battery::subject& s, const fixtures::filter_setting& f) {
   filter_params p;
   const auto* d = s.sampler;
   if (d->filters & SC_FILTER_TOP_K) p.top_k = f.top_k;
@@ -20,7 +20,7 @@ filter_params reference_params(const subject& s, const fixtures::filter_setting&
   return p;
 }
 
-reference_result reference_for(const subject& s, const std::vector<float>& values,
+reference_result reference_for(const battery::subject& s, const std::vector<float>& values,
                                const fixtures::filter_setting& setting, bool renormalise) {
   reference_options options;
   // A row rounded to bf16 / fp16 no longer sums to 1 within the strict tolerance;
@@ -33,7 +33,7 @@ reference_result reference_for(const subject& s, const std::vector<float>& value
 }
 
 namespace {
-judged_row fixture_row(const subject& s, fixtures::shape shape,
+judged_row fixture_row(const battery::subject& s, fixtures::shape shape,
                        const fixtures::shape_options& options,
                        const fixtures::filter_setting& setting) {
   judged_row row;
@@ -51,7 +51,8 @@ judged_row fixture_row(const subject& s, fixtures::shape shape,
 }
 }  // namespace
 
-judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+judged_row make_row(const battery::subject& s, fixtures::shape shape,
+                    const fixtures::shape_options& options,
                     const fixtures::filter_setting& setting) {
   judged_row row = fixture_row(s, shape, options, setting);
   row.renormalise = shape == fixtures::shape::subnormal;
@@ -59,24 +60,24 @@ judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::sha
   return row;
 }
 
-std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint64_t seed) {
+std::string assign_routes(const battery::subject& s, std::vector<judged_row>& rows, uint64_t seed) {
   const std::vector<sc_route> routes = registry::routes_of(*s.sampler);
   if (routes.empty() || rows.empty()) return {};
   std::vector<const judged_row*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  sample_call call = call_for_rows(s, ptrs);
+  harness::sample_call call = call_for_rows(s, ptrs);
   // Subsequences far past any check's draws: the probe's tokens are never counted.
   constexpr uint64_t kProbeSubsequences = uint64_t{1} << 40;
   for (size_t i = 0; i < rows.size(); ++i)
     add_output(call, static_cast<int32_t>(i), seed, kProbeSubsequences + i, 0);
-  const call_status st = run_call(s, call);
+  const harness::call_status st = run_call(s, call);
   if (!st.ok()) return fmt::format("the route probe (one output a row): {}", st.describe());
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!call.valid[i] || i >= call.route.size()) continue;  // draw_more reports the row
     const sc_route& route = routes[call.route[i]];
     sc_sampler as_routed = *s.sampler;
     as_routed.tie_policy = route.tie_policy;
-    subject routed = s;
+    battery::subject routed = s;
     routed.sampler = &as_routed;
     rows[i].target = reference_for(routed, rows[i].values, rows[i].setting, rows[i].renormalise);
     rows[i].route = call.route[i];
@@ -87,7 +88,7 @@ std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint6
   return {};
 }
 
-std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs) {
+std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs) {
   std::vector<judged_row> rows(specs.size());
   parallel_for(specs.size(), [&](size_t i) {
     const row_spec& r = specs[i];
@@ -97,8 +98,9 @@ std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>&
   return rows;
 }
 
-sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows) {
-  sample_call call;
+harness::sample_call call_for_rows(const battery::subject& s,
+                                   const std::vector<const judged_row*>& rows) {
+  harness::sample_call call;
   call.input_dtype = s.input_dtype;
   call.vocab_size = rows.empty() ? 0 : static_cast<int64_t>(rows.front()->values.size());
   call.num_input_rows = static_cast<int64_t>(rows.size());
@@ -114,7 +116,7 @@ sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>
   return call;
 }
 
-void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
+void add_output(harness::sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
                 uint64_t offset) {
   call.row_index.push_back(input_row);
   call.seed.push_back(seed);
@@ -135,7 +137,7 @@ drawn_counts empty_counts(const std::vector<judged_row>& rows) {
   return out;
 }
 
-drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed,
                          uint64_t subsequence_base) {
   drawn_counts out = empty_counts(rows);
@@ -153,7 +155,7 @@ namespace {
 // Counts one call's outputs into their rows; false (out.failure says why) at an output
 // no correct subject gives: valid = 0 on a valid row, a token outside [0, V), or a route
 // that is not the row's.
-bool count_outputs(const std::vector<judged_row>& rows, const sample_call& call,
+bool count_outputs(const std::vector<judged_row>& rows, const harness::sample_call& call,
                    const std::vector<size_t>& owner, uint64_t seed, drawn_counts& out) {
   const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   for (size_t j = 0; j < owner.size(); ++j) {
@@ -193,7 +195,7 @@ bool count_outputs(const std::vector<judged_row>& rows, const sample_call& call,
 
 }  // namespace
 
-void draw_more(const subject& s, const std::vector<judged_row>& rows,
+void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
                uint64_t seed, drawn_counts& out) {
   // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
@@ -202,7 +204,7 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
   for (const auto& r : rows) row_ptrs.push_back(&r);
   // One call object for every call: its input rows are built once (a copy of every row
   // per call cost as much as a fast subject's draws); only the outputs change.
-  sample_call call = call_for_rows(s, row_ptrs);
+  harness::sample_call call = call_for_rows(s, row_ptrs);
   size_t row = 0;
   uint64_t done_in_row = 0;
   std::vector<size_t> owner;
@@ -221,7 +223,7 @@ void draw_more(const subject& s, const std::vector<judged_row>& rows,
       ++done_in_row;
     }
     if (call.seed.empty()) break;
-    const call_status st = run_call(s, call);
+    const harness::call_status st = run_call(s, call);
     out.samples += call.seed.size();
     if (!st.ok()) {
       out.failure = fmt::format("on a valid batch: {}", st.describe());
@@ -266,4 +268,4 @@ in_conditional condition_on_in(const filtered_distribution& d,
   return c;
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

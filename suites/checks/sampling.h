@@ -15,7 +15,7 @@
 #include "reference/filtered_distribution.h"
 #include "suites/battery/subject.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 struct judged_row {
   std::string label;          // "zipf k=20"
@@ -29,10 +29,10 @@ struct judged_row {
 };
 
 // The reference's view of a subject's declaration plus one row's setting.
-filter_params reference_params(const subject& s, const fixtures::filter_setting& setting);
+filter_params reference_params(const battery::subject& s, const fixtures::filter_setting& setting);
 // renormalise: the row is deliberately not a normalised distribution (the subnormal
 // shape); otherwise the reference's strict sum check applies.
-reference_result reference_for(const subject& s, const std::vector<float>& values,
+reference_result reference_for(const battery::subject& s, const std::vector<float>& values,
                                const fixtures::filter_setting& setting, bool renormalise = false);
 
 // For a subject that declares routes: one probe call (an output a row, all rows in one
@@ -40,10 +40,11 @@ reference_result reference_for(const subject& s, const std::vector<float>& value
 // reference under that route's tie policy and its label names the route, so every finding
 // on it does. Empty when done or when the subject declares no routes; else what the probe
 // call did wrong.
-std::string assign_routes(const subject& s, std::vector<judged_row>& rows, uint64_t seed);
+std::string assign_routes(const battery::subject& s, std::vector<judged_row>& rows, uint64_t seed);
 
 // A fixture shape as the subject's input (probs or log-probs), with its reference.
-judged_row make_row(const subject& s, fixtures::shape shape, const fixtures::shape_options& options,
+judged_row make_row(const battery::subject& s, fixtures::shape shape,
+                    const fixtures::shape_options& options,
                     const fixtures::filter_setting& setting);
 
 // One fixture row to build: its shape, the shape's options and the filter setting.
@@ -56,12 +57,13 @@ struct row_spec {
   bool with_reference = true;
 };
 // make_row on each spec, in order, built on the host's cores (parallel_for.h).
-std::vector<judged_row> make_rows(const subject& s, const std::vector<row_spec>& specs);
+std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs);
 
 // A call holding `rows` as input rows, with parameter arrays only for the filters the
 // subject declares (NULL = off for the rest), and no output rows yet.
-sample_call call_for_rows(const subject& s, const std::vector<const judged_row*>& rows);
-void add_output(sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
+harness::sample_call call_for_rows(const battery::subject& s,
+                                   const std::vector<const judged_row*>& rows);
+void add_output(harness::sample_call& call, int32_t input_row, uint64_t seed, uint64_t subsequence,
                 uint64_t offset);
 nlohmann::json setting_json(const fixtures::filter_setting& setting);
 
@@ -80,14 +82,14 @@ struct drawn_counts {
 };
 
 // Draws draws[i] samples from row i (streams from subsequence_base upwards).
-drawn_counts draw_counts(const subject& s, const std::vector<judged_row>& rows,
+drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed,
                          uint64_t subsequence_base);
 // Adds count[i] draws of row i, on subsequences first[i], first[i] + 1, ..., to `into`
 // (sized by draw_counts or empty_counts): a sequential check's later looks continue
 // each row's streams where the earlier looks stopped.
 drawn_counts empty_counts(const std::vector<judged_row>& rows);
-void draw_more(const subject& s, const std::vector<judged_row>& rows,
+void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& count,
                uint64_t seed, drawn_counts& into);
 
@@ -106,4 +108,4 @@ struct in_conditional {
 };
 in_conditional condition_on_in(const filtered_distribution& d, const std::vector<uint64_t>& counts);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

@@ -10,7 +10,7 @@
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 std::vector<group_split> dyadic_splits(std::span<const uint64_t> counts, uint64_t seed,
                                        uint64_t stream) {
@@ -84,4 +84,4 @@ std::string format_split(const group_split& s, std::span<const int32_t> tokens) 
                      s.p_value);
 }
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

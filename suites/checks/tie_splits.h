@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace samplecheck::battery {
+namespace samplecheck::checks {
 
 inline constexpr int kSplitDepth = 3;
 inline constexpr uint64_t kSplitsPerGroup = (uint64_t{1} << kSplitDepth) - 1;
@@ -55,4 +55,4 @@ double halves_power(uint64_t n, double ratio, double alpha);
 
 std::string format_split(const group_split& s, std::span<const int32_t> tokens);
 
-}  // namespace samplecheck::battery
+}  // namespace samplecheck::checks

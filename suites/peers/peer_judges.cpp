@@ -2,23 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
+
+#include "suites/stats/goodness_of_fit.h"
 
 namespace samplecheck::peers {
 
 int64_t sample_tally::in_range() const {
   return std::accumulate(counts.begin(), counts.end(), int64_t{0});
-}
-
-double chi_square_upper_tail(double statistic, double df) {
-  if (!(df >= 1)) return std::numeric_limits<double>::quiet_NaN();
-  if (std::isnan(statistic)) return std::numeric_limits<double>::quiet_NaN();
-  if (std::isinf(statistic)) return 0.0;
-  return boost::math::cdf(boost::math::complement(boost::math::chi_squared(df), statistic));
 }
 
 namespace {
@@ -122,13 +115,33 @@ peer_verdict vllm_judge(const sample_tally& tally, std::span<const double> probs
   const double expected_total = std::accumulate(expected.begin(), expected.end(), 0.0);
   for (double& e : expected) e *= observed_total / expected_total;
   v.statistic = pearson_statistic(observed, expected);
-  v.p_value = chi_square_upper_tail(v.statistic, static_cast<double>(observed.size() - 1));
+  v.p_value = stats::chi_square_upper_tail(static_cast<double>(observed.size() - 1), v.statistic);
   v.passed = v.p_value > kVllmAlpha;
   if (!v.passed)
     v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic,
                            observed.size() - 1, v.p_value, kVllmAlpha);
   return v;
 }
+
+namespace {
+
+struct observed_value {
+  double count, pmf;
+};
+
+// np.unique over the samples: the observed values only. A value outside the
+// support has pmf 0 (scipy's rv_discrete); every such value pools into the
+// remainder, so out-of-range ids are one observed value here.
+std::vector<observed_value> observed_values(const sample_tally& tally,
+                                            std::span<const double> probs) {
+  std::vector<observed_value> cells;
+  for (size_t i = 0; i < probs.size(); ++i)
+    if (tally.counts[i] > 0) cells.push_back({static_cast<double>(tally.counts[i]), probs[i]});
+  if (tally.out_of_range > 0) cells.push_back({static_cast<double>(tally.out_of_range), 0.0});
+  return cells;
+}
+
+}  // namespace
 
 peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> probs) {
   require_same_length(tally, probs.size(), "probs");
@@ -137,18 +150,9 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
     v.reason = fmt::format("{} outputs marked invalid on a well-formed row", tally.invalid);
     return v;
   }
-  // np.unique over the samples: the observed values only. A value outside the
-  // support has pmf 0 (scipy's rv_discrete); every such value pools into the
-  // remainder below, so out-of-range ids are one observed value here.
-  struct cell {
-    double count, pmf;
-  };
-  std::vector<cell> cells;
-  for (size_t i = 0; i < probs.size(); ++i)
-    if (tally.counts[i] > 0) cells.push_back({static_cast<double>(tally.counts[i]), probs[i]});
-  if (tally.out_of_range > 0) cells.push_back({static_cast<double>(tally.out_of_range), 0.0});
+  const std::vector<observed_value> cells = observed_values(tally, probs);
   double pmf_total = 0;
-  for (const cell& c : cells) pmf_total += c.pmf;
+  for (const observed_value& c : cells) pmf_total += c.pmf;
   if (!(pmf_total > 0)) {
     v.reason = "no observed value has positive probability";
     return v;
@@ -157,7 +161,7 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
   std::vector<double> observed, expected;
   double kept_mass = 0, rest_count = 0, rest_pmf = 0;
   bool any_rest = false;
-  for (const cell& c : cells) {
+  for (const observed_value& c : cells) {
     const double pmf = c.pmf / pmf_total;
     if (c.count > kPytorchMinCellCount && pmf * n > kPytorchMinCellCount) {
       observed.push_back(c.count);
@@ -181,8 +185,12 @@ peer_verdict pytorch_judge(const sample_tally& tally, std::span<const double> pr
   }
   v.cells = static_cast<int64_t>(observed.size());
   v.statistic = pearson_statistic(observed, expected);
-  v.p_value = chi_square_upper_tail(v.statistic, static_cast<double>(observed.size()) - 1);
-  v.passed = v.p_value > kPytorchFailureRate;  // NaN (one cell) fails, as in Python
+  if (v.cells < 2) {  // scipy's chi2.sf at df = 0 is NaN, which their comparison fails
+    v.reason = "a single cell: chi-square has no degrees of freedom";
+    return v;
+  }
+  v.p_value = stats::chi_square_upper_tail(static_cast<double>(v.cells - 1), v.statistic);
+  v.passed = v.p_value > kPytorchFailureRate;
   if (!v.passed)
     v.reason = fmt::format("chi2 = {:.1f}, df = {}, p = {:.3g} <= {}", v.statistic, v.cells - 1,
                            v.p_value, kPytorchFailureRate);

@@ -56,10 +56,6 @@ inline constexpr double kPytorchMinCellCount = 5.0;
 // PyTorch's sparsity rule: the kept cells must carry more than this much mass.
 inline constexpr double kPytorchMinKeptMass = 0.9;
 
-// Upper tail of chi-square with `df` degrees of freedom (scipy.stats.chi2.sf),
-// through Boost's complement. Infinite statistic -> 0; df < 1 -> NaN, as scipy.
-double chi_square_upper_tail(double statistic, double df);
-
 // FlashInfer: any sample on a token whose `allowed` entry is 0 fails (their
 // support mask), then cosine(counts / n, probs) must exceed 0.99. `probs` is the
 // reference distribution; `allowed` is the mask their test builds, which may be

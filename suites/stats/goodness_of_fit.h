@@ -97,7 +97,11 @@ struct pearson_reference {
 };
 pearson_reference pearson_null(std::span<const double> expected, uint64_t n);
 
-// P(chi_squared(df) > x) through Boost's complement; df > 0 need not be an integer.
+// P(chi_squared(df) > x) through Boost's complement (scipy's chi2.sf); df > 0 need not
+// be an integer; x <= 0 gives 1 and x = +inf gives 0. Every chi-square p-value of the
+// project, the peers' rules included, comes from here. Throws std::invalid_argument
+// naming df and x when df is not finite and positive or x is NaN: a statistic that
+// cannot be referred is a bug upstream, not a p-value.
 double chi_square_upper_tail(double df, double x);
 // probs sum to 1 over the support given (tolerance 1e-6; renormalised).
 gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const double> probs,

@@ -92,7 +92,7 @@ struct row_test_result {
   double p_value = 1;     // p_sidak, or with replicates the calibrated rule above
   // With replicates: p_sidak of T on the counts and on each null replicate (in q order),
   // for a Monte Carlo over several rows at once (their b-th replicates together are one
-  // null draw of independent rows: battery::combine_last_look).
+  // null draw of independent rows: checks::combine_last_look).
   double mc_observed = 1;
   std::vector<double> mc_replicates;
 };

@@ -15,7 +15,7 @@ std::vector<battery_outcome> run_battery_on(const std::vector<std::string>& subj
   const auto settings = sb::budget_by_name(budget);
   sb::subject_roster catalog;
   catalog.add_in_tree();
-  sb::register_checks();
+  checks::register_checks();
   for (const std::string& name : subjects) {
     battery_outcome o;
     o.subject = name;

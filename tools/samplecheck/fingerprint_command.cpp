@@ -18,7 +18,7 @@ namespace {
 
 nlohmann::json read_manifest(const std::string& path) {
   const nlohmann::json j = read_record_file("fingerprint", path);
-  if (const std::string why = sb::manifest_error(j); !why.empty())
+  if (const std::string why = campaigns::manifest_error(j); !why.empty())
     throw usage_error(
         fmt::format("fingerprint: '{}' is not a fingerprint manifest: {}", printable(path), why));
   return j;
@@ -37,7 +37,7 @@ subject_request recorded_subject(const nlohmann::json& m) {
 // when it cannot be (a plugin or command not here or not trusted, a device absent, a
 // call that fails).
 bool rerun(const fingerprint_request& r, size_t side, const nlohmann::json& m, size_t i,
-           sb::entry_output& out, std::string& why) {
+           campaigns::entry_output& out, std::string& why) {
   try {
     const subject_request named = recorded_subject(m);
     if (const std::string p = recorded_process(named.plugin, named.exec);
@@ -51,7 +51,7 @@ bool rerun(const fingerprint_request& r, size_t side, const nlohmann::json& m, s
     sb::subject_roster roster;
     const auto subjects = resolve_subjects(roster, named);
     if (!sb::memory_space_available(*subjects.front(), &why)) return false;
-    out = sb::run_entry(*subjects.front(), m.at("plan"), i);
+    out = campaigns::run_entry(*subjects.front(), m.at("plan"), i);
     return true;
   } catch (const std::exception& e) {
     why = e.what();
@@ -62,7 +62,7 @@ bool rerun(const fingerprint_request& r, size_t side, const nlohmann::json& m, s
 // Prints the comparison; detail gets the first diverging element (re-run here) or why
 // it is unavailable. 0: identical; 1: they differ.
 int print_comparison(const fingerprint_request& r, const nlohmann::json& a, const nlohmann::json& b,
-                     const sb::fingerprint_comparison& c, std::string& detail) {
+                     const campaigns::fingerprint_comparison& c, std::string& detail) {
   std::printf("A: %s (%s)\nB: %s (%s)\n", r.compare[0].c_str(),
               a.at("subject").get<std::string>().c_str(), r.compare[1].c_str(),
               b.at("subject").get<std::string>().c_str());
@@ -77,11 +77,12 @@ int print_comparison(const fingerprint_request& r, const nlohmann::json& a, cons
   const size_t first = c.differing.front();
   const auto& plan = a.at("plan");
   std::printf("DIFFER: %zu of %zu entries differ\n", c.differing.size(), c.entries);
-  std::printf("first divergence: %s: %s (A) vs %s (B)\n", sb::entry_name(plan, first).c_str(),
+  std::printf("first divergence: %s: %s (A) vs %s (B)\n",
+              campaigns::entry_name(plan, first).c_str(),
               a.at("entries").at(first).at("hash").get<std::string>().c_str(),
               b.at("entries").at(first).at("hash").get<std::string>().c_str());
   if (r.no_rerun) return 1;
-  sb::entry_output out_a, out_b;
+  campaigns::entry_output out_a, out_b;
   std::string why;
   if (!rerun(r, 0, a, first, out_a, why) || !rerun(r, 1, b, first, out_b, why)) {
     detail = "detail unavailable (re-running the subjects here): " + why;
@@ -89,17 +90,18 @@ int print_comparison(const fingerprint_request& r, const nlohmann::json& a, cons
     return 1;
   }
   for (const auto& [side, m, out] : {std::tuple{"A", &a, &out_a}, std::tuple{"B", &b, &out_b}})
-    if (const std::string h = sb::hash_output(*out); h != m->at("entries").at(first).at("hash"))
+    if (const std::string h = campaigns::hash_output(*out);
+        h != m->at("entries").at(first).at("hash"))
       std::printf("  note: here %s's subject gives this entry hash %s, not the manifest's\n", side,
                   h.c_str());
-  detail = sb::first_difference(plan, first, out_a, out_b);
+  detail = campaigns::first_difference(plan, first, out_a, out_b);
   std::printf("  %s\n", detail.c_str());
   return 1;
 }
 
 // --report-dir: report.json, junit.xml and report.html of the comparison, whatever it found.
 void write_comparison_report(const fingerprint_request& r, const nlohmann::json& a,
-                             const nlohmann::json& b, const sb::fingerprint_comparison& c,
+                             const nlohmann::json& b, const campaigns::fingerprint_comparison& c,
                              const std::string& detail, int status) {
   if (r.report_dir.empty()) return;
   const sb::manifest_comparison summary{r.compare[0], r.compare[1], &a, &b, &c, detail};
@@ -113,7 +115,7 @@ int compare(const fingerprint_request& r) {
     if (const std::string why = prepare_report_dir(r.report_dir); !why.empty())
       throw usage_error(why);
   const nlohmann::json a = read_manifest(r.compare[0]), b = read_manifest(r.compare[1]);
-  const auto c = sb::compare_manifests(a, b);
+  const auto c = campaigns::compare_manifests(a, b);
   if (!c.comparable) {
     write_comparison_report(r, a, b, c, "", 2);
     throw usage_error(fmt::format("fingerprint: {} and {} are incomparable: {}", r.compare[0],
@@ -141,26 +143,26 @@ int take(const fingerprint_request& r) {
     std::printf("fingerprint: %s: device absent: %s\n", s.name().c_str(), why.c_str());
     return 77;
   }
-  sb::fingerprint_options o;
+  campaigns::fingerprint_options o;
   o.seed = common.seed;
   o.vocab_size =
       common.vocab_size > 0 ? common.vocab_size : sb::budget_by_name(common.budget)->vocab_size;
   o.matmul = common.matmul;
   const int repeats =
       r.repeat_text ? static_cast<int>(parse_count("--repeat", *r.repeat_text, 1, 1000)) : 1;
-  const nlohmann::json plan = sb::fingerprint_plan(s, o);
+  const nlohmann::json plan = campaigns::fingerprint_plan(s, o);
   nlohmann::json manifest;
   try {
-    manifest = sb::take_fingerprint(s, plan);
+    manifest = campaigns::take_fingerprint(s, plan);
     // Run to run in one process: every repeat must give the first one's hashes.
     for (int repeat = 2; repeat <= repeats; ++repeat) {
-      const nlohmann::json again = sb::take_fingerprint(s, plan);
-      const auto c = sb::compare_manifests(manifest, again);
+      const nlohmann::json again = campaigns::take_fingerprint(s, plan);
+      const auto c = campaigns::compare_manifests(manifest, again);
       if (c.differing.empty()) continue;
       std::printf(
           "fingerprint of %s: repeat %d differs from the first in %zu of %zu entries; first: %s\n",
           s.name().c_str(), repeat, c.differing.size(), c.entries,
-          sb::entry_name(plan, c.differing.front()).c_str());
+          campaigns::entry_name(plan, c.differing.front()).c_str());
       return 1;
     }
   } catch (const std::runtime_error& e) {

@@ -47,6 +47,7 @@
 #include "tools/samplecheck/version.h"
 
 namespace sb = samplecheck::battery;
+namespace campaigns = samplecheck::campaigns;
 namespace cli = samplecheck::cli;
 
 namespace {
@@ -223,7 +224,7 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   sb::run_options options = cli::to_run_options(common);
   const auto progress = cli::make_progress(common.quiet, "mutant");
   if (progress) options.progress = progress->sink();
-  const auto results = sb::run_mutants(selected, options, roster.lookup(), named_only);
+  const auto results = campaigns::run_mutants(selected, options, roster.lookup(), named_only);
   if (results.empty())
     throw cli::usage_error(fmt::format("mutants: no mutant subject matches '{}'", prefix));
   if (common.verbose)
@@ -231,9 +232,10 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   std::printf("kill matrix (budget %s, seed %llu%s)\n", common.budget.c_str(),
               static_cast<unsigned long long>(common.seed),
               named_only ? ", named checks only" : "");
-  std::fputs(sb::format_kill_matrix(results).c_str(), stdout);
+  std::fputs(campaigns::format_kill_matrix(results).c_str(), stdout);
   // Nothing judged (no device, or no named check ran): skipped, never passed.
-  const int status = sb::none_judged(results) ? 77 : (sb::all_killed(results) ? 0 : 1);
+  const int status =
+      campaigns::none_judged(results) ? 77 : (campaigns::all_killed(results) ? 0 : 1);
   if (!common.report_dir.empty())
     cli::write_report_dir(common.report_dir,
                           sb::mutants_report(header("mutants", status), results));
@@ -244,7 +246,7 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   sb::subject_roster roster;
   roster.add_in_tree();
   bool ok = true;
-  std::vector<std::pair<std::string, sb::calibration_summary>> summaries;
+  std::vector<std::pair<std::string, campaigns::calibration_summary>> summaries;
   const auto progress = cli::make_progress(
       common.quiet, "run", request.runs * static_cast<int>(request.subjects.size()));
   sb::run_options options = cli::to_run_options(common);
@@ -255,9 +257,9 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
       throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
-    const auto summary =
-        sb::calibrate(*s, options, roster.lookup(), request.runs, request.first_seed, request.jobs);
-    std::fputs(sb::format_calibration(name, summary).c_str(), stdout);
+    const auto summary = campaigns::calibrate(*s, options, roster.lookup(), request.runs,
+                                              request.first_seed, request.jobs);
+    std::fputs(campaigns::format_calibration(name, summary).c_str(), stdout);
     ok &= summary.acceptable(request.fail_below);
     summaries.emplace_back(name, summary);
   }
@@ -344,8 +346,9 @@ int run_parsed(const subcommands& c, command_requests& r) {
 
 int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
-  sb::register_checks();  // the check kit's rows, before --checks is read against them
-  cli::use_ctest_gpus();  // before any child initialises CUDA
+  samplecheck::checks::register_checks();  // the check kit's rows, before --checks is read against
+                                           // them
+  cli::use_ctest_gpus();                   // before any child initialises CUDA
   CLI::App app{
       "samplecheck: statistical conformance of LLM token samplers and batch-invariant matmuls"};
   app.require_subcommand(1);

@@ -216,7 +216,8 @@ nlohmann::json qualify_report(const report_header& h, const std::vector<battery_
   return j;
 }
 
-nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results) {
+nlohmann::json mutants_report(const report_header& h,
+                              const std::vector<campaigns::mutant_result>& results) {
   nlohmann::json j = header_json(h);
   j["runs"] = nlohmann::json::array();
   j["mutants"] = nlohmann::json::array();
@@ -232,9 +233,10 @@ nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_r
   return j;
 }
 
-nlohmann::json calibration_report(const report_header& h,
-                                  const std::vector<std::pair<std::string, calibration_summary>>& s,
-                                  double fail_below) {
+nlohmann::json calibration_report(
+    const report_header& h,
+    const std::vector<std::pair<std::string, campaigns::calibration_summary>>& s,
+    double fail_below) {
   nlohmann::json j = header_json(h);
   j["calibration"] = nlohmann::json::array();
   for (const auto& [subject, c] : s) {
@@ -327,7 +329,7 @@ nlohmann::json comparison_report(const report_header& h, const manifest_comparis
       cmp["series"][series]["differing_sizes"].push_back(size_of(ea.at(i)));
       if (cmp["differing"].size() < kListedDifferences)
         cmp["differing"].push_back({{"index", i},
-                                    {"name", entry_name(plan, i)},
+                                    {"name", campaigns::entry_name(plan, i)},
                                     {"series", series},
                                     {"size", size_of(ea.at(i))},
                                     {"hash_a", ea.at(i).at("hash")},
@@ -404,13 +406,14 @@ std::string calibration_xml(const nlohmann::json& s) {
     const double fa_p = c.at("false_alarm_p").get<double>();
     const double ks_lower_p = c.at("ks_lower_p").get<double>();
     const double median = c.at("median").get<double>();
-    if (fa_p < below || ks_lower_p < below || median > kMaxMedianP)
+    if (fa_p < below || ks_lower_p < below || median > campaigns::kMaxMedianP)
       u.outcome = "failure",
       u.message = fmt::format(
           "{} false alarms ({:.3g} expected, P = {:.3g}); too many small p-values: D- {:.4f}, "
           "p = {:.3g}; median {:.3f} (at most {:g}); fail below {:g}",
           c.at("false_alarms").get<uint64_t>(), c.at("expected_false_alarms").get<double>(), fa_p,
-          c.at("ks_lower_distance").get<double>(), ks_lower_p, median, kMaxMedianP, below);
+          c.at("ks_lower_distance").get<double>(), ks_lower_p, median, campaigns::kMaxMedianP,
+          below);
     cases.push_back(u);
   }
   return suite_xml("calibrate " + s.at("subject").get<std::string>(), cases);

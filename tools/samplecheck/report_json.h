@@ -30,10 +30,12 @@ nlohmann::json run_json(const battery_report& r);
 // errors or std::invalid_argument on a missing field, a wrong type or an unknown verdict.
 check_report check_from_json(const nlohmann::json& j);
 nlohmann::json qualify_report(const report_header& h, const std::vector<battery_report>& runs);
-nlohmann::json mutants_report(const report_header& h, const std::vector<mutant_result>& results);
-nlohmann::json calibration_report(const report_header& h,
-                                  const std::vector<std::pair<std::string, calibration_summary>>& s,
-                                  double fail_below);
+nlohmann::json mutants_report(const report_header& h,
+                              const std::vector<campaigns::mutant_result>& results);
+nlohmann::json calibration_report(
+    const report_header& h,
+    const std::vector<std::pair<std::string, campaigns::calibration_summary>>& s,
+    double fail_below);
 
 // fingerprint --compare: the two manifests (suites/campaigns/fingerprint.h) and what
 // comparing them found; detail is the first diverging element as re-run here, or why
@@ -42,7 +44,7 @@ struct manifest_comparison {
   std::string a_path, b_path;
   const nlohmann::json* a = nullptr;
   const nlohmann::json* b = nullptr;
-  const fingerprint_comparison* result = nullptr;
+  const campaigns::fingerprint_comparison* result = nullptr;
   std::string detail;
 };
 nlohmann::json comparison_report(const report_header& h, const manifest_comparison& c);

@@ -34,6 +34,24 @@ call prepared(const sc_sampler& s, std::vector<float> probs, int64_t n) {
   return draws_of(is_logits(s) ? log_of(probs) : probs, n);
 }
 
+// One filter setting; a filter left empty is passed as NULL (off).
+struct filters {
+  std::vector<int32_t> top_k;
+  std::vector<float> top_p, min_p;
+};
+
+// kDraws draws of `row` from the named subject under `f`, whose shares must be `target`.
+void require_filtered_shares(const char* name, const std::vector<float>& row, const filters& f,
+                             const std::vector<double>& target) {
+  CAPTURE(name);
+  call c = draws_of(row, kDraws);
+  c.top_k = f.top_k;
+  c.top_p = f.top_p;
+  c.min_p = f.min_p;
+  c.sample(sampler_named(name));
+  require_shares(histogram(c), target);
+}
+
 }  // namespace
 
 TEST_CASE("the registry lists six correct subjects, then one mutant per sampler catalog id") {
@@ -95,53 +113,30 @@ TEST_CASE("unfiltered draws follow the row and never pick a zero-probability tok
 TEST_CASE("top_k = 2 on a five-token row never leaves the top two") {
   // A .35 B .28 C .18 D .12 E .07, target A:B = .35:.28.
   const std::vector<float> row{0.18f, 0.35f, 0.07f, 0.28f, 0.12f};
-  for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"}) {
-    CAPTURE(name);
-    call c = draws_of(row, kDraws);
-    c.top_k = {2};
-    c.sample(sampler_named(name));
-    require_shares(histogram(c), {0.0, 0.35 / 0.63, 0.0, 0.28 / 0.63, 0.0});
-  }
+  for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"})
+    require_filtered_shares(name, row, {.top_k = {2}}, {0.0, 0.35 / 0.63, 0.0, 0.28 / 0.63, 0.0});
 }
 
 TEST_CASE("worked example A .4 B .3 C .2 D .1, top_k 3: the two filter orders") {
   const std::vector<float> row{0.4f, 0.3f, 0.2f, 0.1f};
   SECTION("top_p .6: every subject keeps A and B only") {
-    for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"}) {
-      CAPTURE(name);
-      call c = draws_of(row, kDraws);
-      c.top_k = {3};
-      c.top_p = {0.6f};
-      c.sample(sampler_named(name));
-      require_shares(histogram(c), {0.4 / 0.7, 0.3 / 0.7, 0.0, 0.0});
-    }
+    for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"})
+      require_filtered_shares(name, row, {.top_k = {3}, .top_p = {0.6f}},
+                              {0.4 / 0.7, 0.3 / 0.7, 0.0, 0.0});
   }
   SECTION("top_p .75: joint keeps C (mass above it .7 < .75), top_k_first does not (.78 >= .75)") {
-    for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot_topk_first"}) {
-      CAPTURE(name);
-      call c = draws_of(row, kDraws);
-      c.top_k = {3};
-      c.top_p = {0.75f};
-      c.sample(sampler_named(name));
-      require_shares(histogram(c), {0.4 / 0.7, 0.3 / 0.7, 0.0, 0.0});
-    }
-    call joint = draws_of(row, kDraws);
-    joint.top_k = {3};
-    joint.top_p = {0.75f};
-    joint.sample(sampler_named("cpu.dual_pivot"));
-    require_shares(histogram(joint), {0.4 / 0.9, 0.3 / 0.9, 0.2 / 0.9, 0.0});
+    const filters f{.top_k = {3}, .top_p = {0.75f}};
+    for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot_topk_first"})
+      require_filtered_shares(name, row, f, {0.4 / 0.7, 0.3 / 0.7, 0.0, 0.0});
+    require_filtered_shares("cpu.dual_pivot", row, f, {0.4 / 0.9, 0.3 / 0.9, 0.2 / 0.9, 0.0});
   }
 }
 
 TEST_CASE("min_p keeps tokens at or above min_p times the largest") {
   const std::vector<float> row{0.05f, 0.5f, 0.15f, 0.3f};  // min_p .2: threshold .1, drops .05
-  for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"}) {
-    CAPTURE(name);
-    call c = draws_of(row, kDraws);
-    c.min_p = {0.2f};
-    c.sample(sampler_named(name));
-    require_shares(histogram(c), {0.0, 0.5 / 0.95, 0.15 / 0.95, 0.3 / 0.95});
-  }
+  for (const char* name : {"cpu.sort_filter", "cpu.dual_pivot", "cpu.dual_pivot_topk_first"})
+    require_filtered_shares(name, row, {.min_p = {0.2f}},
+                            {0.0, 0.5 / 0.95, 0.15 / 0.95, 0.3 / 0.95});
 }
 
 TEST_CASE("ties at the k-th follow the declared policy") {

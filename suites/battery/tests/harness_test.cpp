@@ -25,10 +25,11 @@
 #include "suites/stats/power.h"
 
 using namespace samplecheck::battery;
+namespace checks = samplecheck::checks;
 
 namespace {
 // The check kit's rows in the battery's table before any test plans a run.
-[[maybe_unused]] const bool checks_registered = (register_checks(), true);
+[[maybe_unused]] const bool checks_registered = (checks::register_checks(), true);
 
 sc_status crash_sample(void*, const sc_sample_batch*, char*, size_t) {
   ::raise(SIGSEGV);
@@ -320,18 +321,18 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
   roster.add_in_tree();
   const subject* s = roster.find("cpu.multinomial");
   REQUIRE(s != nullptr);
-  const judged_row row =
-      make_row(*s, samplecheck::fixtures::shape::peaked, {.vocab_size = 32000, .seed = 4}, {});
+  const checks::judged_row row = checks::make_row(*s, samplecheck::fixtures::shape::peaked,
+                                                  {.vocab_size = 32000, .seed = 4}, {});
   REQUIRE(row.target.ok());
-  const auto coarse = plan_gof_draws(row, 1e-7, 0.1, 0.99, 100000000);
-  const auto fine = plan_gof_draws(row, 1e-7, 0.05, 0.99, 100000000);
+  const auto coarse = checks::plan_gof_draws(row, 1e-7, 0.1, 0.99, 100000000);
+  const auto fine = checks::plan_gof_draws(row, 1e-7, 0.05, 0.99, 100000000);
   CHECK_FALSE(coarse.capped);
   // Noncentrality grows like n * TVD^2 and df grows with n: halving the target TVD
   // needs at least 4x the draws.
   CHECK(fine.draws >= 4 * coarse.draws);
   // And the plan meets its target: the TVD detectable at the planned draws is <= 0.1.
   // (at the level of the row's Pearson sub-test: Sidak over its sub-tests).
-  const double level = pearson_level(row, 1e-7);
+  const double level = checks::pearson_level(row, 1e-7);
   CHECK(samplecheck::stats::detectable_tvd(coarse.df, level, coarse.draws, 0.99) <= 0.1 + 1e-9);
   const auto capped = plan_gof_draws(row, 1e-7, 0.001, 0.99, 5000);
   CHECK(capped.capped);

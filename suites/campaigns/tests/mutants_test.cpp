@@ -12,6 +12,8 @@
 #include "suites/checks/checks.h"
 
 using namespace samplecheck::battery;
+using namespace samplecheck::checks;
+using namespace samplecheck::campaigns;
 
 namespace {
 // The check kit's rows in the battery's table before any test plans a run.

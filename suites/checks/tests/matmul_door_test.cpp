@@ -15,6 +15,7 @@
 #include "suites/harness/matmul_call.h"
 
 using namespace samplecheck::battery;
+using namespace samplecheck::checks;
 
 namespace {
 // The check kit's rows in the battery's table before any test plans a run.

@@ -12,6 +12,7 @@
 #include "suites/checks/checks.h"
 
 using namespace samplecheck::battery;
+using namespace samplecheck::checks;
 
 namespace {
 // The check kit's rows in the battery's table before any test plans a run.

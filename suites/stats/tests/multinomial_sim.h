@@ -36,6 +36,13 @@ class multinomial_sim {
     return s;
   }
   std::mt19937_64& rng() { return rng_; }
+  // How many of `replicates` samples of n draws the test `rejects` (counts -> bool) rejects.
+  template <class Rejects>
+  uint64_t rejections(uint64_t replicates, uint64_t n, Rejects rejects) {
+    uint64_t rejected = 0;
+    for (uint64_t r = 0; r < replicates; ++r) rejected += rejects(counts(n)) ? 1 : 0;
+    return rejected;
+  }
 
  private:
   std::mt19937_64 rng_;

@@ -25,8 +25,14 @@ TEST_CASE("gof: chi-square upper tail against closed forms") {
           Approx(std::erfc(std::sqrt(x / 2)) + std::sqrt(2 * x / M_PI) * std::exp(-x / 2))
               .epsilon(1e-10));
   }
+  // scipy's chi2.ppf(0.999, 10), the peers' critical value: the same tail at a larger df.
+  CHECK(st::chi_square_upper_tail(10, 29.58829844507442) == Approx(0.001).epsilon(1e-10));
   CHECK(st::chi_square_upper_tail(5, 0.0) == 1.0);
+  CHECK(st::chi_square_upper_tail(3, INFINITY) == 0.0);
+  // Bad input is the caller's error, not a p-value: df <= 0, df infinite, x NaN.
   CHECK_THROWS_AS(st::chi_square_upper_tail(0, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(st::chi_square_upper_tail(INFINITY, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(st::chi_square_upper_tail(3, NAN), std::invalid_argument);
 }
 
 TEST_CASE("gof: known values") {

@@ -13,6 +13,7 @@
 #include "suites/checks/sampling.h"
 
 namespace sb = samplecheck::battery;
+namespace checks = samplecheck::checks;
 
 int main(int argc, char** argv) {
   CLI::App app{"battery throughput bench"};
@@ -41,10 +42,10 @@ int main(int argc, char** argv) {
     const auto grid = samplecheck::fixtures::parameter_grid(s->sampler->filters);
     for (const int64_t V : samplecheck::fixtures::vocab_sizes) {
       for (size_t g = 0; g < std::min<size_t>(grid.size(), 2); ++g) {
-        const std::vector<sb::judged_row> rows{sb::make_row(*s, samplecheck::fixtures::shape::zipf,
-                                                            {.vocab_size = V, .seed = 7}, grid[g])};
+        const std::vector<checks::judged_row> rows{checks::make_row(
+            *s, samplecheck::fixtures::shape::zipf, {.vocab_size = V, .seed = 7}, grid[g])};
         const auto start = std::chrono::steady_clock::now();
-        const auto drawn = sb::draw_counts(*s, rows, {draws}, 1234, 0);
+        const auto drawn = checks::draw_counts(*s, rows, {draws}, 1234, 0);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!drawn.failure.empty()) {

@@ -71,14 +71,14 @@ class reference_draws final : public cpu::row_sampler {
   const std::vector<double>* cdf_ = nullptr;
 };
 
-std::unique_ptr<cpu::row_sampler> make_reference_draws(cpu::defect) {
+std::unique_ptr<cpu::row_sampler> make_reference_draws(samplecheck::defect) {
   return std::make_unique<reference_draws>();
 }
 
 constexpr uint32_t kFilters = SC_FILTER_TOP_K | SC_FILTER_TOP_P | SC_FILTER_MIN_P;
 const cpu::subject_context kContext{
     {"bench.reference_draws", SC_INPUT_PROBS, kFilters, SC_ORDER_JOINT, SC_TIE_KEEP_TIES, 2, 0},
-    cpu::defect::none,
+    samplecheck::defect::none,
     make_reference_draws};
 
 sc_status sample(void*, const sc_sample_batch* b, char* error, size_t size) {
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   s.sampler = &d;
   sb::subject_roster catalog;
   catalog.add_in_tree();
-  sb::register_checks();
+  samplecheck::checks::register_checks();
   sb::run_options o;
   o.budget = *budget;
   o.seed = seed;

@@ -23,6 +23,7 @@
 #include "suites/harness/subject_server.h"
 
 namespace sb = samplecheck::battery;
+namespace checks = samplecheck::checks;
 namespace sh = samplecheck::harness;
 
 namespace {
@@ -97,10 +98,10 @@ int main(int argc, char** argv) {
   // process forked after CUDA's initialisation could not use it.
   for (auto& w : ways)
     if (w.subj.process) w.subj.process->descriptors();
-  const sb::judged_row row = sb::make_row(*in_tree, samplecheck::fixtures::shape::zipf,
-                                          {.vocab_size = vocab, .seed = 7}, {});
-  sb::sample_call templ = sb::call_for_rows(*in_tree, {&row});
-  for (uint64_t j = 0; j < outputs; ++j) sb::add_output(templ, 0, 1234, j, 0);
+  const checks::judged_row row = checks::make_row(*in_tree, samplecheck::fixtures::shape::zipf,
+                                                  {.vocab_size = vocab, .seed = 7}, {});
+  sb::sample_call templ = checks::call_for_rows(*in_tree, {&row});
+  for (uint64_t j = 0; j < outputs; ++j) checks::add_output(templ, 0, 1234, j, 0);
   for (int rep = 0; rep < repetitions + 1; ++rep)  // the first is a warm-up, not counted
     for (auto& w : ways) {
       const double rate = draws_per_second(w, templ, calls, outputs);
