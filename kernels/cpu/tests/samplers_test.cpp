@@ -36,8 +36,9 @@ call prepared(const sc_sampler& s, std::vector<float> probs, int64_t n) {
 
 // One filter setting; a filter left empty is passed as NULL (off).
 struct filters {
-  std::vector<int32_t> top_k;
-  std::vector<float> top_p, min_p;
+  std::vector<int32_t> top_k = {};  // empty: the filter is off
+  std::vector<float> top_p = {};
+  std::vector<float> min_p = {};
 };
 
 // kDraws draws of `row` from the named subject under `f`, whose shares must be `target`.
