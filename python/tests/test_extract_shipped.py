@@ -217,13 +217,17 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
         "shipped.load(Path(sys.argv[1]), ['fakepkg.rule'])\n"
         "print(json.dumps(environment()['packages']))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+
+    def load() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    done = load()
     assert done.returncode == 0, done.stderr
     packages = json.loads(done.stdout)
     assert packages["fakepkg wheel"] == f"1.0 sha256:{digest}"
@@ -232,13 +236,7 @@ def test_load_records_what_ran_and_refuses_a_modified_file(fake, tmp_path):
     assert packages["fakepkg shim fakepkg/plumbing.py"] == f"sha256:{sha(SHIMS['fakepkg/plumbing.py'])}"
 
     (tmp_path / "out" / "site" / "fakepkg" / "consts.py").write_text("VALUE = 8\n")
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = load()
     assert done.returncode != 0
     assert "fakepkg/consts.py: sha256" in done.stderr
 

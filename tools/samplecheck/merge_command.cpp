@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "suites/harness/protocol.h"
 #include "suites/stats/holm_budget.h"
 #include "tools/samplecheck/cli_values.h"
 #include "tools/samplecheck/record_file.h"
@@ -224,10 +225,14 @@ battery::battery_report merge_run(const std::vector<shard_file>& files,
                                   const std::vector<const shard_file*>& owner, size_t k) {
   const json& run = files.front().doc["runs"][k];
   battery::battery_report out;
-  out.subject = run.at("subject").get<std::string>();
-  out.kind = run.at("kind").get<std::string>();
-  out.plugin = run.at("plugin").is_null() ? "" : run.at("plugin").get<std::string>();
-  out.budget = run.at("budget").get<std::string>();
+  // Text read from a file is shown as text from a subject is (protocol::printable).
+  const auto text = [&](const char* key) {
+    return run.at(key).is_null() ? "" : protocol::printable(run.at(key).get<std::string>());
+  };
+  out.subject = text("subject");
+  out.kind = text("kind");
+  out.plugin = text("plugin");
+  out.budget = text("budget");
   out.seed = run.at("seed").get<uint64_t>();
   out.alpha = run.at("alpha").get<double>();
   out.descriptor = run.value("descriptor", json());

@@ -145,6 +145,11 @@ refused "shard 0 twice" "$work/cpu.multinomial.0/report.json" "shard.index: shar
 out=$("$sc" merge "$s0" "$work/cpu.multinomial_S10.1/report.json" 2>&1)
 [ $? -eq 2 ] && grep -qF "runs[0].subject" <<<"$out" && ok "a mutant's shard with a correct one's: exit 2" ||
   bad "mixed subjects: $out"
+# A name read from a file is data: an escape code in it is shown escaped, never sent raw.
+edit escape 'd["runs"][0]["subject"] = "cpu.multinomial\x1b[31m"'
+out=$("$sc" merge "$work/escape.json" 2>&1)
+! grep -q $'\x1b' <<<"$out" && grep -qF 'cpu.multinomial\x1b[31m: shard 0/3 missing' <<<"$out" &&
+  ok "an escape code in a shard's subject is shown escaped" || bad "escape code: $(cat -v <<<"$out")"
 
 # 5. The launchers derive the shard from the scheduler's variables and run that shard:
 #    its rows are the ones `--shard i/3` gives.
