@@ -144,19 +144,6 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
 
 }  // namespace
 
-// A hostile value must not be able to rewrite the terminal that shows the error about it.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f || c == '\\')
-      out += fmt::format("\\x{:02x}", byte);
-    else
-      out += c;
-  }
-  return out;
-}
-
 uint64_t parse_seed(std::string_view option, std::string_view text) {
   if (text.starts_with("0x") || text.starts_with("0X")) return read_hex_seed(option, text);
   const auto value = read_decimal(option, text, text);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "suites/harness/protocol.h"
+
 namespace CLI {
 class App;
 }
@@ -23,9 +25,9 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The text with control and non-ASCII bytes (and '\') shown as \xNN: safe to print on a
-// terminal whatever a user or a shared file put in it.
-std::string printable(std::string_view text);
+// What a user or a shared file typed is shown as text from a subject is: one escaping for
+// every text samplecheck prints.
+using protocol::printable;
 
 // A seed: decimal digits ("0" or no leading zero), or 0x + hex digits; at most 2^64-1.
 // "0x10" is 16; "010" is refused, never read as octal 8 or decimal 10.

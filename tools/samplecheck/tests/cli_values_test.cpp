@@ -75,6 +75,9 @@ TEST_CASE("parse_seed refuses signs, octal, overflow and garbage, naming them", 
 TEST_CASE("refused text is shown with control bytes escaped", "[cli]") {
   CHECK(refusal([] { parse_seed("--seed", "1\n\x1b[2J"); }) ==
         "--seed: '1\\x0a\\x1b[2J' is not a decimal integer");
+  // The escaping is the one text from a subject gets: UTF-8 kept, a C1 control (CSI) escaped.
+  CHECK(refusal([] { parse_seed("--seed", "\u00e9\u009b2J"); }) ==
+        "--seed: '\u00e9\\xc2\\x9b2J' is not a decimal integer");
 }
 
 TEST_CASE("parse_probability accepts finite x in (lo, hi]", "[cli]") {
