@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -275,20 +276,27 @@ battery::check_outcome run_matmul_launch_configs(const battery::check_context& c
   return out;
 }
 
-battery::check_outcome run_matmul_accuracy(const battery::check_context& ctx) {
+namespace {
+
+// accuracy and all_ones: one launch at M = kAccuracyM on every testbed, judged by `judge`.
+battery::check_outcome run_one_launch(const battery::check_context& ctx,
+                                      check_result (matmul_testbed::*judge)(int64_t),
+                                      std::string power) {
   const testbed_plan plan = plan_one_launch(ctx);
   auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
-                           [&](matmul_testbed& bed) { return bed.accuracy(kAccuracyM); });
-  out.power = "relative Frobenius error < 1% vs fp64";
+                           [&](matmul_testbed& bed) { return (bed.*judge)(kAccuracyM); });
+  out.power = std::move(power);
   return out;
 }
 
+}  // namespace
+
+battery::check_outcome run_matmul_accuracy(const battery::check_context& ctx) {
+  return run_one_launch(ctx, &matmul_testbed::accuracy, "relative Frobenius error < 1% vs fp64");
+}
+
 battery::check_outcome run_matmul_all_ones(const battery::check_context& ctx) {
-  const testbed_plan plan = plan_one_launch(ctx);
-  auto out = over_testbeds(ctx, plan.shapes, plan.biases, kAccuracyM,
-                           [&](matmul_testbed& bed) { return bed.all_ones(kAccuracyM); });
-  out.power = "exact (every output bf16(K + bias))";
-  return out;
+  return run_one_launch(ctx, &matmul_testbed::all_ones, "exact (every output bf16(K + bias))");
 }
 
 // Short and odd K: tile and vector-load edges (K <= 512, K not a multiple of 8, K < 8).
@@ -311,75 +319,65 @@ battery::check_outcome run_matmul_short_odd_k(const battery::check_context& ctx)
   return out;
 }
 
+namespace {
+
+// Every matmul check is exact (weight 0): only its name, what it judges, its run and plan
+// functions and when it is n/a differ.
+battery::check_definition exact_matmul_check(
+    std::string_view name, std::string_view what,
+    std::function<battery::check_outcome(const battery::check_context&)> run,
+    std::function<uint64_t(const battery::check_context&)> planned,
+    std::function<std::string(const battery::subject&, const battery::subject_lookup&)>
+        not_applicable = {}) {
+  return {name,
+          battery::subject_kind::matmul,
+          battery::check_kind::exact,
+          0,
+          what,
+          std::move(not_applicable),
+          std::move(run),
+          std::move(planned)};
+}
+
+}  // namespace
+
 battery::check_definition matmul_batch_invariance_check() {
-  return {
-      "batch_invariance",
-      battery::subject_kind::matmul,
-      battery::check_kind::exact,
-      0,
-      "every batch size gives each row the bits it has alone (probes first / middle / last, bias "
-      "on and off)",
-      {},
-      run_matmul_batch_invariance,
-      planned_matmul_batch_invariance};
+  return exact_matmul_check("batch_invariance",
+                            "every batch size gives each row the bits it has alone (probes first "
+                            "/ middle / last, bias on and off)",
+                            run_matmul_batch_invariance, planned_matmul_batch_invariance);
 }
 
 battery::check_definition matmul_run_to_run_check() {
-  return {"run_to_run",
-          battery::subject_kind::matmul,
-          battery::check_kind::exact,
-          0,
-          "repeated launches of one batch give the same bits",
-          {},
-          run_matmul_run_to_run,
-          planned_matmul_run_to_run};
+  return exact_matmul_check("run_to_run", "repeated launches of one batch give the same bits",
+                            run_matmul_run_to_run, planned_matmul_run_to_run);
 }
 
 battery::check_definition matmul_launch_configs_check() {
-  return {
-      "launch_config_independence",
-      battery::subject_kind::matmul,
-      battery::check_kind::exact,
-      0,
-      "every declared launch configuration (split and unsplit) gives the subject's own choice's "
-      "bits",
-      launch_configs_not_applicable,
-      run_matmul_launch_configs,
-      planned_matmul_launch_configs};
+  return exact_matmul_check("launch_config_independence",
+                            "every declared launch configuration (split and unsplit) gives the "
+                            "subject's own choice's bits",
+                            run_matmul_launch_configs, planned_matmul_launch_configs,
+                            launch_configs_not_applicable);
 }
 
 battery::check_definition matmul_accuracy_check() {
-  return {"accuracy",
-          battery::subject_kind::matmul,
-          battery::check_kind::exact,
-          0,
-          "relative Frobenius error below 1% against the fp64 reference",
-          {},
-          run_matmul_accuracy,
-          planned_matmul_one_launch};
+  return exact_matmul_check("accuracy",
+                            "relative Frobenius error below 1% against the fp64 reference",
+                            run_matmul_accuracy, planned_matmul_one_launch);
 }
 
 battery::check_definition matmul_all_ones_check() {
-  return {"all_ones",
-          battery::subject_kind::matmul,
-          battery::check_kind::exact,
-          0,
-          "all-ones operands give exactly bf16(K + bias), bias = bf16(K)",
-          {},
-          run_matmul_all_ones,
-          planned_matmul_one_launch};
+  return exact_matmul_check("all_ones",
+                            "all-ones operands give exactly bf16(K + bias), bias = bf16(K)",
+                            run_matmul_all_ones, planned_matmul_one_launch);
 }
 
 battery::check_definition matmul_short_odd_k_check() {
-  return {
+  return exact_matmul_check(
       "short_odd_k",
-      battery::subject_kind::matmul,
-      battery::check_kind::exact,
-      0,
       "K <= 512, K not a multiple of 8 and K < 8: batch invariance, configurations and accuracy",
-      {},
-      run_matmul_short_odd_k,
-      planned_matmul_short_odd_k};
+      run_matmul_short_odd_k, planned_matmul_short_odd_k);
 }
 
 }  // namespace samplecheck::checks
