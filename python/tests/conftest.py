@@ -1,3 +1,4 @@
+import functools
 import os
 import subprocess
 import sys
@@ -41,19 +42,46 @@ def subject_command(*args):
     return " ".join([sys.executable, "-m", "samplecheck_subject.run", *args])
 
 
+def qualify(samplecheck_bin, exec_command, *args, env=None, timeout=600):
+    """`samplecheck qualify --exec EXEC_COMMAND ARGS` (env: added to this environment); its exit
+    status and output, printed (pytest shows it under a failed test)."""
+    done = subprocess.run(
+        [samplecheck_bin, "qualify", "--exec", exec_command, *args],
+        env=dict(os.environ, **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+    )
+    print(done.stdout)
+    return done.returncode, done.stdout
+
+
 @pytest.fixture
 def run_qualify(samplecheck_bin):
-    def run(exec_command, *args, env=None, timeout=600):
-        environment = dict(os.environ, **(env or {}))
-        done = subprocess.run(
-            [samplecheck_bin, "qualify", "--exec", exec_command, *args],
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-        )
-        print(done.stdout)
-        return done.returncode, done.stdout
+    return functools.partial(qualify, samplecheck_bin)
+
+
+@pytest.fixture
+def run_checks(run_qualify):
+    """`checks` at the quick budget on the subject `subject` of `subjects` (module:function),
+    served over --exec: run_checks(subjects, subject, checks, *more qualify args)."""
+
+    def run(subjects, subject, checks, *args, **kwargs):
+        command = subject_command(subjects, "--subject", subject)
+        return run_qualify(command, "--budget", "quick", "--checks", checks, *args, **kwargs)
 
     return run
+
+
+@pytest.fixture
+def require_killed(run_checks):
+    """Runs `check` alone on a planted defect (as run_checks does) and requires the run to fail
+    on that check: exit status 1 and a FAIL among the check's rows."""
+
+    def require(subjects, subject, check):
+        status, table = run_checks(subjects, subject, check)
+        rows = [line for line in table.splitlines() if line.startswith(check)]
+        assert status == 1 and rows and any(" FAIL " in f" {line} " for line in rows), table
+
+    return require

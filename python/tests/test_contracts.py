@@ -11,6 +11,7 @@ import pytest
 
 from conftest import subject_command
 
+CONTRACT_SUBJECTS = "samplecheck_subject.numpy_samplers:contract_subjects"
 NA_BY_CONTRACT = {
     "numpy.sort_filter.batch_slot": {
         "per_request_seeds": "batch_slot",
@@ -47,7 +48,7 @@ def _verdicts(table):
 def test_declared_contract_passes_with_reasoned_na(run_qualify, name):
     checks = ["--checks", SLOT_CHECKS] if name.endswith("batch_slot") else []
     status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", name),
+        subject_command(CONTRACT_SUBJECTS, "--subject", name),
         "--budget",
         "quick",
         *checks,
@@ -63,16 +64,8 @@ def test_declared_contract_passes_with_reasoned_na(run_qualify, name):
     assert verdicts["replay [f32]"] == "pass" and verdicts["goodness_of_fit [f32]"] == "pass", table
 
 
-def test_degenerate_rows_under_batch_slot(run_qualify):
-    status, table = run_qualify(
-        subject_command(
-            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.batch_slot"
-        ),
-        "--budget",
-        "quick",
-        "--checks",
-        "degenerate_rows",
-    )
+def test_degenerate_rows_under_batch_slot(run_checks):
+    status, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.batch_slot", "degenerate_rows")
     assert status == 0, table
 
 
@@ -86,75 +79,30 @@ KILLED_UNDER_CONTRACT = {
 
 
 @pytest.mark.parametrize("name", sorted(KILLED_UNDER_CONTRACT))
-def test_contract_mutant_is_killed(run_qualify, name):
-    check = KILLED_UNDER_CONTRACT[name]
-    status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", name),
-        "--budget",
-        "quick",
-        "--checks",
-        check,
-    )
-    assert status == 1, table
-    rows = [line for line in table.splitlines() if line.startswith(check)]
-    assert rows and any(" FAIL " in f" {line} " for line in rows), table
+def test_contract_mutant_is_killed(require_killed, name):
+    require_killed(CONTRACT_SUBJECTS, name, KILLED_UNDER_CONTRACT[name])
 
 
-def test_position_ignored_is_named_by_position(run_qualify):
+def test_position_ignored_is_named_by_position(run_checks):
     # The kill names positions, not Philox offsets: the check is read under the contract.
-    _, table = run_qualify(
-        subject_command(
-            "samplecheck_subject.numpy_samplers:contract_subjects",
-            "--subject",
-            "numpy.sort_filter.keyed:position_ignored",
-        ),
-        "--budget",
-        "quick",
-        "--checks",
-        "offset_advancement",
-        "-v",
-    )
+    _, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.keyed:position_ignored", "offset_advancement", "-v")
     assert "positions" in table and "request_keyed" in table, table
 
 
-def test_treat_as_zero_passes_degenerate_rows(run_qualify):
-    status, table = run_qualify(
-        subject_command("samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.zero"),
-        "--budget",
-        "quick",
-        "--checks",
-        "degenerate_rows",
-        "-v",
-    )
+def test_treat_as_zero_passes_degenerate_rows(run_checks):
+    status, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.zero", "degenerate_rows", "-v")
     assert status == 0, table
     assert "treat_as_zero" in table, table
 
 
-def test_routed_sampler_is_judged_per_route(run_qualify):
+def test_routed_sampler_is_judged_per_route(run_checks):
     # Rows with k above the fallback threshold take route 1 (keep_ties) and are judged so.
-    status, table = run_qualify(
-        subject_command(
-            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.routed"
-        ),
-        "--budget",
-        "quick",
-        "--checks",
-        "ties,replay",
-    )
+    status, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.routed", "ties,replay")
     assert status == 0, table
 
 
-def test_route_lied_names_the_route(run_qualify):
-    _, table = run_qualify(
-        subject_command(
-            "samplecheck_subject.numpy_samplers:contract_subjects", "--subject", "numpy.sort_filter.routed:route_lied"
-        ),
-        "--budget",
-        "quick",
-        "--checks",
-        "ties",
-        "-v",
-    )
+def test_route_lied_names_the_route(run_checks):
+    _, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.routed:route_lied", "ties", "-v")
     failed = [line for line in table.splitlines() if "[FAIL]" in line]
     assert failed and all("(route 0 'sort', lowest_index)" in line for line in failed), table
 

@@ -3,11 +3,10 @@ battery: no n/a check fails, none errors, every check of the battery is an item.
 
 import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 from conftest import PACKAGE_ROOT, PLUGIN_ARGS
+from installed.inner_pytest import run_pytest
 
 ROOT = os.path.dirname(PACKAGE_ROOT)
 EXAMPLE = os.path.join(ROOT, "examples", "python")
@@ -32,10 +31,7 @@ def test_the_page_shows_the_example_files_as_they_are():
 def test_the_example_passes_the_quick_battery(samplecheck_bin, tmp_path):
     junit = tmp_path / "junit.xml"
     env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
+    done = run_pytest(
         *PLUGIN_ARGS,
         "-p",
         "no:cacheprovider",
@@ -44,18 +40,9 @@ def test_the_example_passes_the_quick_battery(samplecheck_bin, tmp_path):
         str(tmp_path / "tmp"),
         f"--junitxml={junit}",
         EXAMPLE,
-    ]
-    done = subprocess.run(
-        command,
-        env=env,
         cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-        check=False,
+        env=env,
     )
-    print(done.stdout)
     assert done.returncode == 0, done.stdout
     cases = list(ET.parse(junit).getroot().iter("testcase"))
     passed = [c for c in cases if not list(c)]

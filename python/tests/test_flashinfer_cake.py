@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from cake_fakes import SLAB, FakeCake
-from conftest import subject_command
 from samplecheck_subject.adapters import flashinfer_cake
 from samplecheck_subject.batch import SubjectError
 from samplecheck_subject.descriptor import from_json
@@ -137,27 +136,15 @@ def test_the_recorded_files_are_the_wheels():
     assert SLAB < 1024  # the stand-in's slab is small so that both routes are reached
 
 
-def test_the_ties_check_judges_each_row_by_its_reported_route(run_qualify):
+def test_the_ties_check_judges_each_row_by_its_reported_route(run_checks):
     # Every row on "pipeline" (lowest_index): the ties check judges it so, names the route and passes.
-    status, table = run_qualify(
-        subject_command("cake_fakes:subjects", "--subject", "fake.cake.top_k_top_p_sampling_from_probs"),
-        "--budget",
-        "quick",
-        "--checks",
-        "ties,replay",
-        "-v",
-    )
+    status, table = run_checks("cake_fakes:subjects", "fake.cake.top_k_top_p_sampling_from_probs", "ties,replay", "-v")
     assert status == 0, table
 
 
-def test_a_route_report_that_lies_fails_the_ties_check(run_qualify):
-    status, table = run_qualify(
-        subject_command("cake_fakes:subjects", "--subject", "fake.cake.top_k_top_p_sampling_from_probs:route_lied"),
-        "--budget",
-        "quick",
-        "--checks",
-        "ties",
-        "-v",
+def test_a_route_report_that_lies_fails_the_ties_check(run_checks):
+    status, table = run_checks(
+        "cake_fakes:subjects", "fake.cake.top_k_top_p_sampling_from_probs:route_lied", "ties", "-v"
     )
     assert status == 1, table
     failed = [line for line in table.splitlines() if "[FAIL]" in line]

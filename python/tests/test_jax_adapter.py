@@ -7,7 +7,6 @@ import os
 import numpy as np
 import pytest
 
-from conftest import subject_command
 from samplecheck_subject.adapters import jax_categorical as jc
 
 TARGET = "samplecheck_subject.adapters.jax_categorical:subjects"
@@ -52,18 +51,14 @@ def test_dtypes_narrowed_by_the_environment(monkeypatch):
         jc.declared_dtypes()
 
 
-def test_without_jax_samplecheck_skips(run_qualify, tmp_path):
+def test_without_jax_samplecheck_skips(run_checks, tmp_path):
     """A `jax` that fails to import (a stand-in module first on the path): the hello says why
     and samplecheck skips the subject (exit 77), never passes it."""
     (tmp_path / "jax.py").write_text("raise ImportError('jax stand-in: not installed')\n")
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    rc, out = run_qualify(
-        subject_command(TARGET),
-        "--subject",
+    rc, out = run_checks(
+        TARGET,
         "jax.categorical",
-        "--budget",
-        "quick",
-        "--checks",
         "replay",
         env=env,
         timeout=120,

@@ -122,16 +122,10 @@ def test_hello_records_jax_and_its_files():
         assert recorded[f"jax upstream {relpath}"].startswith("sha256:")
 
 
-def test_samplecheck_judges_replay(run_qualify, tmp_path):
-    from conftest import subject_command
-
-    rc, out = run_qualify(
-        subject_command("samplecheck_subject.adapters.jax_categorical:subjects"),
-        "--subject",
+def test_samplecheck_judges_replay(run_checks, tmp_path):
+    rc, out = run_checks(
+        "samplecheck_subject.adapters.jax_categorical:subjects",
         "jax.categorical",
-        "--budget",
-        "quick",
-        "--checks",
         "replay",
         "--report-dir",
         str(tmp_path),

@@ -10,13 +10,13 @@ import os
 import platform
 import shlex
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
 from conftest import HERE, PACKAGE_ROOT, PLUGIN_ARGS
+from installed.inner_pytest import run_pytest
 
 CASES = os.path.join(HERE, "plugin_cases", "test_plugin_cases.py")
 DEVICE_CASES = os.path.join(HERE, "plugin_cases", "test_device_cases.py")
@@ -34,10 +34,7 @@ def inner_pytest(samplecheck_bin, work, *args):
     run = len(list(work.glob("junit*")))
     junit, basetemp = work / f"junit{run}.xml", work / f"tmp{run}"
     env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
+    done = run_pytest(
         *PLUGIN_ARGS,
         "-rs",
         f"--junitxml={junit}",
@@ -48,18 +45,9 @@ def inner_pytest(samplecheck_bin, work, *args):
         "-o",
         f"cache_dir={work / 'cache'}",
         *args,
-    ]
-    done = subprocess.run(
-        command,
-        env=env,
         cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-        check=False,
+        env=env,
     )
-    print(done.stdout)
     outcomes = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         found = [(kind, c) for kind in ("failure", "error", "skipped") for c in case.findall(kind)]

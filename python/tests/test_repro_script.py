@@ -4,6 +4,7 @@ does not, and records the generator cannot script are refused with exit 2 naming
 and the field (docs/repro-format.md, "Standalone scripts")."""
 
 import copy
+import functools
 import glob
 import json
 import os
@@ -13,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import subject_command
+from conftest import qualify, subject_command
 
 # The script runs with Debian's Python and nothing on its path: numpy is all it may need.
 SCRIPT_PYTHON = "/usr/bin/python3"
@@ -41,27 +42,13 @@ def failing_record(run_qualify, tmp_path_factory, planted, check):
 @pytest.fixture(scope="module")
 def s07(samplecheck_bin, tmp_path_factory):
     """S07 (top-p drops the token that crosses p) fails goodness_of_fit: a Pearson verdict."""
-    return failing_record(_qualify(samplecheck_bin), tmp_path_factory, "S07", "goodness_of_fit")
+    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S07", "goodness_of_fit")
 
 
 @pytest.fixture(scope="module")
 def s06(samplecheck_bin, tmp_path_factory):
     """S06 (keeps every tie at the k-th while declaring lowest_index) draws OUT tokens in ties."""
-    return failing_record(_qualify(samplecheck_bin), tmp_path_factory, "S06", "ties")
-
-
-def _qualify(samplecheck_bin):
-    def run(exec_command, *args):
-        done = subprocess.run(
-            [samplecheck_bin, "qualify", "--exec", exec_command, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=600,
-        )
-        return done.returncode, done.stdout
-
-    return run
+    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S06", "ties")
 
 
 def generate(record_path, out, via=None):

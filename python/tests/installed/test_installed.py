@@ -8,11 +8,12 @@ checkout's tests (python/tests/conftest.py, the PYTHONPATH ctest sets) is used."
 
 import os
 import subprocess
-import sys
 import sysconfig
 import xml.etree.ElementTree as ET
 from importlib import metadata
 from pathlib import Path
+
+from inner_pytest import run_pytest
 
 import samplecheck_subject
 from samplecheck_subject.judge import find_judge
@@ -36,10 +37,7 @@ def test_package_and_judge_are_the_installed_ones():
 def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SAMPLECHECK_BIN", "PYTHONPATH")}
     junit = tmp_path / "junit.xml"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
+    done = run_pytest(
         "-p",
         "no:cacheprovider",
         "--confcutdir",
@@ -52,18 +50,9 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
         "-k",
         "correct or seed_element_zero",
         str(CASES / "test_plugin_cases.py"),
-    ]
-    done = subprocess.run(
-        command,
-        env=env,
         cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-        check=False,
+        env=env,
     )
-    print(done.stdout)
     assert done.returncode == 1, done.stdout
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     failed = {name for name, c in cases.items() if c.find("failure") is not None}
