@@ -179,6 +179,11 @@ run_options quick(std::vector<std::string> checks) {
   return o;
 }
 
+// The row of the one check `o` selects, run on the fake sampler `s` alone.
+check_report run_alone(const sc_sampler& s, const run_options& o) {
+  return find(run_battery(as_subject(s), o, {}), o.checks.front());
+}
+
 }  // namespace
 
 TEST_CASE("a crashing subject fails its checks and the run goes on", "[battery][harness]") {
@@ -196,9 +201,7 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
           "[battery][harness]") {
   // One call (support fails on its first OUT token): at least the subject's 0.25 s is
   // subject time, and the two parts add up to the check's wall time.
-  const sc_sampler slow = fake("test.slow", slow_token_zero_sample);
-  const auto r = run_battery(as_subject(slow), quick({"support"}), {});
-  const auto& c = find(r, "support");
+  const auto c = run_alone(fake("test.slow", slow_token_zero_sample), quick({"support"}));
   CHECK(c.result == verdict::fail);
   CHECK(c.subject_seconds >= 0.25);
   CHECK(c.judge_seconds >= 0);
@@ -217,11 +220,9 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
 }
 
 TEST_CASE("a hanging subject is killed at the per-check timeout", "[battery][harness]") {
-  const sc_sampler s = fake("test.hang", hang_sample);
   run_options o = quick({"replay"});
   o.timeout_s = 2;
-  const auto report = run_battery(as_subject(s), o, {});
-  const auto& c = find(report, "replay");
+  const auto c = run_alone(fake("test.hang", hang_sample), o);
   CHECK(c.result == verdict::timeout);
   CHECK(c.failed());
   CHECK_THAT(c.detail, Catch::Contains("timed out after 2 s"));
@@ -229,22 +230,18 @@ TEST_CASE("a hanging subject is killed at the per-check timeout", "[battery][har
 }
 
 TEST_CASE("an output row left unwritten is a failure, not a draw", "[battery][harness]") {
-  const sc_sampler s = fake("test.lazy", lazy_sample);
-  const auto report = run_battery(as_subject(s), quick({"support"}), {});
-  const auto& c = find(report, "support");
+  const auto c = run_alone(fake("test.lazy", lazy_sample), quick({"support"}));
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail, Catch::Contains("never wrote out_valid"));
 }
 
 TEST_CASE("an OUT token fails support at once and leaves a reproduction file",
           "[battery][harness]") {
-  const sc_sampler s = fake("test.token_zero", token_zero_sample);
   const auto dir =
       std::filesystem::temp_directory_path() / ("samplecheck_repro_" + std::to_string(::getpid()));
   run_options o = quick({"support"});
   o.repro_dir = dir.string();
-  const auto report = run_battery(as_subject(s), o, {});
-  const auto& c = find(report, "support");
+  const auto c = run_alone(fake("test.token_zero", token_zero_sample), o);
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail,
              Catch::Contains("token 0") && Catch::Contains("OUT") && Catch::Contains("seed"));
@@ -341,25 +338,19 @@ TEST_CASE("sample counts come from the power target, not a constant", "[battery]
 
 TEST_CASE("a write past the end of an output fails the call on the guard row it hit",
           "[battery][harness]") {
-  const sc_sampler token = fake("test.past_token_end", past_token_end_sample);
-  const auto report_t = run_battery(as_subject(token), quick({"replay"}), {});
-  const auto& t = find(report_t, "replay");
+  const auto t = run_alone(fake("test.past_token_end", past_token_end_sample), quick({"replay"}));
   CHECK(t.result == verdict::fail);
   CHECK_THAT(t.detail,
              Catch::Contains("the subject wrote past the end of out_token: element ") &&
                  Catch::Contains("+0 (a guard row) changed from 0x5ca1ab1e to 0x00000000"));
-  const sc_sampler valid = fake("test.past_valid_end", past_valid_end_sample);
-  const auto report_v = run_battery(as_subject(valid), quick({"replay"}), {});
-  const auto& v = find(report_v, "replay");
+  const auto v = run_alone(fake("test.past_valid_end", past_valid_end_sample), quick({"replay"}));
   CHECK(v.result == verdict::fail);
   CHECK_THAT(v.detail, Catch::Contains("the subject wrote past the end of out_valid: element ") &&
                            Catch::Contains("+0 (a guard row) changed from 0xc3 to 0x01"));
 }
 
 TEST_CASE("out_valid = 2 is named as written, not as unwritten", "[battery][harness]") {
-  const sc_sampler s = fake("test.valid_two", valid_two_sample);
-  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
-  const auto& c = find(report_c, "replay");
+  const auto c = run_alone(fake("test.valid_two", valid_two_sample), quick({"replay"}));
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail,
              Catch::Contains("out_valid[0] = 2: the subject wrote a value other than 0 or 1"));
@@ -367,9 +358,7 @@ TEST_CASE("out_valid = 2 is named as written, not as unwritten", "[battery][harn
 }
 
 TEST_CASE("a valid row's token V is reported with row, token and V", "[battery][harness]") {
-  const sc_sampler s = fake("test.token_v", token_v_sample);
-  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
-  const auto& c = find(report_c, "replay");
+  const auto c = run_alone(fake("test.token_v", token_v_sample), quick({"replay"}));
   CHECK(c.result == verdict::fail);
   const int64_t v = quick_budget().vocab_size;
   const std::string words = "output row 0 is valid but out_token[0] = " + std::to_string(v) +
@@ -379,9 +368,7 @@ TEST_CASE("a valid row's token V is reported with row, token and V", "[battery][
 
 TEST_CASE("a subject that exits inside sample() is said to have ended the check",
           "[battery][harness]") {
-  const sc_sampler s = fake("test.exit", exit_sample);
-  const auto report_c = run_battery(as_subject(s), quick({"replay"}), {});
-  const auto& c = find(report_c, "replay");
+  const auto c = run_alone(fake("test.exit", exit_sample), quick({"replay"}));
   CHECK(c.result == verdict::fail);
   CHECK_THAT(c.detail, Catch::Contains("the subject process exited with status 0 before replying "
                                        "to sample request 1"));
@@ -390,11 +377,9 @@ TEST_CASE("a subject that exits inside sample() is said to have ended the check"
 TEST_CASE("a check ends with its reply, though a helper holds the subject's socket",
           "[battery][harness]") {
   g_helper_pid_file = fresh_pid_file("correct");
-  const sc_sampler s = fake("test.helper", helper_then_correct_sample);
   run_options o = quick({"replay"});
   o.timeout_s = 60;
-  const auto report_c = run_battery(as_subject(s), o, {});
-  const auto& c = find(report_c, "replay");
+  const auto c = run_alone(fake("test.helper", helper_then_correct_sample), o);
   CHECK(c.result == verdict::pass);
   CHECK(c.seconds < 20);
   CHECK(helper_died(5));  // the subject process's group went with it at the end of the run
@@ -403,11 +388,9 @@ TEST_CASE("a check ends with its reply, though a helper holds the subject's sock
 
 TEST_CASE("a timeout kills the subject's helpers with its process", "[battery][harness]") {
   g_helper_pid_file = fresh_pid_file("hang");
-  const sc_sampler s = fake("test.helper_hang", helper_then_hang_sample);
   run_options o = quick({"replay"});
   o.timeout_s = 2;
-  const auto report_c = run_battery(as_subject(s), o, {});
-  const auto& c = find(report_c, "replay");
+  const auto c = run_alone(fake("test.helper_hang", helper_then_hang_sample), o);
   CHECK(c.result == verdict::timeout);
   CHECK_THAT(c.detail, Catch::Contains("timed out after 2 s"));
   CHECK(helper_died(5));

@@ -31,37 +31,30 @@ report() {
   fi
 }
 
-# refused WORD ARGS...: samplecheck ARGS must exit 2, print nothing on stdout, name WORD on stderr.
-refused() {
-  local word=$1
-  shift
-  local start rc why=""
+# judged WANT WORD ARGS...: samplecheck ARGS must exit WANT with WORD on stdout (0), or on
+# stderr (2: a refusal, which also prints nothing on stdout and stops before any check runs).
+judged() {
+  local want=$1 word=$2
+  shift 2
+  local stream=out start rc why=""
+  [ "$want" -eq 2 ] && stream=err
   start=$(now_ms)
   timeout -k 2 "$run_limit_s" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
   rc=$?
   local ms=$(($(now_ms) - start))
-  if [ "$rc" -ne 2 ]; then why="exit $rc, want 2"
-  elif ! grep -qF -- "$word" "$tmp/err"; then why="stderr does not contain \"$word\""
-  elif [ -s "$tmp/out" ]; then why="printed to stdout (did a check run?)"
-  elif [ "$ms" -gt "$limit_ms" ]; then why="took $ms ms (did a check run?)"
+  if [ "$rc" -ne "$want" ]; then why="exit $rc, want $want"
+  elif ! grep -qF -- "$word" "$tmp/$stream"; then why="std$stream does not contain \"$word\""
+  elif [ "$want" -eq 2 ] && [ -s "$tmp/out" ]; then why="printed to stdout (did a check run?)"
+  elif [ "$want" -eq 2 ] && [ "$ms" -gt "$limit_ms" ]; then why="took $ms ms (did a check run?)"
   fi
   report "$why" "$ms" "$@"
 }
 
+# refused WORD ARGS...: samplecheck ARGS must exit 2, print nothing on stdout, name WORD on stderr.
+refused() { judged 2 "$@"; }
+
 # accepted WORD ARGS...: samplecheck ARGS must exit 0 with WORD on stdout.
-accepted() {
-  local word=$1
-  shift
-  local start rc why=""
-  start=$(now_ms)
-  timeout -k 2 "$run_limit_s" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  rc=$?
-  local ms=$(($(now_ms) - start))
-  if [ "$rc" -ne 0 ]; then why="exit $rc, want 0"
-  elif ! grep -qF -- "$word" "$tmp/out"; then why="stdout does not contain \"$word\""
-  fi
-  report "$why" "$ms" "$@"
-}
+accepted() { judged 0 "$@"; }
 
 q=(qualify --subject cpu.multinomial)
 refused "--alpha: 'nan'" "${q[@]}" --alpha nan
