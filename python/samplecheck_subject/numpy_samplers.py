@@ -64,7 +64,8 @@ def _kept(
     row: np.ndarray, top_k: int, top_p: float, min_p: float, planted: "str | None", keep_ties: bool = False
 ) -> "tuple[np.ndarray | None, np.ndarray] | None":
     """(token ids kept in sampling order, float64 cumulative mass) or None if degenerate;
-    keep_ties: every tie at the k-th survives (the routed sampler's fallback)."""
+    keep_ties: every tie at the k-th survives, and the whole tie group the top-p cut falls in
+    (FlashInfer's pivot rule: the routed sampler's fallback)."""
     vocab = row.size
     if not np.isfinite(row).all() or (row < 0).any():
         return None
@@ -84,6 +85,7 @@ def _kept(
             while keep < vocab and row[order[keep]] == row[order[keep - 1]]:
                 keep += 1
     if p_on:
+        top = keep
         cumulative = np.cumsum(row[order[:keep]], dtype=np.float32)
         threshold = np.float32(top_p) * cumulative[-1]
         if planted == "S07":  # a token stays only if the sum through it stays within p
@@ -91,6 +93,8 @@ def _kept(
         else:  # a token is needed while the mass before it is short of p
             before = np.concatenate(([np.float32(0)], cumulative[:-1]))
             keep = int(np.count_nonzero(before < threshold))
+        while keep_ties and 0 < keep < top and row[order[keep]] == row[order[keep - 1]]:
+            keep += 1
     if m_on:
         threshold = np.float32(min_p) * row[order[0]]
         keep = int(np.count_nonzero(row[order[:keep]] >= threshold))

@@ -23,14 +23,12 @@ class FakeCake:
     the batch's ("f32", "bf16", "f16"), since the rows arrive as float32 here. Every call is
     recorded in `calls` and `routes_asked`."""
 
-    def __init__(self, dtype: str = "f32", lie: bool = False, fixed: str | None = None) -> None:
-        self.dtype, self.lie, self.fixed = dtype, lie, fixed
+    def __init__(self, dtype: str = "f32", lie: bool = False) -> None:
+        self.dtype, self.lie = dtype, lie
         self.calls: list[dict[str, Any]] = []
         self.routes_asked: list[tuple[Any, Any, int, str]] = []
 
     def _route(self, probs: np.ndarray, kmax: int) -> str:
-        if self.fixed is not None:
-            return self.fixed
         if self.dtype != "f32":
             return "fallback:dtype"
         if kmax <= 0 or kmax >= probs.shape[1]:
@@ -100,12 +98,12 @@ def numpy_call(b: Any, cake: FakeCake) -> tuple[Any, Any, list[int]]:
 
 
 def _served(lie: bool) -> Any:
-    # Every call on "pipeline" (a liar reports fallback:top_k_gt_slab there): the ties check
-    # wants one route per row across its calls, which cake's route (the call's largest k) is
-    # not (docs/shipped.md, "FlashInfer's cake sampler"); sample_rows' per-call routes are
-    # tested without samplecheck.
+    # Each chunk's route is what the fake's cake_sampling_route gives that chunk (its largest k),
+    # so one row takes the pipeline in one call and a fallback in another, as under cake; the
+    # ties check judges each draw by its own call's route. A liar reports fallback:top_k_gt_slab
+    # where it draws by the pipeline's rule.
     def fn(b: Any) -> Any:
-        tokens, valid, routes = numpy_call(b, FakeCake(b.input_dtype, lie, fixed="pipeline"))
+        tokens, valid, routes = numpy_call(b, FakeCake(b.input_dtype, lie))
         return tokens, valid, np.asarray(routes, np.uint8)
 
     return fn

@@ -2,8 +2,9 @@
 cake states (docs/shipped.md, "FlashInfer's cake sampler"); the adapter's call path, run
 over numpy arrays against a stand-in module (tests/cake_fakes.py), asks every call's route of
 cake_sampling_route with the call's own tensors and reports it on every row of that call, one
-chunk at a time; samplecheck's ties check judges each row by the route it reports (a stand-in
-that reports a fallback while drawing by the pipeline's rule fails); and the entry point is
+chunk at a time; samplecheck's ties check judges each draw by the route its own call reports,
+though one row takes the pipeline in one call and a fallback in another (a stand-in that
+reports a fallback while drawing by the pipeline's rule fails); and the entry point is
 skipped with its reason where flashinfer does not import (test_extract_shipped.py)."""
 
 from __future__ import annotations
@@ -136,8 +137,10 @@ def test_the_recorded_files_are_the_wheels():
     assert SLAB < 1024  # the stand-in's slab is small so that both routes are reached
 
 
-def test_the_ties_check_judges_each_row_by_its_reported_route(run_checks):
-    # Every row on "pipeline" (lowest_index): the ties check judges it so, names the route and passes.
+def test_the_ties_check_judges_each_draw_by_its_calls_route(run_checks):
+    # A chunk's route is its largest k: a row with k = 3 takes "pipeline" (lowest_index) in a chunk
+    # of small k and "fallback:top_k_disabled" (keep_ties) in a chunk holding an unfiltered row.
+    # The ties check judges each draw by its own call's route and passes.
     status, table = run_checks("cake_fakes:subjects", "fake.cake.top_k_top_p_sampling_from_probs", "ties,replay", "-v")
     assert status == 0, table
 

@@ -48,8 +48,11 @@ battery::check_definition matmul_short_odd_k_check();        // checks_matmul.cp
 battery::check_outcome run_tie_split(const battery::check_context& ctx, double alpha);
 uint64_t planned_tie_split(const battery::check_context& ctx, double alpha);
 battery::check_outcome run_ties_at_k(const battery::check_context& ctx);
+// buckets: bucket_by_route of `rows`, judged in their place (each draw by its reported
+// route's reference; the ties check); null: the rows themselves.
 battery::check_outcome fit_rows(const battery::check_context& ctx, uint64_t seed,
-                                const std::vector<judged_row>& rows);
+                                const std::vector<judged_row>& rows,
+                                const route_buckets* buckets = nullptr);
 // fit_rows' plan: each row's draws at the last look (the most it draws; it may stop early).
 struct fit_plan {
   std::vector<uint64_t> draws;
@@ -57,6 +60,7 @@ struct fit_plan {
   bool capped = false;
   uint64_t samples() const;
 };
-fit_plan plan_fit(const battery::check_context& ctx, const std::vector<judged_row>& rows);
+fit_plan plan_fit(const battery::check_context& ctx, const std::vector<judged_row>& rows,
+                  const route_buckets* buckets = nullptr);
 
 }  // namespace samplecheck::checks

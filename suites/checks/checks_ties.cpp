@@ -24,6 +24,17 @@
 // the large groups 35/43 of the share). Bonferroni's tests * min p piled the p-values at
 // 1 (median 0.66); Sidak is exact.
 //
+// A routed subject (ABI 1.5) may take routes of different tie policies for one row, call by
+// call (the route follows what else the call holds). Each draw is judged by the route its
+// own call reported: a row whose routes' policies give it different references is judged as
+// one bucket per reference (bucket_by_route), each draw counted in its route's bucket, each
+// bucket's groups against its own reference (a token OUT under its route's policy fails
+// exactly). The routes follow the calls' inputs, not their draws, so given each bucket's
+// total the buckets are independent multinomials and the Sidak above stays exact over every
+// bucket's groups; the family is every bucket's groups, fixed from the rows before drawing
+// (a bucket no draw reaches keeps its share and shows nothing). A row drawn on one route
+// only is sized for that route's bucket (each row's draws are the most its buckets need).
+//
 // What a quantised or absorbed noise does (S19, X05, X10): keys of tied tokens coincide
 // and the comparison hands the tie to one side, so one id of a small group wins too
 // often, and in a large group the lower ids do. X10 (Gumbel noise rounded to bf16) ties
@@ -120,22 +131,25 @@ double group_draws(const tie_group& g, const battery::budget_settings& b, double
   return 2.0 * static_cast<double>(m) * lambda / (b.tie_ratio * b.tie_ratio);
 }
 
-// The tied rows, their IN tie groups and each row's draws at level alpha.
+// The tied rows, their buckets (bucket_by_route), each bucket's IN tie groups and each
+// row's draws at level alpha.
 struct tie_split_plan {
   std::vector<judged_row> rows;
+  route_buckets buckets;
   std::string error;  // a fixture row the reference rejected: nothing is drawn
-  std::vector<std::vector<tie_group>> groups;
-  uint64_t tests = 0;  // Pearson statistics and splits judged
+  std::vector<std::vector<tie_group>> groups;  // per bucket
+  uint64_t tests = 0;                          // Pearson statistics and splits judged
   double alpha_test = 0;
-  std::vector<uint64_t> draws;
+  std::vector<uint64_t> draws;  // per row
   bool capped = false;
   // The flat row at budget.tie_flat_vocab, one group of all its tokens, drawn in as many
   // copies as the per-row cap needs (their counts pooled), on the subsequences after the
-  // tied rows' (its own list: a call holds one V).
+  // tied rows' (its own list: a call holds one V). Unfiltered, so every route's reference
+  // is the same: one bucket a copy.
   std::vector<judged_row> flat_rows;
+  route_buckets flat_buckets;
   std::vector<uint64_t> flat_draws;
   tie_group flat_group;
-  std::string probe_failure;  // a routed subject's route probe failed: nothing is drawn
 };
 
 // The flat row's copies and draws: halves in the ratio 1 + tie_halves_ratio detected.
@@ -150,12 +164,36 @@ void plan_flat(const battery::check_context& ctx, tie_split_plan& plan) {
         0.0f, fmt::format("flat, {} equal values, copy {} of {}", V, c + 1, copies)));
     plan.flat_draws.push_back(n / copies + (c < n % copies ? 1 : 0));
   }
+  plan.flat_buckets = bucket_by_route(ctx.subj, plan.flat_rows);
+  if (plan.flat_buckets.rows.size() != plan.flat_rows.size())
+    plan.error = "harness: the flat row's routes gave it more than one reference";
 }
 
-// probe: learn a routed subject's route of each row first (a call; planning for the budget
-// does not probe, so a routed row's draws are planned on the sampler's own tie policy).
-tie_split_plan plan_tie_split(const battery::check_context& ctx, double alpha, uint64_t seed,
-                              bool probe = false) {
+// Each row's draws: the most any of its buckets needs, so that a row whose draws all take
+// one route has that bucket's planned power there (the support rate's draws at least).
+void plan_row_draws(const battery::check_context& ctx, tie_split_plan& plan) {
+  const auto support_draws =
+      static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
+  plan.draws.assign(plan.rows.size(), support_draws);
+  for (size_t b = 0; b < plan.buckets.rows.size(); ++b) {
+    const auto& gs = plan.groups[b];
+    // Sized on the most probable small group (a tail is judged at the draws this gives).
+    const auto top = std::max_element(gs.begin(), gs.end(), [](auto& x, auto& y) {
+      return (x.large() ? 0.0 : x.mass) < (y.large() ? 0.0 : y.mass);
+    });
+    if (top == gs.end() || top->large()) continue;
+    const auto n = static_cast<uint64_t>(
+        std::ceil(group_draws(*top, ctx.budget, plan.alpha_test) / top->mass));
+    uint64_t& row = plan.draws[plan.buckets.input[b]];
+    row = std::max(row, n);
+  }
+  for (uint64_t& n : plan.draws)
+    if (n > ctx.budget.max_draws_per_row) n = ctx.budget.max_draws_per_row, plan.capped = true;
+}
+
+// The family is every bucket's groups and the flat row's, fixed by the rows before any draw:
+// a bucket no draw reaches adds no evidence but keeps its share of the level.
+tie_split_plan plan_tie_split(const battery::check_context& ctx, double alpha, uint64_t seed) {
   tie_split_plan plan;
   const int64_t V = ctx.budget.vocab_size;
   const uint32_t filters =
@@ -165,8 +203,9 @@ tie_split_plan plan_tie_split(const battery::check_context& ctx, double alpha, u
     for (const auto& setting : fixtures::tied_boundaries(c == 0 ? filters : 0u))
       rows.push_back(tied_row(ctx.subj, V, seed + rows.size(), setting, c));
   if (plan.error = reference_errors(rows); !plan.error.empty()) return plan;
-  if (probe && !(plan.probe_failure = assign_routes(ctx.subj, rows, seed)).empty()) return plan;
-  for (const auto& r : rows)
+  plan.buckets = bucket_by_route(ctx.subj, rows);
+  if (plan.error = reference_errors(plan.buckets.rows); !plan.error.empty()) return plan;
+  for (const auto& r : plan.buckets.rows)
     for (const auto& g : plan.groups.emplace_back(tied_in_groups(r))) plan.tests += g.tests();
   // The whole row one tie group, where keys of a quantised noise collide most.
   for (int32_t t = 0; t < ctx.budget.tie_flat_vocab; ++t) plan.flat_group.tokens.push_back(t);
@@ -174,21 +213,9 @@ tie_split_plan plan_tie_split(const battery::check_context& ctx, double alpha, u
   plan.tests += plan.flat_group.tests();
   plan.alpha_test = stats::sidak_level(alpha, plan.tests);
   plan_flat(ctx, plan);
+  if (!plan.error.empty()) return plan;
   if (plan.error = reference_errors(plan.flat_rows); !plan.error.empty()) return plan;
-  const auto support_draws =
-      static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
-  for (const auto& gs : plan.groups) {
-    uint64_t n = support_draws;
-    // Sized on the most probable small group (a tail is judged at the draws this gives).
-    const auto top = std::max_element(gs.begin(), gs.end(), [](auto& a, auto& b) {
-      return (a.large() ? 0.0 : a.mass) < (b.large() ? 0.0 : b.mass);
-    });
-    if (top != gs.end() && !top->large())
-      n = std::max(n, static_cast<uint64_t>(
-                          std::ceil(group_draws(*top, ctx.budget, plan.alpha_test) / top->mass)));
-    if (n > ctx.budget.max_draws_per_row) n = ctx.budget.max_draws_per_row, plan.capped = true;
-    plan.draws.push_back(n);
-  }
+  plan_row_draws(ctx, plan);
   return plan;
 }
 
@@ -253,18 +280,20 @@ group_verdict judge_large_group(const tie_group& g, const std::vector<uint64_t>&
 }
 
 // The power string: the tie ratio of the small groups and the halves ratio of the flat
-// row detected with probability 0.99 at the test level (the tied rows' tails get what
-// their rows' draws give, reported in the detail).
-std::string tie_split_power(const tie_split_plan& plan, const battery::budget_settings& b) {
+// row detected with probability 0.99 at the test level, each bucket at the draws it got
+// (the tied rows' tails get what their rows' draws give, reported in the detail).
+std::string tie_split_power(const tie_split_plan& plan, const drawn_counts& drawn,
+                            const battery::budget_settings& b) {
   double small = INFINITY;
-  for (size_t i = 0; i < plan.rows.size(); ++i)
+  for (size_t i = 0; i < plan.buckets.rows.size(); ++i) {
+    const double n = static_cast<double>(total_draws(drawn.counts[i]));
     for (const auto& g : plan.groups[i]) {
       if (g.large()) continue;
       const auto m = static_cast<int64_t>(g.tokens.size());
       const double lambda = stats::noncentrality_for_power(m - 1, plan.alpha_test, b.power);
-      small =
-          std::min(small, tie_ratio_seen(m, lambda, static_cast<double>(plan.draws[i]) * g.mass));
+      small = std::min(small, tie_ratio_seen(m, lambda, n * g.mass));
     }
+  }
   const double halves = halves_ratio_seen(total_draws(plan.flat_draws), plan.alpha_test, b.power);
   return fmt::format("tie ratio {:.3f}, halves ratio {:.3f} (flat V {}){}", 1.0 + small,
                      1.0 + halves, b.tie_flat_vocab, plan.capped ? " (draw cap)" : "");
@@ -277,15 +306,17 @@ uint64_t planned_tie_split(const battery::check_context& ctx, double alpha) {
 }
 
 namespace {
-// The exact failure of a drawing failure or an OUT token; false when the draws are clean.
-bool tie_split_exact_failure(const std::vector<judged_row>& rows,
-                             const std::vector<uint64_t>& draws, const drawn_counts& drawn,
-                             uint64_t seed, battery::check_outcome& out) {
+// The exact failure of a drawing failure or an OUT token (of a bucket's reference: its
+// route's tie policy); false when the draws are clean. `draws` per input row.
+bool tie_split_exact_failure(const route_buckets& buckets, const std::vector<uint64_t>& draws,
+                             const drawn_counts& drawn, uint64_t seed,
+                             battery::check_outcome& out) {
   if (!drawn.failure.empty()) {
     battery::fail_exactly(out, drawn.failure);
     out.repro.update(drawn.repro);
     return true;
   }
+  const auto& rows = buckets.rows;
   for (size_t i = 0; i < rows.size(); ++i)
     if (auto bad = first_out_token(rows[i], drawn.counts[i], drawn.first_out[i], seed)) {
       battery::fail_exactly(out, *bad,
@@ -295,7 +326,7 @@ bool tie_split_exact_failure(const std::vector<judged_row>& rows,
                              {"subsequence", drawn.first_out[i].subsequence},
                              {"offset", 0},
                              {"draws_per_row", draws}});
-      out.repro["row_data"] = row_data(rows[i], i, draws[i]);
+      out.repro["row_data"] = row_data(rows[i], i, draws[buckets.input[i]]);
       return true;
     }
   return false;
@@ -347,41 +378,44 @@ void note_group(const group_verdict& v, const judged_row& row, const tie_group& 
 battery::check_outcome run_tie_split(const battery::check_context& ctx, double alpha) {
   battery::check_outcome out;
   const uint64_t seed = battery::check_seed(ctx.seed, "ties.split");
-  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed, true);
+  const tie_split_plan plan = plan_tie_split(ctx, alpha, seed);
   if (!plan.error.empty()) return battery::harness_failure(plan.error);
-  if (!plan.probe_failure.empty()) return battery::exact_failure(plan.probe_failure);
-  const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0);
+  const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0, &plan.buckets);
   out.samples = drawn.samples;
   out.repro = repro_base(seed);
-  if (tie_split_exact_failure(plan.rows, plan.draws, drawn, seed, out)) return out;
-  const drawn_counts flat =
-      draw_counts(ctx.subj, plan.flat_rows, plan.flat_draws, seed, total_draws(plan.draws));
+  if (tie_split_exact_failure(plan.buckets, plan.draws, drawn, seed, out)) return out;
+  const drawn_counts flat = draw_counts(ctx.subj, plan.flat_rows, plan.flat_draws, seed,
+                                        total_draws(plan.draws), &plan.flat_buckets);
   out.samples += flat.samples;
-  if (tie_split_exact_failure(plan.flat_rows, plan.flat_draws, flat, seed, out)) return out;
+  if (tie_split_exact_failure(plan.flat_buckets, plan.flat_draws, flat, seed, out)) return out;
   group_findings found;
-  for (size_t i = 0; i < plan.rows.size(); ++i)
+  const auto& buckets = plan.buckets.rows;
+  for (size_t i = 0; i < buckets.size(); ++i)
     for (size_t j = 0; j < plan.groups[i].size(); ++j) {
       const tie_group& g = plan.groups[i][j];
-      // Randomisation stream of group j of row i: the splits' u, apart from every draw.
+      // Randomisation stream of group j of bucket i: the splits' u, apart from every draw.
       note_group(g.large()
                      ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j, plan.alpha_test)
                      : judge_small_group(g, drawn.counts[i], plan.alpha_test),
-                 plan.rows[i], g, plan, seed, found, out);
+                 buckets[i], g, plan, seed, found, out);
     }
   std::vector<uint64_t> pooled(plan.flat_group.tokens.size(), 0);
   for (const auto& counts : flat.counts)
     for (size_t t = 0; t < pooled.size(); ++t) pooled[t] += counts[t];
-  note_group(
-      judge_large_group(plan.flat_group, pooled, seed, 64 * plan.rows.size(), plan.alpha_test),
-      plan.flat_rows.front(), plan.flat_group, plan, seed, found, out);
+  note_group(judge_large_group(plan.flat_group, pooled, seed, 64 * buckets.size(), plan.alpha_test),
+             plan.flat_rows.front(), plan.flat_group, plan, seed, found, out);
   out.p_value = stats::sidak_combine(found.worst_p, plan.tests);
   out.repro["tie_groups"] = found.shown();
   out.repro["tie_groups_judged"] = found.plotted.size();
   out.repro["tie_level"] = plan.alpha_test;  // a group whose p-value is at most this fails
-  out.power = tie_split_power(plan, ctx.budget);
-  out.detail =
-      fmt::format("{} tied rows and the flat row ({} draws), {} tests (Pearson or split); worst {}",
-                  plan.rows.size(), total_draws(plan.flat_draws), plan.tests, out.detail);
+  out.power = tie_split_power(plan, drawn, ctx.budget);
+  const auto drawn_buckets = std::count_if(drawn.counts.begin(), drawn.counts.end(),
+                                           [](const auto& c) { return total_draws(c) > 0; });
+  out.detail = fmt::format(
+      "{} tied rows ({} buckets, {} drawn) and the flat row ({} draws), {} tests (Pearson or "
+      "split); worst {}",
+      plan.rows.size(), buckets.size(), drawn_buckets, total_draws(plan.flat_draws), plan.tests,
+      out.detail);
   return out;
 }
 

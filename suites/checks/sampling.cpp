@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "suites/checks/parallel_for.h"
 
@@ -60,32 +61,81 @@ judged_row make_row(const battery::subject& s, fixtures::shape shape,
   return row;
 }
 
-std::string assign_routes(const battery::subject& s, std::vector<judged_row>& rows, uint64_t seed) {
-  const std::vector<sc_route> routes = registry::routes_of(*s.sampler);
-  if (routes.empty() || rows.empty()) return {};
-  std::vector<const judged_row*> ptrs;
-  for (const auto& r : rows) ptrs.push_back(&r);
-  harness::sample_call call = call_for_rows(s, ptrs);
-  // Subsequences far past any check's draws: the probe's tokens are never counted.
-  constexpr uint64_t kProbeSubsequences = uint64_t{1} << 40;
-  for (size_t i = 0; i < rows.size(); ++i)
-    add_output(call, static_cast<int32_t>(i), seed, kProbeSubsequences + i, 0);
-  const harness::call_status st = run_call(s, call);
-  if (!st.ok()) return fmt::format("the route probe (one output a row): {}", st.describe());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!call.valid[i] || i >= call.route.size()) continue;  // draw_more reports the row
-    const sc_route& route = routes[call.route[i]];
-    sc_sampler as_routed = *s.sampler;
-    as_routed.tie_policy = route.tie_policy;
-    battery::subject routed = s;
-    routed.sampler = &as_routed;
-    rows[i].target = reference_for(routed, rows[i].values, rows[i].setting, rows[i].renormalise);
-    rows[i].route = call.route[i];
-    rows[i].label +=
-        fmt::format(" (route {} '{}', {})", call.route[i], route.name,
-                    route.tie_policy == SC_TIE_LOWEST_INDEX ? "lowest_index" : "keep_ties");
+namespace {
+const char* policy_name(int32_t tie) {
+  return tie == SC_TIE_LOWEST_INDEX ? "lowest_index" : "keep_ties";
+}
+
+// Two references that judge every draw alike: the same membership and probabilities.
+bool same_target(const reference_result& a, const reference_result& b) {
+  if (!a.ok() || !b.ok()) return false;
+  const auto &x = a.distribution(), &y = b.distribution();
+  return x.status == y.status && x.prob == y.prob && x.prob_min == y.prob_min &&
+         x.prob_max == y.prob_max;
+}
+
+// What a bucket's label adds: its routes (or "every route") and their policies ("lowest_index
+// = keep_ties" where both give the row this reference).
+std::string bucket_suffix(const std::vector<sc_route>& routes, const std::vector<size_t>& members) {
+  std::string names, policies;
+  for (const size_t r : members) {
+    names += fmt::format("{}{} '{}'", names.empty() ? "" : ", ", r, routes[r].name);
+    const char* p = policy_name(routes[r].tie_policy);
+    if (policies.find(p) == std::string::npos)
+      policies += fmt::format("{}{}", policies.empty() ? "" : " = ", p);
   }
-  return {};
+  if (members.size() == 1) names = "route " + names;
+  if (members.size() > 1)
+    names = members.size() == routes.size() ? "every route" : "routes " + names;
+  return fmt::format(" ({}, {})", names, policies);
+}
+
+// Input row `input`'s buckets, appended to `out`: its reference under each tie policy its
+// routes state, one bucket per distinct reference.
+void add_buckets(const battery::subject& s, const std::vector<sc_route>& routes,
+                 const judged_row& row, size_t input, route_buckets& out) {
+  const size_t first = out.rows.size();
+  auto& of = out.of_route.emplace_back(routes.size());
+  std::vector<std::vector<size_t>> members;
+  std::map<int32_t, size_t> of_policy;  // a policy's bucket, its reference computed once
+  for (size_t r = 0; r < routes.size(); ++r) {
+    auto known = of_policy.find(routes[r].tie_policy);
+    if (known == of_policy.end()) {
+      sc_sampler as_routed = *s.sampler;
+      as_routed.tie_policy = routes[r].tie_policy;
+      battery::subject routed = s;
+      routed.sampler = &as_routed;
+      reference_result t = reference_for(routed, row.values, row.setting, row.renormalise);
+      size_t b = first;
+      while (b < out.rows.size() && !same_target(out.rows[b].target, t)) ++b;
+      if (b == out.rows.size()) {
+        out.rows.push_back(row);
+        out.rows.back().target = std::move(t);
+        out.input.push_back(input);
+        members.emplace_back();
+      }
+      known = of_policy.emplace(routes[r].tie_policy, b).first;
+    }
+    members[known->second - first].push_back(r);
+    of[r] = known->second;
+  }
+  for (size_t b = first; b < out.rows.size(); ++b)
+    out.rows[b].label += bucket_suffix(routes, members[b - first]);
+}
+}  // namespace
+
+route_buckets bucket_by_route(const battery::subject& s, const std::vector<judged_row>& inputs) {
+  route_buckets out;
+  const std::vector<sc_route> routes = registry::routes_of(*s.sampler);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!routes.empty()) {
+      add_buckets(s, routes, inputs[i], i, out);
+      continue;
+    }
+    out.rows.push_back(inputs[i]);
+    out.input.push_back(i);
+  }
+  return out;
 }
 
 std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs) {
@@ -139,24 +189,31 @@ drawn_counts empty_counts(const std::vector<judged_row>& rows) {
 
 drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed,
-                         uint64_t subsequence_base) {
-  drawn_counts out = empty_counts(rows);
+                         uint64_t subsequence_base, const route_buckets* buckets) {
+  drawn_counts out = empty_counts(buckets != nullptr ? buckets->rows : rows);
   std::vector<uint64_t> first;
   for (const uint64_t n : draws) {
     first.push_back(subsequence_base);
     subsequence_base += n;
   }
-  draw_more(s, rows, first, draws, seed, out);
+  draw_more(s, rows, first, draws, seed, out, buckets);
   return out;
 }
 
 namespace {
 
-// Counts one call's outputs into their rows; false (out.failure says why) at an output
-// no correct subject gives: valid = 0 on a valid row, a token outside [0, V), or a route
-// that is not the row's.
+// The bucket output j of `call` counts in: its row's, or (buckets) its reported route's.
+size_t bucket_of(const route_buckets* buckets, const harness::sample_call& call, size_t j,
+                 size_t row) {
+  if (buckets == nullptr || buckets->of_route.empty()) return row;
+  return buckets->of_route[row].at(call.route.at(j));  // read_routes judged every valid row's
+}
+
+// Counts one call's outputs into their rows (or buckets); false (out.failure says why) at an
+// output no correct subject gives: valid = 0 on a valid row, or a token outside [0, V).
 bool count_outputs(const std::vector<judged_row>& rows, const harness::sample_call& call,
-                   const std::vector<size_t>& owner, uint64_t seed, drawn_counts& out) {
+                   const std::vector<size_t>& owner, uint64_t seed, drawn_counts& out,
+                   const route_buckets* buckets) {
   const int64_t V = rows.empty() ? 0 : static_cast<int64_t>(rows.front().values.size());
   for (size_t j = 0; j < owner.size(); ++j) {
     const judged_row& jr = rows[owner[j]];
@@ -176,19 +233,14 @@ bool count_outputs(const std::vector<judged_row>& rows, const harness::sample_ca
                    {"token", t},   {"params", setting_json(jr.setting)}};
       return false;
     }
-    if (jr.route >= 0 && j < call.route.size() && call.route[j] != jr.route) {
-      out.failure = fmt::format(
-          "row '{}': the draw at seed {} subsequence {} reported route {}, the row's probe "
-          "call route {} (a route follows the row and the batch, not the draw)",
-          jr.label, seed, call.subsequence[j], call.route[j], jr.route);
-      out.repro = {{"seed", seed}, {"subsequence", call.subsequence[j]}, {"row", jr.label}};
-      return false;
-    }
-    if (jr.target.ok() &&
-        jr.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
-        out.first_out[owner[j]].token < 0)
-      out.first_out[owner[j]] = {t, call.subsequence[j], call.offset[j]};
-    ++out.counts[owner[j]][static_cast<size_t>(t)];
+    // A token is IN or OUT by the reference its bucket holds: its own route's tie policy.
+    const size_t b = bucket_of(buckets, call, j, owner[j]);
+    const judged_row& judged = buckets != nullptr ? buckets->rows[b] : jr;
+    if (judged.target.ok() &&
+        judged.target.distribution().status[static_cast<size_t>(t)] == membership::out &&
+        out.first_out[b].token < 0)
+      out.first_out[b] = {t, call.subsequence[j], call.offset[j]};
+    ++out.counts[b][static_cast<size_t>(t)];
   }
   return true;
 }
@@ -197,7 +249,7 @@ bool count_outputs(const std::vector<judged_row>& rows, const harness::sample_ca
 
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
-               uint64_t seed, drawn_counts& out) {
+               uint64_t seed, drawn_counts& out, const route_buckets* buckets) {
   // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
@@ -234,7 +286,7 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                    {"params", setting_json(rows[owner.front()].setting)}};
       return;
     }
-    if (!count_outputs(rows, call, owner, seed, out)) return;
+    if (!count_outputs(rows, call, owner, seed, out, buckets)) return;
   }
 }
 

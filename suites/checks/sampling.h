@@ -23,9 +23,6 @@ struct judged_row {
   fixtures::filter_setting setting;
   reference_result target{row_error{}};
   bool renormalise = false;  // the reference divides out the row's sum (reference_for)
-  // The route its probe call reported (assign_routes, ABI 1.5); -1: not routed, judged by the
-  // sampler's own tie_policy. draw_more fails a draw of the row that reports another route.
-  int32_t route = -1;
 };
 
 // The reference's view of a subject's declaration plus one row's setting.
@@ -35,12 +32,21 @@ filter_params reference_params(const battery::subject& s, const fixtures::filter
 reference_result reference_for(const battery::subject& s, const std::vector<float>& values,
                                const fixtures::filter_setting& setting, bool renormalise = false);
 
-// For a subject that declares routes: one probe call (an output a row, all rows in one
-// batch, as the draws will be) learns each row's route; the row's target becomes the
-// reference under that route's tie policy and its label names the route, so every finding
-// on it does. Empty when done or when the subject declares no routes; else what the probe
-// call did wrong.
-std::string assign_routes(const battery::subject& s, std::vector<judged_row>& rows, uint64_t seed);
+// Rows as the ties check judges them. A routed subject (ABI 1.5) may take another route, of
+// another tie policy, for the same row in another call (the route follows what else the call
+// holds), so each draw is judged by the route its own call reported: an input row is judged
+// as one bucket per distinct reference among its routes' tie policies, and each draw counts
+// in the bucket of its reported route. Where the policies give the row one reference (no
+// top-k, no tie at the cut) or the subject declares no routes, the row is one bucket. The
+// buckets are fixed by the rows alone, before any draw.
+struct route_buckets {
+  std::vector<judged_row> rows;  // one per bucket, input order; the label names its routes
+  std::vector<size_t> input;     // rows[b]'s input row
+  // [input row][route]: the bucket that route's draws count in; empty: the subject declares
+  // no routes and rows[b] is input row b.
+  std::vector<std::vector<size_t>> of_route;
+};
+route_buckets bucket_by_route(const battery::subject& s, const std::vector<judged_row>& inputs);
 
 // A fixture shape as the subject's input (probs or log-probs), with its reference.
 judged_row make_row(const battery::subject& s, fixtures::shape shape,
@@ -81,17 +87,19 @@ struct drawn_counts {
   nlohmann::json repro;  // on failure
 };
 
-// Draws draws[i] samples from row i (streams from subsequence_base upwards).
+// Draws draws[i] samples from row i (streams from subsequence_base upwards). With
+// `buckets` (bucket_by_route of `rows`) counts and first_out are per bucket, each draw in
+// its reported route's; without, per row.
 drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed,
-                         uint64_t subsequence_base);
+                         uint64_t subsequence_base, const route_buckets* buckets = nullptr);
 // Adds count[i] draws of row i, on subsequences first[i], first[i] + 1, ..., to `into`
-// (sized by draw_counts or empty_counts): a sequential check's later looks continue
-// each row's streams where the earlier looks stopped.
+// (sized by draw_counts or empty_counts of the rows judged: the buckets where given): a
+// sequential check's later looks continue each row's streams where the earlier looks stopped.
 drawn_counts empty_counts(const std::vector<judged_row>& rows);
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& count,
-               uint64_t seed, drawn_counts& into);
+               uint64_t seed, drawn_counts& into, const route_buckets* buckets = nullptr);
 
 // The row's first draw on a token that the reference marks OUT, as a failure message
 // naming row, token, seed and the draw (subsequence, offset); nullopt when none.

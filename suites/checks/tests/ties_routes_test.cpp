@@ -1,0 +1,130 @@
+// The ties check judges each draw by the route its own call reported (ABI 1.5). The fake
+// here takes two routes of different tie policies for the same row, call by call: each
+// batch is split into chunks of kChunk outputs (as cake's adapter splits a batch into
+// cake calls), and chunk c of the process's n-th batch takes route (n + c) % 2, so every
+// tied row is drawn on both routes. The correct fake passes; a fake that breaks ties
+// wrongly on one route only, reporting it truthfully, fails, and the failure names it.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/tests/host_descriptor.h"
+#include "reference/philox.h"
+#include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
+
+using namespace samplecheck::battery;
+
+namespace {
+[[maybe_unused]] const bool checks_registered = (samplecheck::checks::register_checks(), true);
+
+constexpr int64_t kChunk = 64;
+constexpr uint8_t kSort = 0, kFallback = 1;
+const sc_route kRoutes[2] = {{"sort", SC_TIE_LOWEST_INDEX, 0}, {"fallback", SC_TIE_KEEP_TIES, 0}};
+
+enum class planted {
+  none,
+  highest_on_sort,     // route 'sort' breaks a tie at the k-th towards the higher ids
+  exact_k_on_fallback  // route 'fallback' keeps exactly k (the lowest ids), not the whole tie
+};
+
+// Route `route`'s top-k of a row (ties at the k-th by its policy, or the planted rule) as
+// cumulative weights over the ids; a token of probability 0 is never kept.
+std::vector<double> kept_cdf(const float* p, int64_t V, int32_t k, uint8_t route, planted bug) {
+  std::vector<int32_t> order(static_cast<size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  const bool highest = bug == planted::highest_on_sort && route == kSort;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return p[a] != p[b] ? p[a] > p[b] : (highest ? a > b : a < b);
+  });
+  std::vector<bool> kept(static_cast<size_t>(V), true);
+  if (k > 0 && k < V) {
+    const bool keep_ties = route == kFallback && bug != planted::exact_k_on_fallback;
+    const float kth = p[order[static_cast<size_t>(k - 1)]];
+    for (int64_t r = k; r < V; ++r)
+      kept[static_cast<size_t>(order[r])] = keep_ties && p[order[r]] == kth;
+  }
+  std::vector<double> cdf(static_cast<size_t>(V));
+  double sum = 0;
+  for (int64_t t = 0; t < V; ++t) cdf[t] = sum += kept[t] && p[t] > 0 ? p[t] : 0.0;
+  return cdf;
+}
+
+uint64_t g_batches = 0;  // batches this subject process has served
+
+sc_status routed_sample(void* context, const sc_sample_batch* b, char*, size_t) {
+  const planted bug = *static_cast<const planted*>(context);
+  const auto* input = static_cast<const float*>(b->input);
+  const int64_t V = b->vocab_size;
+  for (int64_t c0 = 0; c0 < b->num_output_rows; c0 += kChunk) {
+    const auto route = static_cast<uint8_t>((g_batches + static_cast<uint64_t>(c0 / kChunk)) % 2);
+    std::vector<std::vector<double>> cdfs(static_cast<size_t>(b->num_input_rows));
+    for (int64_t j = c0; j < std::min(b->num_output_rows, c0 + kChunk); ++j) {
+      const int32_t r = b->row_index != nullptr ? b->row_index[j] : static_cast<int32_t>(j);
+      auto& cdf = cdfs[static_cast<size_t>(r)];
+      if (cdf.empty())
+        cdf = kept_cdf(input + r * V, V, b->top_k != nullptr ? b->top_k[r] : 0, route, bug);
+      samplecheck::philox_stream s(b->seed[j], b->subsequence != nullptr ? b->subsequence[j] : j,
+                                   b->offset[j]);
+      const double u = (static_cast<double>(s.next()) + 0.5) / 4294967296.0 * cdf.back();
+      b->out_token[j] =
+          static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+      b->out_valid[j] = 1;
+      if (b->out_route != nullptr) b->out_route[j] = route;
+    }
+  }
+  ++g_batches;
+  return SC_OK;
+}
+
+sc_sampler routed_fake(const char* name, const planted& bug) {
+  sc_sampler s = samplecheck::testing::host_descriptor(name, SC_ABI_VERSION_MINOR);
+  s.filters = SC_FILTER_TOP_K;
+  s.tie_policy = SC_TIE_LOWEST_INDEX;
+  s.philox_outputs_per_call = 1;
+  s.num_routes = 2;
+  s.routes = kRoutes;
+  s.context = const_cast<planted*>(&bug);
+  s.sample = routed_sample;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the ties check judges each draw by the route its call reported", "[ties][routes]") {
+  struct variant {
+    const char* name;
+    planted bug;
+    const char* named;  // what the failure names: the route whose ties are wrong
+  };
+  static const variant table[] = {
+      {"test.routed", planted::none, ""},
+      {"test.routed:highest_on_sort", planted::highest_on_sort, "'sort'"},
+      {"test.routed:exact_k_on_fallback", planted::exact_k_on_fallback, "'fallback'"},
+  };
+  for (const variant& v : table) {
+    DYNAMIC_SECTION(v.name) {
+      const sc_sampler s = routed_fake(v.name, v.bug);
+      run_options o;
+      o.budget = quick_budget();
+      o.budget.vocab_size = 2048;
+      o.budget.tie_flat_vocab = 2048;
+      o.checks = {"ties"};
+      const battery_report report = run_battery(hosted(s), o, {});
+      REQUIRE(report.checks.size() == 1);
+      const check_report& c = report.checks.front();
+      CAPTURE(c.detail);
+      CHECK(c.samples > 0);
+      if (v.bug == planted::none) {
+        CHECK(c.result == verdict::pass);
+        // Every row with a tie at the cut is two buckets, and both routes reached each.
+        CHECK(c.detail.find("3 tied rows (5 buckets, 5 drawn)") != std::string::npos);
+      } else {
+        CHECK(c.result == verdict::fail);
+        CHECK(c.detail.find(v.named) != std::string::npos);
+      }
+    }
+  }
+}
