@@ -357,8 +357,13 @@ typedef struct {
  *    keeps it; NCCL's ring does not (its chunks, and so each element's first rank, follow
  *    count), so a model's logits then change with tensor-parallel size and batch size.
  *  - SC_INVARIANT_RUN: the same call gives the same bits every time.
- * The battery judges what is declared (check message_invariance, check run_to_run; a check
- * whose promise is not declared is n/a), as it judges a sampler's contracts.
+ *  - SC_INVARIANT_TREE: every element is summed by the balanced binary tree over ranks 0..w-1
+ *    (each node split at the largest power of two below its width: ((r0 + r1) + (r2 + r3))
+ *    for w = 4). A row-parallel linear layer whose ranks pre-reduce their K segments by the
+ *    same tree then gives the same bits at every power-of-two tensor-parallel size (TP 1 and
+ *    TP 8 agree); rank order (((r0 + r1) + r2) + r3) does not compose so.
+ * The battery judges what is declared (checks message_invariance, run_to_run, tp_invariance;
+ * a check whose promise is not declared is n/a), as it judges a sampler's contracts.
  *
  * A collective refuses the whole call with SC_ERR_INVALID_ARGUMENT, writing nothing, when
  * world_size is outside [1, max_world_size], count < 1, an inputs or outputs pointer is NULL,
@@ -370,6 +375,7 @@ typedef struct {
 /* What a collective promises (bit mask, minor 6). */
 #define SC_INVARIANT_SIZE 1u /* bits independent of count, offset and the other elements */
 #define SC_INVARIANT_RUN 2u  /* bits independent of the run */
+#define SC_INVARIANT_TREE 4u /* summed by the balanced tree over ranks: TP-size independent */
 
 typedef struct {
   sc_abi_version abi_version; /* the caller's SC_ABI_VERSION_* */

@@ -1,6 +1,7 @@
 #include "kernels/collective/cpu_collectives.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 
 #include "kernels/defect.h"
@@ -8,7 +9,7 @@
 namespace samplecheck::collective {
 namespace {
 
-enum class order { rank, ring };
+enum class order { rank, ring, tree };
 
 struct cpu_collective {
   order kind;
@@ -50,6 +51,13 @@ float sum_from(const float* const* in, int32_t world, int64_t i, int32_t first) 
   return acc;
 }
 
+// Element i summed over ranks [lo, hi) by the balanced tree (sc_collective, SC_INVARIANT_TREE).
+float sum_tree(const float* const* in, int32_t lo, int32_t hi, int64_t i) {
+  if (hi - lo == 1) return in[lo][i];
+  const int32_t mid = lo + static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(hi - lo)) / 2);
+  return sum_tree(in, lo, mid, i) + sum_tree(in, mid, hi, i);
+}
+
 // The rank that starts element i's sum in a ring over messages of `count`: the message goes
 // in loops of world chunks of ceil(rest / world) elements, at most kRingChunkElements each.
 int32_t ring_first_rank(int64_t count, int32_t world, int64_t i) {
@@ -79,7 +87,8 @@ sc_status run(void* context, const sc_collective_problem* p, char* error, size_t
   // Every rank reads the one result: an all-reduce's ranks must agree bit for bit.
   auto* out0 = static_cast<float*>(p->outputs[0]);
   for (int64_t i = 0; i < p->count; ++i)
-    out0[i] = sum_from(in, world, i, first_rank(c, p->count, world, i));
+    out0[i] = c.kind == order::tree ? sum_tree(in, 0, world, i)
+                                    : sum_from(in, world, i, first_rank(c, p->count, world, i));
   for (int32_t r = 1; r < world; ++r)
     std::copy_n(out0, p->count, static_cast<float*>(p->outputs[r]));
   return SC_OK;
@@ -108,17 +117,19 @@ sc_collective describe(const char* name, const char* description, uint32_t invar
 const std::vector<const sc_collective*>& cpu_collectives() {
   constexpr uint32_t kBoth = SC_INVARIANT_SIZE | SC_INVARIANT_RUN;
   static cpu_collective fixed{order::rank, defect::none}, ring{order::ring, defect::none},
-      x13{order::rank, defect::X13};
+      tree{order::tree, defect::none}, x13{order::rank, defect::X13};
   static const sc_collective table[] = {
       describe("cpu.allreduce.fixed_order", "every element summed in rank order 0..w-1", kBoth,
                &fixed),
       describe("cpu.allreduce.ring", "NCCL's ring: chunk c summed from rank c, chunks follow count",
                SC_INVARIANT_RUN, &ring),
+      describe("cpu.allreduce.tree", "every element summed by the balanced tree over ranks",
+               kBoth | SC_INVARIANT_TREE, &tree),
       describe("cpu.allreduce.fixed_order:X13",
                "X13 size-chunked-order: a ring's chunked order from 4,096 elements up", kBoth,
                &x13),
   };
-  static const std::vector<const sc_collective*> all{&table[0], &table[1], &table[2]};
+  static const std::vector<const sc_collective*> all{&table[0], &table[1], &table[2], &table[3]};
   return all;
 }
 

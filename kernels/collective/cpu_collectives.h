@@ -5,6 +5,9 @@
 //                               at the chunk's rank, and the chunks follow count, so an
 //                               element's order follows count and its offset (declares run
 //                               invariance only: message_invariance's negative control)
+//   cpu.allreduce.tree          every element summed by the balanced tree over ranks (declares
+//                               size, run and tree invariance: a TP-split layer's bits do not
+//                               follow the TP size)
 //   cpu.allreduce.fixed_order:X13  the planted defect (kernels/defect.h)
 // float32 only; every rank's output gets the same bits.
 #pragma once

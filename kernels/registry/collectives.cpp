@@ -65,7 +65,7 @@ std::string validate_collective(const sc_collective& c) {
   if (c.max_world_size < 1)
     return fmt::format("collective {}: field max_world_size is {}, must be >= 1", name,
                        c.max_world_size);
-  if ((c.invariants & ~(SC_INVARIANT_SIZE | SC_INVARIANT_RUN)) != 0)
+  if ((c.invariants & ~(SC_INVARIANT_SIZE | SC_INVARIANT_RUN | SC_INVARIANT_TREE)) != 0)
     return fmt::format("collective {}: field invariants is {:#x}, holds unknown bits", name,
                        c.invariants);
   if (c.reserved0 != 0)

@@ -34,6 +34,7 @@ void register_checks() {
              matmul_short_odd_k_check,
              collective_message_invariance_check,
              collective_run_to_run_check,
+             collective_tp_invariance_check,
          })
       battery::register_check(row());
   });

@@ -43,6 +43,7 @@ battery::check_definition matmul_all_ones_check();                // checks_matm
 battery::check_definition matmul_short_odd_k_check();             // checks_matmul.cpp
 battery::check_definition collective_message_invariance_check();  // checks_collective.cpp
 battery::check_definition collective_run_to_run_check();          // checks_collective.cpp
+battery::check_definition collective_tp_invariance_check();       // checks_collective.cpp
 
 // The ties check's two halves: exact ties split evenly among tied IN tokens (every
 // sampler, at level alpha; checks_ties.cpp), and goodness of fit on rows (the tie policy

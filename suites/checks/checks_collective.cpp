@@ -8,6 +8,10 @@
 // drawn offset, among two different fillers, at world sizes 2, 3, 4 and 8. Each probe
 // element must keep the bits it had alone.
 // run_to_run (SC_INVARIANT_RUN): the same message, repeated, gives the same bits.
+// tp_invariance (SC_INVARIANT_TREE): a row-parallel linear layer y = x W^T (kTpRows x kTpCols
+// outputs, K in kSegments segments of kSegmentK), its K split over TP = 1, 2, 4, 8 ranks: each
+// rank sums its segments' float32 dot products (each in k order) by the balanced tree, and
+// the subject all-reduces the ranks' partials. y must have the same bits at every TP.
 // Every call also checks that every rank got rank 0's bits (harness::call_collective).
 #include <fmt/format.h>
 
@@ -73,6 +77,19 @@ std::vector<int64_t> offsets(int64_t count, int64_t length, uint64_t draw) {
   return out;
 }
 
+// Every message a world size's probe travels in: its count and the probe's offsets in it.
+struct placement {
+  int64_t count;
+  std::vector<int64_t> offsets;
+};
+std::vector<placement> placements(const battery::check_context& ctx, int32_t world) {
+  philox_stream drawn(ctx.check_seed, 100 + static_cast<uint64_t>(world), 0);
+  std::vector<placement> out;
+  for (const int64_t count : message_sizes(ctx))
+    out.push_back({count, offsets(count, std::min(kProbe, count), drawn.next())});
+  return out;
+}
+
 // The reply's bits, or an exact failure saying why there are none to judge.
 bool usable(const harness::collective_reply& r, battery::check_outcome& out,
             const std::string& where) {
@@ -134,16 +151,13 @@ battery::check_outcome run_message_invariance(const battery::check_context& ctx)
     const ranks probe = draw(ctx.check_seed, 0, world, kProbe);
     const auto alone = battery::run_collective(ctx.subj, probe, kProbe);
     if (!usable(alone, out, fmt::format("world_size {}, the probe alone", world))) return out;
-    philox_stream placement(ctx.check_seed, 100 + static_cast<uint64_t>(world), 0);
-    for (const int64_t count : sizes) {
-      const uint64_t drawn = placement.next();
+    for (const auto& [count, at] : placements(ctx, world))
       for (int filler = 0; filler < kFillers; ++filler) {
         ranks in = draw(ctx.check_seed, 1 + static_cast<uint64_t>(filler), world, count);
-        for (const int64_t offset : offsets(count, std::min(kProbe, count), drawn))
+        for (const int64_t offset : at)
           if (!judge_case(ctx, {world, count, offset, filler}, in, probe, alone.out, out))
             return out;
       }
-    }
   }
   out.power = fmt::format("exact (bitwise, {} sizes 1-{}, 4 offsets x {} fillers, world sizes {})",
                           sizes.size(), sizes.back(), kFillers, world_sizes(ctx).size());
@@ -153,9 +167,10 @@ battery::check_outcome run_message_invariance(const battery::check_context& ctx)
 
 uint64_t planned_message_invariance(const battery::check_context& ctx) {
   uint64_t elements = 0;
-  for (const int64_t count : message_sizes(ctx))
-    elements += static_cast<uint64_t>(4 * kFillers * std::min(kProbe, count));
-  return elements * world_sizes(ctx).size();
+  for (const int32_t world : world_sizes(ctx))
+    for (const auto& [count, at] : placements(ctx, world))
+      elements += at.size() * kFillers * static_cast<uint64_t>(std::min(kProbe, count));
+  return elements;
 }
 
 std::vector<int64_t> repeat_sizes(const battery::check_context& ctx) {
@@ -202,6 +217,84 @@ uint64_t planned_collective_run_to_run(const battery::check_context& ctx) {
   return elements * (kRepeats - 1) * world_sizes(ctx).size();
 }
 
+constexpr int64_t kTpRows = 4, kTpCols = 64, kSegments = 8, kSegmentK = 64;
+constexpr int32_t kTpSizes[] = {1, 2, 4, 8};
+
+// v[lo, hi) summed by the balanced tree of SC_INVARIANT_TREE (split at the largest power of
+// two below the width): the ranks' own pre-reduction, which the subject's tree continues.
+float tree_sum(const float* v, int64_t lo, int64_t hi) {
+  if (hi - lo == 1) return v[lo];
+  const int64_t mid = lo + static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(hi - lo)) / 2);
+  return tree_sum(v, lo, mid) + tree_sum(v, mid, hi);
+}
+
+// Each output's segment sums, [kTpRows * kTpCols][kSegments], from the check's seed.
+std::vector<float> segment_sums(uint64_t seed) {
+  const int64_t k = kSegments * kSegmentK;
+  const auto x = draw(seed, 200, 1, kTpRows * k)[0], w = draw(seed, 201, 1, kTpCols * k)[0];
+  std::vector<float> sums(static_cast<size_t>(kTpRows * kTpCols * kSegments));
+  for (int64_t o = 0; o < kTpRows * kTpCols; ++o)
+    for (int64_t s = 0; s < kSegments; ++s) {
+      float acc = 0;
+      for (int64_t t = s * kSegmentK; t < (s + 1) * kSegmentK; ++t)
+        acc += x[(o / kTpCols) * k + t] * w[(o % kTpCols) * k + t];
+      sums[o * kSegments + s] = acc;
+    }
+  return sums;
+}
+
+// The layer at one TP size: rank r pre-reduces segments [r S / tp, (r + 1) S / tp).
+ranks tp_partials(const std::vector<float>& sums, int32_t tp) {
+  const int64_t per_rank = kSegments / tp, outputs = kTpRows * kTpCols;
+  ranks partials(static_cast<size_t>(tp), std::vector<float>(static_cast<size_t>(outputs)));
+  for (int32_t r = 0; r < tp; ++r)
+    for (int64_t o = 0; o < outputs; ++o)
+      partials[r][o] = tree_sum(sums.data() + o * kSegments, r * per_rank, (r + 1) * per_rank);
+  return partials;
+}
+
+battery::check_outcome run_tp_invariance(const battery::check_context& ctx) {
+  battery::check_outcome out;
+  const auto sums = segment_sums(ctx.check_seed);
+  const int64_t outputs = kTpRows * kTpCols;
+  std::vector<float> tp1;
+  for (const int32_t tp : kTpSizes) {
+    if (tp > ctx.subj.collective->max_world_size) break;
+    const auto reply = battery::run_collective(ctx.subj, tp_partials(sums, tp), outputs);
+    if (!usable(reply, out, fmt::format("TP {}", tp))) return out;
+    if (tp == 1) {
+      tp1 = reply.out;
+      continue;
+    }
+    out.samples += static_cast<uint64_t>(outputs);
+    const int64_t i = harness::first_difference(tp1.data(), reply.out.data(), outputs);
+    if (i < 0) continue;
+    battery::fail_exactly(
+        out,
+        fmt::format("TP {}: layer output row {}, column {} is {}, at TP 1 it is {} (K = {} in {} "
+                    "segments split over the ranks)",
+                    tp, i / kTpCols, i % kTpCols, harness::bits_hex(reply.out[i]),
+                    harness::bits_hex(tp1[i]), kSegments * kSegmentK, kSegments),
+        {{"tp", tp},
+         {"row", i / kTpCols},
+         {"column", i % kTpCols},
+         {"expected_bits", harness::bits_hex(tp1[i])},
+         {"actual_bits", harness::bits_hex(reply.out[i])}});
+    return out;
+  }
+  out.power = fmt::format("exact (bitwise, a {}x{}x{} layer at TP 1, 2, 4, 8 up to {})", kTpRows,
+                          kTpCols, kSegments * kSegmentK, ctx.subj.collective->max_world_size);
+  out.detail = fmt::format("{} layer outputs kept their TP 1 bits", out.samples);
+  return out;
+}
+
+uint64_t planned_tp_invariance(const battery::check_context& ctx) {
+  uint64_t compared = 0;  // every TP size but 1 is compared with TP 1
+  for (const int32_t tp : kTpSizes)
+    compared += tp > 1 && tp <= ctx.subj.collective->max_world_size ? 1 : 0;
+  return compared * static_cast<uint64_t>(kTpRows * kTpCols);
+}
+
 std::string undeclared(const battery::subject& s, uint32_t bit, const char* promise) {
   return (s.collective->invariants & bit) != 0
              ? ""
@@ -224,6 +317,20 @@ battery::check_definition collective_message_invariance_check() {
           },
           run_message_invariance,
           planned_message_invariance};
+}
+
+battery::check_definition collective_tp_invariance_check() {
+  return {"tp_invariance",
+          battery::subject_kind::collective,
+          battery::check_kind::exact,
+          0,
+          "a row-parallel linear layer (K split over TP ranks, each pre-reducing its segments by "
+          "the tree, then all-reduced) gives the same bits at TP 1, 2, 4 and 8",
+          [](const battery::subject& s, const battery::subject_lookup&) {
+            return undeclared(s, SC_INVARIANT_TREE, "tree (the balanced tree over ranks)");
+          },
+          run_tp_invariance,
+          planned_tp_invariance};
 }
 
 battery::check_definition collective_run_to_run_check() {

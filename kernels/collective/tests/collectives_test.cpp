@@ -85,6 +85,22 @@ TEST_CASE("fixed_order sums every element in rank order and gives every rank its
     for (int32_t r = 0; r < world; ++r) REQUIRE(same_bits(c.out[r][i], sum_from(in, i, 0)));
 }
 
+TEST_CASE("tree sums ((r0 + r1) + (r2 + r3)) at four ranks, (r0 + r1) + r2 at three") {
+  for (const int32_t world : {3, 4}) {
+    const auto in = ranks_of(world, 500);
+    const call c = run(named("cpu.allreduce.tree"), in, world, 500);
+    REQUIRE(c.status == SC_OK);
+    int64_t other_than_rank_order = 0;
+    for (int64_t i = 0; i < 500; ++i) {
+      const float want = world == 4 ? (in[0][i] + in[1][i]) + (in[2][i] + in[3][i])
+                                    : (in[0][i] + in[1][i]) + in[2][i];
+      REQUIRE(same_bits(c.out[world - 1][i], want));
+      other_than_rank_order += same_bits(want, sum_from(in, i, 0)) ? 0 : 1;
+    }
+    CHECK((other_than_rank_order > 0) == (world == 4));  // at three ranks the tree is rank order
+  }
+}
+
 TEST_CASE("ring starts chunk c's sum at rank c, chunks of ceil(count / world)") {
   const int32_t world = 3;
   const int64_t count = 1000, chunk = (count + world - 1) / world;

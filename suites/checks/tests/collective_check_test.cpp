@@ -165,3 +165,26 @@ TEST_CASE("every collective call: ranks must agree, every element written, the p
   CHECK(o.exact_failure);
   CHECK_THAT(o.detail, Contains("the ranks disagree"));
 }
+
+TEST_CASE("tp_invariance: the tree passes; rank order and the ring fail when judged anyway",
+          "[battery][collective]") {
+  const battery_report r = run(in_tree("cpu.allreduce.tree"), quick_budget());
+  CAPTURE(format_report(r, false));
+  CHECK(r.passed());
+  for (const char* check : {"message_invariance", "run_to_run", "tp_invariance"})
+    CHECK(row(r, check).result == verdict::pass);
+  // Declared by the tree alone: the others are n/a.
+  const battery_report fixed = run(in_tree("cpu.allreduce.fixed_order"), quick_budget());
+  CHECK(row(fixed, "tp_invariance").result == verdict::not_applicable);
+  CHECK_THAT(row(fixed, "tp_invariance").detail, Contains("tree"));
+  // Per-rank partial sums all-reduced in rank order, or by the ring: TP 4 is the first to
+  // differ (at TP 2, a + b is b + a).
+  for (const char* name : {"cpu.allreduce.fixed_order", "cpu.allreduce.ring"}) {
+    const check_outcome o = run_anyway("tp_invariance", in_tree(name));
+    CAPTURE(name, o.detail);
+    REQUIRE(o.exact_failure);
+    CHECK(o.repro["tp"] == 4);
+    CHECK_THAT(o.detail, Contains("TP 4: layer output row"));
+    CHECK(o.repro["expected_bits"] != o.repro["actual_bits"]);
+  }
+}
