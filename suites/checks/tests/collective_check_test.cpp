@@ -8,6 +8,7 @@
 
 #include "kernels/collective/cpu_collectives.h"
 #include "kernels/registry/registry.h"
+#include "suites/battery/replay.h"
 #include "suites/battery/runner.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
@@ -113,6 +114,13 @@ TEST_CASE("X13 is killed by message_invariance at a message of 4,096 elements or
   REQUIRE(m.evidence.contains("count"));
   CHECK(m.evidence["count"].get<int64_t>() >= samplecheck::collective::kX13ChunkedFrom);
   CHECK(row(r, "run_to_run").result == verdict::pass);
+  // Its reproduction record replays to the same failure and samples.
+  const replay_plan plan = plan_replay(m.repro);
+  CHECK(plan.subject == "cpu.allreduce.fixed_order:X13");
+  const battery_report again = run_battery(in_tree("cpu.allreduce.fixed_order:X13"), plan.options,
+                                           [](std::string_view) { return nullptr; });
+  REQUIRE(again.checks.size() == 1);
+  CHECK(compare_replay(m.repro, again.checks[0]).reproduced);
 }
 
 namespace {
