@@ -116,8 +116,32 @@ SC_FIELD(sc_matmul, num_batch_thresholds, 64, 4); /* minor 1 */
 SC_FIELD(sc_matmul, reserved1, 68, 4);            /* minor 1 */
 SC_FIELD(sc_matmul, batch_thresholds, 72, 8);     /* minor 1 */
 
-/* Minor 0 ended at flags: 48 bytes. */
-SC_SIZE(sc_plugin, 64);
+SC_SIZE(sc_collective_problem, 56); /* minor 6 */
+SC_FIELD(sc_collective_problem, abi_version, 0, 8);
+SC_FIELD(sc_collective_problem, world_size, 8, 4);
+SC_FIELD(sc_collective_problem, dtype, 12, 4);
+SC_FIELD(sc_collective_problem, count, 16, 8);
+SC_FIELD(sc_collective_problem, inputs, 24, 8);
+SC_FIELD(sc_collective_problem, outputs, 32, 8);
+SC_FIELD(sc_collective_problem, stream, 40, 8);
+SC_FIELD(sc_collective_problem, flags, 48, 8);
+
+SC_SIZE(sc_collective, 72); /* minor 6 */
+SC_FIELD(sc_collective, abi_version, 0, 8);
+SC_FIELD(sc_collective, name, 8, 8);
+SC_FIELD(sc_collective, description, 16, 8);
+SC_FIELD(sc_collective, memory_space, 24, 4);
+SC_FIELD(sc_collective, dtypes, 28, 4);
+SC_FIELD(sc_collective, reduce_op, 32, 4);
+SC_FIELD(sc_collective, max_world_size, 36, 4);
+SC_FIELD(sc_collective, invariants, 40, 4);
+SC_FIELD(sc_collective, reserved0, 44, 4);
+SC_FIELD(sc_collective, flags, 48, 8);
+SC_FIELD(sc_collective, context, 56, 8);
+SC_FIELD(sc_collective, run, 64, 8);
+
+/* Minor 0 ended at flags: 48 bytes; minors 1 to 5 at matmul_size: 64 bytes. */
+SC_SIZE(sc_plugin, 88);
 SC_FIELD(sc_plugin, abi_version, 0, 8);
 SC_FIELD(sc_plugin, name, 8, 8);
 SC_FIELD(sc_plugin, num_samplers, 16, 4);
@@ -125,8 +149,12 @@ SC_FIELD(sc_plugin, num_matmuls, 20, 4);
 SC_FIELD(sc_plugin, samplers, 24, 8);
 SC_FIELD(sc_plugin, matmuls, 32, 8);
 SC_FIELD(sc_plugin, flags, 40, 8);
-SC_FIELD(sc_plugin, sampler_size, 48, 8); /* minor 1 */
-SC_FIELD(sc_plugin, matmul_size, 56, 8);  /* minor 1 */
+SC_FIELD(sc_plugin, sampler_size, 48, 8);    /* minor 1 */
+SC_FIELD(sc_plugin, matmul_size, 56, 8);     /* minor 1 */
+SC_FIELD(sc_plugin, num_collectives, 64, 4); /* minor 6 */
+SC_FIELD(sc_plugin, reserved0, 68, 4);       /* minor 6 */
+SC_FIELD(sc_plugin, collectives, 72, 8);     /* minor 6 */
+SC_FIELD(sc_plugin, collective_size, 80, 8); /* minor 6 */
 
 #endif
 
@@ -140,6 +168,10 @@ static const sc_plugin empty_plugin = {{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MIN
                                        NULL,
                                        0,
                                        sizeof(sc_sampler),
-                                       sizeof(sc_matmul)};
+                                       sizeof(sc_matmul),
+                                       0,
+                                       0,
+                                       NULL,
+                                       sizeof(sc_collective)};
 
 const sc_plugin* samplecheck_abi_c_check_plugin(void) { return &empty_plugin; }

@@ -1,6 +1,7 @@
 // The planted defect of a mutant subject: one id per row of the bug catalog
 // (docs/bug-catalog.md, kernels/mutant_catalog.h), shared by the CPU samplers, the CUDA
-// samplers and the matmuls, so an id means the same defect wherever it is planted.
+// samplers, the matmuls and the collectives, so an id means the same defect wherever it is
+// planted.
 // A mutant is its host subject with this one switch set at construction; none for
 // the correct subjects. Plain C++ with no host-only dependency, so device code can
 // branch on it too.
@@ -58,6 +59,8 @@ enum class defect : int32_t {
   X10,  // bf16-gumbel-noise: keys of a large tie group collide, the lower id wins
   X11,  // token-id-u16: the drawn id passes through a 16-bit store (id & 0xFFFF)
   X12,  // topk-heap-ties: top-k's survivors among ties are std::partial_sort's heap order
+  // Collectives (kernels/collective).
+  X13,  // size-chunked-order: a fixed-order all-reduce takes a ring's chunked order when large
 };
 
 }  // namespace samplecheck

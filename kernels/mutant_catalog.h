@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 43> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 44> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -90,6 +90,9 @@ inline constexpr std::array<mutant_entry, 43> mutant_catalog{{
     {"X12", "topk-heap-ties", "ties",
      "top-k keeps exactly k, but among ties with the k-th those std::partial_sort's heap keeps "
      "(llama.cpp), not the lowest ids, while declaring lowest_index"},
+    {"X13", "size-chunked-order", "message_invariance",
+     "a fixed-order all-reduce takes a ring's chunked order from 4,096 elements up, while "
+     "declaring size_invariant: an element's bits follow the message size and its offset"},
     {"B01", "split-by-m", "batch_invariance", "split-K factor chosen from M"},
     {"B02", "k-tail-drop", "accuracy", "the K tail past the last full segment is dropped"},
     {"B03", "pow2-k-variance", "batch_invariance",
@@ -115,6 +118,17 @@ inline constexpr std::array<std::string_view, 1> killed_at_standard_budget{{"X09
 // the Gumbel subject (22 s on bf16; on f32 the plan adds its subnormal row, 70 s in all); on
 // f32 and f16 it is killed the same way (docs/mutants.md).
 inline constexpr std::array<std::string_view, 1> judged_on_bf16_only{{"S23"}};
+
+// Mutants planted in a collective (kernels/collective); every other X and S id is planted in a
+// sampler, every B id in a matmul.
+inline constexpr std::array<std::string_view, 1> planted_in_collectives{{"X13"}};
+
+// True for the catalog rows whose mutant is a sampler (S01.., X01.., not the collectives').
+inline bool planted_in_sampler(const mutant_entry& m) {
+  for (const auto id : planted_in_collectives)
+    if (m.id == id) return false;
+  return m.id[0] != 'B';
+}
 
 inline const mutant_entry* find_mutant(std::string_view id) {
   for (const auto& m : mutant_catalog)

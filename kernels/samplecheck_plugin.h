@@ -1,7 +1,8 @@
 /*
  * samplecheck_plugin.h: the C boundary between samplecheck and a subject under test.
  *
- * A subject is a token sampler (sc_sampler) or a matmul (sc_matmul). In-tree kernels
+ * A subject is a token sampler (sc_sampler), a matmul (sc_matmul) or, from minor 6, a
+ * collective (sc_collective, an all-reduce over tensor-parallel ranks). In-tree kernels
  * implement it, and so does a vendor's shared library, which exports one symbol:
  *
  *     const sc_plugin* samplecheck_plugin(void);
@@ -51,16 +52,17 @@
  *    minor-N struct is a prefix of the same struct at any later minor.
  *  - The host reads a field appended in minor N only from a struct whose
  *    abi_version.minor >= N (older: treated as 0 / NULL). So does a subject with
- *    the sc_sample_batch and sc_matmul_problem it is handed.
+ *    the sc_sample_batch, sc_matmul_problem and sc_collective_problem it is handed.
  *  - A plugin of a newer minor than the host is accepted: the host reads the
  *    fields it knows and ignores the newer ones.
  *  - Arrays of structs are strided by the writer's struct size, not the reader's:
  *    sc_plugin.sampler_size and .matmul_size (minor 1) give the strides of
- *    sc_plugin.samplers and .matmuls. For a minor-0 plugin the host uses the
- *    minor-0 sizes (the offset of the first field appended in minor 1). An entry
- *    must not state a minor whose fields its stride does not hold.
+ *    sc_plugin.samplers and .matmuls, .collective_size (minor 6) that of
+ *    .collectives. For a minor-0 plugin the host uses the minor-0 sizes (the
+ *    offset of the first field appended in minor 1). An entry must not state a
+ *    minor whose fields its stride does not hold.
  *  - Every reserved word and every flags word must be 0 today (a later minor may
- *    give the bits a meaning). The host refuses a plugin, sampler or matmul with a
+ *    give the bits a meaning). The host refuses a plugin or subject with a
  *    non-zero one, and a subject refuses such a call with SC_ERR_INVALID_ARGUMENT.
  * Fields have fixed widths; kernels/abi_c_check.c pins every offset for LP64.
  *
@@ -80,6 +82,9 @@
  *        count as zero probability, FlashInfer's cake sampler). Routes: sc_route; sc_sampler
  *        appends num_routes, reserved3, routes (104 to 120 bytes); sc_sample_batch appends
  *        out_route (144 to 152 bytes).
+ *   1.6  Collectives: sc_collective, sc_collective_problem, SC_REDUCE_SUM, SC_INVARIANT_*;
+ *        sc_plugin appends num_collectives, reserved0, collectives, collective_size (64 to
+ *        88 bytes). A minor-6 plugin may export collectives alone.
  *
  * Errors: no C++ exception crosses this boundary. Calls return an sc_status and
  * write a NUL-terminated message into the caller's buffer.
@@ -97,7 +102,7 @@ extern "C" {
 #endif
 
 #define SC_ABI_VERSION_MAJOR 1
-#define SC_ABI_VERSION_MINOR 5
+#define SC_ABI_VERSION_MINOR 6
 
 typedef struct {
   uint32_t major;
@@ -338,9 +343,72 @@ typedef struct {
 } sc_matmul;
 
 /* ---------------------------------------------------------------------------
- * What a plugin library exports: at least one subject. Samplers and matmuls
- * share one namespace: every name is unique within the plugin and differs from
- * every in-tree subject's; the host refuses a plugin that breaks either.
+ * Collectives (minor 6): an all-reduce over world_size tensor-parallel ranks,
+ *   out[r][i] = sum over ranks q of in[q][i]   (0 <= r < world_size, 0 <= i < count),
+ * the reduction after a row-parallel linear layer, whose K is split over the ranks. On the
+ * host the ranks are buffers of one call; a device collective may run them on several GPUs.
+ *
+ * Every rank's out must hold the same bits (ranks that disagree diverge from the next layer
+ * on): the host compares them after every call, whatever the subject declares. The order of
+ * the float additions is the subject's; what it promises about the bits is `invariants`:
+ *  - SC_INVARIANT_SIZE: out[r][i] is a function of world_size and of (in[0][i], ...,
+ *    in[world_size - 1][i]) alone: not of count, of i (the element's offset in the message)
+ *    or of any other element. A fixed per-element order (rank 0, 1, ..., or a fixed tree)
+ *    keeps it; NCCL's ring does not (its chunks, and so each element's first rank, follow
+ *    count), so a model's logits then change with tensor-parallel size and batch size.
+ *  - SC_INVARIANT_RUN: the same call gives the same bits every time.
+ *  - SC_INVARIANT_TREE: every element is summed by the balanced binary tree over ranks 0..w-1
+ *    (each node split at the largest power of two below its width: ((r0 + r1) + (r2 + r3))
+ *    for w = 4). A row-parallel linear layer whose ranks pre-reduce their K segments by the
+ *    same tree then gives the same bits at every power-of-two tensor-parallel size (TP 1 and
+ *    TP 8 agree); rank order (((r0 + r1) + r2) + r3) does not compose so.
+ * The battery judges what is declared (checks message_invariance, run_to_run, tp_invariance;
+ * a check whose promise is not declared is n/a), as it judges a sampler's contracts.
+ *
+ * A collective refuses the whole call with SC_ERR_INVALID_ARGUMENT, writing nothing, when
+ * world_size is outside [1, max_world_size], count < 1, an inputs or outputs pointer is NULL,
+ * or flags is not 0; with SC_ERR_UNSUPPORTED for a dtype it does not declare. The message
+ * names the field. The host checks the same before it calls (a call it would refuse is a
+ * harness error naming the field, never sent).
+ * ------------------------------------------------------------------------- */
+#define SC_REDUCE_SUM 1 /* the one reduction of minor 6 (int32_t) */
+/* What a collective promises (bit mask, minor 6). */
+#define SC_INVARIANT_SIZE 1u /* bits independent of count, offset and the other elements */
+#define SC_INVARIANT_RUN 2u  /* bits independent of the run */
+#define SC_INVARIANT_TREE 4u /* summed by the balanced tree over ranks: TP-size independent */
+
+typedef struct {
+  sc_abi_version abi_version; /* the caller's SC_ABI_VERSION_* */
+  int32_t world_size;         /* ranks, 1 <= world_size <= sc_collective.max_world_size */
+  int32_t dtype;              /* SC_DTYPE_*, one the collective declares */
+  int64_t count;              /* elements of each rank's message, >= 1 */
+  const void* const* inputs;  /* [world_size]: rank q's count elements, read only */
+  void* const* outputs;       /* [world_size]: rank r's count elements, written */
+  void* stream;               /* as for a matmul; ignored on host */
+  uint64_t flags;             /* 0 */
+} sc_collective_problem;
+
+typedef struct {
+  sc_abi_version abi_version; /* must be first */
+  const char* name;           /* unique among every subject, e.g. "cpu.allreduce.fixed_order" */
+  const char* description;    /* one line; may be NULL */
+  int32_t memory_space;       /* SC_MEMORY_* */
+  uint32_t dtypes;            /* SC_DTYPE_BIT(SC_DTYPE_F32) | ...: f32 and bf16 are meaningful */
+  int32_t reduce_op;          /* SC_REDUCE_SUM */
+  int32_t max_world_size;     /* the most ranks one call may have, >= 1 */
+  uint32_t invariants;        /* SC_INVARIANT_* bits; 0 promises nothing about the bits */
+  int32_t reserved0;          /* 0 */
+  uint64_t flags;             /* 0 */
+  void* context;              /* passed back to every call */
+  /* Never NULL. Synchronous for host subjects. */
+  sc_status (*run)(void* context, const sc_collective_problem* problem, char* error,
+                   size_t error_size);
+} sc_collective;
+
+/* ---------------------------------------------------------------------------
+ * What a plugin library exports: at least one subject. Samplers, matmuls and
+ * collectives share one namespace: every name is unique within the plugin and
+ * differs from every in-tree subject's; the host refuses a plugin that breaks either.
  * ------------------------------------------------------------------------- */
 typedef struct {
   sc_abi_version abi_version; /* must be first */
@@ -355,6 +423,13 @@ typedef struct {
    * so indexing its array with a newer sizeof would land between entries). */
   uint64_t sampler_size;
   uint64_t matmul_size;
+  /* Added in minor 6 (read only from a plugin whose abi_version.minor >= 6): the
+   * collectives, [num_collectives] strided by collective_size, sizeof(sc_collective) as the
+   * plugin was built (at least its minor-6 size). */
+  int32_t num_collectives;
+  int32_t reserved0; /* 0 */
+  const sc_collective* collectives;
+  uint64_t collective_size;
 } sc_plugin;
 
 typedef const sc_plugin* (*sc_plugin_entry)(void);

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include "kernels/registry/plugin_collectives.h"
+
 #ifdef SAMPLECHECK_REGISTRY_HAS_CPU
 #include "kernels/cpu/cpu_samplers.h"
 #endif
@@ -322,10 +324,16 @@ struct plugin_loader {
     if (plugin == nullptr) return fail(fmt::format("{}() returned NULL", SC_PLUGIN_ENTRY_SYMBOL));
     std::vector<sc_sampler> samplers;
     std::vector<sc_matmul> matmuls;
+    std::vector<sc_collective> collectives;
     if (std::string why = read(*plugin, samplers, matmuls); !why.empty()) return fail(why);
+    if (std::string why = detail::read_collectives(*plugin, collectives); !why.empty())
+      return fail(why);
+    if (std::string why = check_names(samplers, matmuls, collectives); !why.empty())
+      return fail(why);
     std::shared_ptr<plugin_library> library(new plugin_library(path, handle, plugin));
     library->samplers_ = std::move(samplers);
     library->matmuls_ = std::move(matmuls);
+    library->collectives_ = std::move(collectives);
     return {std::move(library), {}};
   }
 
@@ -368,7 +376,7 @@ struct plugin_loader {
     for (size_t i = 0; i < matmuls.size(); ++i)
       if (std::string why = validate_matmul(matmuls[i]); !why.empty())
         return fmt::format("matmuls[{}]: {}", i, why);
-    return check_names(samplers, matmuls);
+    return {};
   }
 
   // The sc_plugin fields of minor 0, which every plugin has.
@@ -386,8 +394,10 @@ struct plugin_loader {
       return why;
     if (std::string why = check_array(plugin.num_matmuls, plugin.matmuls, "matmuls"); !why.empty())
       return why;
-    if (plugin.num_samplers == 0 && plugin.num_matmuls == 0)
-      return "exports no subject (fields num_samplers and num_matmuls are both 0)";
+    if (std::string why = detail::check_plugin_collectives(plugin); !why.empty()) return why;
+    if (plugin.num_samplers == 0 && plugin.num_matmuls == 0 &&
+        (plugin.abi_version.minor < 6 || plugin.num_collectives == 0))
+      return "exports no subject (fields num_samplers, num_matmuls and num_collectives are all 0)";
     return {};
   }
 
@@ -433,19 +443,21 @@ struct plugin_loader {
     return {};
   }
 
-  // Samplers and matmuls share one namespace, with each other and with the
+  // Samplers, matmuls and collectives share one namespace, with each other and with the
   // in-tree subjects: a name picks one subject wherever it is used.
   static std::string check_names(const std::vector<sc_sampler>& samplers,
-                                 const std::vector<sc_matmul>& matmuls) {
+                                 const std::vector<sc_matmul>& matmuls,
+                                 const std::vector<sc_collective>& collectives) {
     std::map<std::string_view, std::string> seen;
     auto check = [&](const char* name, std::string where) -> std::string {
-      if (registry::find_sampler(name) != nullptr || registry::find_matmul(name) != nullptr)
+      if (registry::find_sampler(name) != nullptr || registry::find_matmul(name) != nullptr ||
+          registry::find_collective(name) != nullptr)
         return fmt::format("{}: field name '{}' shadows the in-tree subject of that name", where,
                            name);
       if (const auto it = seen.find(name); it != seen.end())
         return fmt::format(
-            "{}: field name '{}' is already the name of {} (samplers and matmuls "
-            "share one namespace)",
+            "{}: field name '{}' is already the name of {} (samplers, matmuls and "
+            "collectives share one namespace)",
             where, name, it->second);
       seen.emplace(name, std::move(where));
       return {};
@@ -455,6 +467,10 @@ struct plugin_loader {
         return why;
     for (size_t i = 0; i < matmuls.size(); ++i)
       if (std::string why = check(matmuls[i].name, fmt::format("matmuls[{}]", i)); !why.empty())
+        return why;
+    for (size_t i = 0; i < collectives.size(); ++i)
+      if (std::string why = check(collectives[i].name, fmt::format("collectives[{}]", i));
+          !why.empty())
         return why;
     return {};
   }

@@ -1,7 +1,8 @@
 // Every subject samplecheck can judge, by name: the in-tree samplers (CPU always,
-// CUDA when built), the in-tree matmuls, and the samplers and matmuls of a vendor
-// plugin loaded with dlopen. Looking a subject up never touches a GPU: the CUDA
-// descriptors are static data, so a caller can fork before any CUDA initialisation.
+// CUDA when built), the in-tree matmuls and collectives, and the samplers, matmuls and
+// collectives of a vendor plugin loaded with dlopen. Looking a subject up never touches a
+// GPU: the CUDA descriptors are static data, so a caller can fork before any CUDA
+// initialisation.
 #pragma once
 
 #include <cstddef>
@@ -20,9 +21,13 @@ const std::vector<const sc_sampler*>& in_tree_samplers();
 // The in-tree matmul subjects: CPU emulations, then CUDA kernels when built.
 const std::vector<const sc_matmul*>& in_tree_matmuls();
 
+// The in-tree collectives (ABI minor 6): the CPU all-reduces (collectives.cpp).
+const std::vector<const sc_collective*>& in_tree_collectives();
+
 // In-tree subjects only; a plugin may not reuse their names (load_plugin refuses it).
 const sc_sampler* find_sampler(std::string_view name);
 const sc_matmul* find_matmul(std::string_view name);
+const sc_collective* find_collective(std::string_view name);
 
 // True when at least one CUDA device is usable. Only call it in a process that
 // may initialise CUDA (a forked child, a test), never in the battery's parent.
@@ -38,6 +43,8 @@ inline constexpr size_t kSamplerSizeMinor2 = offsetof(sc_sampler, uniform_rule);
 // Minors 3 and 4 ended at inputs; minor 5 appended the routes.
 inline constexpr size_t kSamplerSizeMinor4 = offsetof(sc_sampler, num_routes);
 inline constexpr size_t kMatmulSizeMinor0 = offsetof(sc_matmul, num_batch_thresholds);
+// sc_collective has had one layout since minor 6, when it was added.
+inline constexpr size_t kCollectiveSizeMinor6 = sizeof(sc_collective);
 
 // A dlopen()ed plugin library. The handle stays open for the object's lifetime;
 // the descriptor pointers it hands out die with it.
@@ -55,8 +62,10 @@ class plugin_library {
   // plugin's stride; a field newer than the entry's abi_version.minor reads 0 / NULL.
   std::vector<const sc_sampler*> samplers() const;
   std::vector<const sc_matmul*> matmuls() const;
+  std::vector<const sc_collective*> collectives() const;  // none before minor 6
   const sc_sampler* find_sampler(std::string_view name) const;
   const sc_matmul* find_matmul(std::string_view name) const;
+  const sc_collective* find_collective(std::string_view name) const;
 
  private:
   friend struct plugin_loader;
@@ -67,6 +76,7 @@ class plugin_library {
   const sc_plugin* plugin_;
   std::vector<sc_sampler> samplers_;
   std::vector<sc_matmul> matmuls_;
+  std::vector<sc_collective> collectives_;
 };
 
 // Either a loaded library or a message saying why not (missing file, missing
@@ -85,6 +95,9 @@ plugin_load_result load_plugin(const std::string& path);
 // the message names the subject and the field.
 std::string validate_sampler(const sc_sampler& sampler);
 std::string validate_matmul(const sc_matmul& matmul);
+// A collective (minor 6): version (major, and a minor of at least 6), name, run, memory
+// space, dtypes, reduce_op, max_world_size >= 1, known invariant bits, reserved and flags 0.
+std::string validate_collective(const sc_collective& collective);
 
 // A sampler's declared contracts, each resolved to its SC_* value: 0 and a descriptor of
 // minor 0 or 1 read as the first value (today's contract), as do the fields a descriptor's

@@ -110,8 +110,9 @@ replay_plan plan_replay(const nlohmann::json& record) {
   o.alpha = in_range(record, "alpha", std::numeric_limits<double>::min(), kMaxAlpha);
   read_check(record, o);
   const std::string kind = value<std::string>(record, "kind");
-  if (kind != "sampler" && kind != "matmul")
-    throw std::invalid_argument(fmt::format("field 'kind': '{}' is not sampler or matmul", kind));
+  if (kind != "sampler" && kind != "matmul" && kind != "collective")
+    throw std::invalid_argument(
+        fmt::format("field 'kind': '{}' is not sampler, matmul or collective", kind));
   if (kind == "matmul") o.matmul = smallest_case(record);
   return plan;
 }

@@ -5,6 +5,7 @@
 // the seed and V, so the same draws give the same p-value and counts, and the check is
 // decided at the Holm level its original run compared it with. A matmul check replays
 // on the shape (and batch sizes) of its first divergence: the smallest failing case.
+// A collective check replays in full (its plan depends on the seed and the budget alone).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -24,8 +24,6 @@ namespace {
 // After this many hung checks the rest are not run: each hang costs a full timeout.
 constexpr int kHangsBeforeStopping = 2;
 
-const char* kind_name(subject_kind k) { return k == subject_kind::sampler ? "sampler" : "matmul"; }
-
 std::string file_safe(std::string name) {
   std::replace_if(
       name.begin(), name.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
@@ -386,7 +384,7 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
                             const nlohmann::json& evidence) {
   nlohmann::json j{
       {"format", "samplecheck-repro"},     {"version", 1},       {"subject", s.name()},
-      {"kind", kind_name(s.kind())},       {"check", c.check},   {"budget", o.budget.name},
+      {"kind", to_string(s.kind())},       {"check", c.check},   {"budget", o.budget.name},
       {"vocab_size", o.budget.vocab_size}, {"seed", o.seed},     {"alpha", o.alpha},
       {"verdict", to_string(c.result)},    {"detail", c.detail}, {"samples", c.samples}};
   j["plugin"] = s.plugin.empty() ? nlohmann::json() : nlohmann::json(s.plugin);
@@ -405,10 +403,24 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
   return j;
 }
 
+// The descriptor as the subject protocol states it; a collective's (which the protocol does not
+// speak yet) in the same words as the header's fields.
+nlohmann::json descriptor_json(const subject& s) {
+  if (s.sampler != nullptr) return protocol::to_json(*s.sampler, "");
+  if (s.matmul != nullptr) return protocol::to_json(*s.matmul, "");
+  const sc_collective& c = *s.collective;
+  return {{"kind", "collective"},
+          {"name", c.name},
+          {"description", c.description != nullptr ? c.description : ""},
+          {"max_world_size", c.max_world_size},
+          {"size_invariant", (c.invariants & SC_INVARIANT_SIZE) != 0},
+          {"run_invariant", (c.invariants & SC_INVARIANT_RUN) != 0}};
+}
+
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
   battery_report report;
-  report.subject = s.name(), report.kind = kind_name(s.kind()), report.plugin = s.plugin_path();
+  report.subject = s.name(), report.kind = to_string(s.kind()), report.plugin = s.plugin_path();
   report.budget = o.budget.name, report.seed = o.seed, report.alpha = o.alpha;
   // The CLI refuses unknown names; a library caller gets an error row naming each.
   for (const auto& name : o.checks)
@@ -419,8 +431,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
       unknown.detail = "no such check";
       report.checks.push_back(std::move(unknown));
     }
-  report.descriptor =
-      s.sampler != nullptr ? protocol::to_json(*s.sampler, "") : protocol::to_json(*s.matmul, "");
+  report.descriptor = descriptor_json(s);
   if (s.process && !s.in_tree()) report.environment = s.process->environment();
   report.platform = platform_json(s);
   std::vector<planned_check> plan = plan_checks(s, o, lookup);

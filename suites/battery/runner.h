@@ -112,7 +112,7 @@ struct check_report {
 
 struct battery_report {
   std::string subject;
-  std::string kind;    // "sampler" or "matmul"
+  std::string kind;    // "sampler", "matmul" or "collective"
   std::string plugin;  // the plugin's path; empty for an in-tree subject
   std::string budget;
   uint64_t seed = 0;

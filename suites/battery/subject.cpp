@@ -11,6 +11,12 @@
 
 namespace samplecheck::battery {
 
+const char* to_string(subject_kind kind) {
+  return kind == subject_kind::sampler  ? "sampler"
+         : kind == subject_kind::matmul ? "matmul"
+                                        : "collective";
+}
+
 std::vector<int32_t> declared_dtypes(const subject& s) {
   std::vector<int32_t> dtypes;
   if (s.sampler == nullptr) return dtypes;
@@ -155,6 +161,15 @@ class timed_runner final : public matmul_suite::matmul_runner {
   std::unique_ptr<matmul_suite::matmul_runner> inner_;
 };
 }  // namespace
+
+harness::collective_reply run_collective(const subject& s,
+                                         const std::vector<std::vector<float>>& inputs,
+                                         int64_t count) {
+  if (s.collective == nullptr || s.process)
+    throw std::logic_error(s.name() + ": run_collective needs an in-process collective");
+  return timed(static_cast<uint64_t>(count),
+               [&] { return harness::call_collective(*s.collective, inputs, count); });
+}
 
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s) {
   if (s.process) return std::make_unique<process_runner>(s);

@@ -1,8 +1,10 @@
 // The one subject model: a sampler or a matmul, in-tree, from a plugin or a process
-// (--exec). Checks say which kind they apply to and make every call through run_call /
-// make_matmul_runner, which go through the subject's process (subject_process.h): the
-// subject returns outputs only, and this process judges them. In-tree subjects can also
-// be called in-process (--in-process, and the harness's own tests).
+// (--exec), or an in-tree collective. Checks say which kind they apply to and make every
+// call through run_call / make_matmul_runner / run_collective; the first two go through the
+// subject's process (subject_process.h): the subject returns outputs only, and this process
+// judges them. In-tree subjects can also be called in-process (--in-process, and the
+// harness's own tests). Collectives are called in-process only: the subject protocol does not
+// speak them yet (docs/subject-protocol.md), so only the in-tree ones are judged.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
+#include "suites/harness/collective_call.h"
 #include "suites/harness/sampler_call.h"
 #include "suites/harness/subject_process.h"
 #include "suites/matmul/matmul_runner.h"
@@ -23,11 +26,14 @@ using harness::kUnwrittenToken;
 using harness::kUnwrittenValid;
 using harness::sample_call;
 
-enum class subject_kind { sampler, matmul };
+enum class subject_kind { sampler, matmul, collective };
+// "sampler", "matmul", "collective": reports, listings and repro records.
+const char* to_string(subject_kind kind);
 
 struct subject {
-  const sc_sampler* sampler = nullptr;  // exactly one of sampler and matmul is set
+  const sc_sampler* sampler = nullptr;  // exactly one of sampler, matmul and collective is set
   const sc_matmul* matmul = nullptr;
+  const sc_collective* collective = nullptr;
   // The process that serves it, where every call goes; null: called in this process
   // (an in-tree subject only: sampler / matmul are then its own descriptors).
   std::shared_ptr<harness::subject_process> process;
@@ -39,14 +45,22 @@ struct subject {
   int32_t input_dtype = SC_DTYPE_F32;
 
   subject_kind kind() const {
-    return sampler != nullptr ? subject_kind::sampler : subject_kind::matmul;
+    return sampler != nullptr  ? subject_kind::sampler
+           : matmul != nullptr ? subject_kind::matmul
+                               : subject_kind::collective;
   }
-  std::string name() const { return sampler != nullptr ? sampler->name : matmul->name; }
+  std::string name() const {
+    return sampler != nullptr ? sampler->name : matmul != nullptr ? matmul->name : collective->name;
+  }
   const char* description() const {
-    return sampler != nullptr ? sampler->description : matmul->description;
+    return sampler != nullptr  ? sampler->description
+           : matmul != nullptr ? matmul->description
+                               : collective->description;
   }
   int32_t memory_space() const {
-    return sampler != nullptr ? sampler->memory_space : matmul->memory_space;
+    return sampler != nullptr  ? sampler->memory_space
+           : matmul != nullptr ? matmul->memory_space
+                               : collective->memory_space;
   }
   bool is_logits() const { return sampler != nullptr && sampler->input_kind == SC_INPUT_LOGITS; }
   bool declares(uint32_t filter) const {
@@ -91,6 +105,12 @@ uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence);
 
 // The matmul runner for the subject: through its process, or in-process without one.
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s);
+
+// One all-reduce of `inputs` (world_size ranks of count float32 elements) on the subject
+// clock, in this process (harness::call_collective holds it to the ABI's rules).
+harness::collective_reply run_collective(const subject& s,
+                                         const std::vector<std::vector<float>>& inputs,
+                                         int64_t count);
 
 // The dtypes a sampler declares, in the order the battery judges them (f32, bf16, f16);
 // empty for a matmul.

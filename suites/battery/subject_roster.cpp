@@ -22,10 +22,12 @@ std::shared_ptr<harness::subject_process> serving(const sc_sampler* s, const sc_
 
 subject hosted(const sc_sampler& s) { return {.sampler = &s, .process = serving(&s, nullptr)}; }
 subject hosted(const sc_matmul& m) { return {.matmul = &m, .process = serving(nullptr, &m)}; }
+subject hosted(const sc_collective& c) { return {.collective = &c, .process = nullptr}; }
 
 void subject_roster::add_in_tree() {
   for (const sc_sampler* s : registry::in_tree_samplers()) subjects_.push_back(hosted(*s));
   for (const sc_matmul* m : registry::in_tree_matmuls()) subjects_.push_back(hosted(*m));
+  for (const sc_collective* c : registry::in_tree_collectives()) subjects_.push_back(hosted(*c));
 }
 
 std::vector<const subject*> subject_roster::add_process(

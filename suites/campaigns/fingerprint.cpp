@@ -168,6 +168,10 @@ std::string hex(uint16_t bits) { return fmt::format("0x{:04x}", bits); }
 }  // namespace
 
 nlohmann::json fingerprint_plan(const battery::subject& s, const fingerprint_options& o) {
+  if (s.kind() == battery::subject_kind::collective)
+    throw std::invalid_argument(s.name() +
+                                " is a collective: fingerprints cover samplers and "
+                                "matmuls (a collective's checks are bitwise already)");
   return s.kind() == battery::subject_kind::matmul ? matmul_plan(s, o) : sampler_plan(s, o);
 }
 

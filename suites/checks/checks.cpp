@@ -32,6 +32,9 @@ void register_checks() {
              matmul_accuracy_check,
              matmul_all_ones_check,
              matmul_short_odd_k_check,
+             collective_message_invariance_check,
+             collective_run_to_run_check,
+             collective_tp_invariance_check,
          })
       battery::register_check(row());
   });

@@ -12,6 +12,7 @@
 #include "reference/numeric.h"
 #include "reference/philox.h"
 #include "reference/uniform.h"
+#include "suites/harness/bitwise.h"
 
 namespace samplecheck::matmul_suite {
 namespace {
@@ -27,12 +28,8 @@ std::vector<uint16_t> random_operand(uint64_t seed, uint64_t operand, int64_t co
   return values;
 }
 
-int64_t first_difference(const uint16_t* expected, const uint16_t* actual, int64_t count) {
-  if (std::memcmp(expected, actual, static_cast<size_t>(count) * sizeof(uint16_t)) == 0) return -1;
-  for (int64_t i = 0; i < count; ++i)
-    if (expected[i] != actual[i]) return i;
-  return -1;
-}
+using harness::bits_hex;
+using harness::first_difference;
 
 bool is_nan_bits(uint16_t b) { return (b & 0x7fffu) > 0x7f80u; }
 
@@ -48,8 +45,8 @@ std::string trivial_row_reason(const uint16_t* row, int64_t n) {
 }
 
 std::string mismatch_text(int64_t column, uint16_t expected, uint16_t actual) {
-  return fmt::format("column {}: expected 0x{:04x}, got 0x{:04x} ({} ULP)", column, expected,
-                     actual, bf16_ulp_distance(expected, actual));
+  return fmt::format("column {}: expected {}, got {} ({} ULP)", column, bits_hex(expected),
+                     bits_hex(actual), bf16_ulp_distance(expected, actual));
 }
 
 // Where one batch size's outputs differ from M = 1, for the report: how many outputs and
@@ -162,8 +159,8 @@ void matmul_testbed::note_divergence(check_result& result, int64_t m, int64_t ro
   result.evidence.update({{"m", m},
                           {"row", row},
                           {"column", column},
-                          {"expected_bits", fmt::format("0x{:04x}", expected)},
-                          {"actual_bits", fmt::format("0x{:04x}", actual)},
+                          {"expected_bits", bits_hex(expected)},
+                          {"actual_bits", bits_hex(actual)},
                           {"ulp", bf16_ulp_distance(expected, actual)}});
 }
 

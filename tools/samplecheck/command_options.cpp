@@ -201,7 +201,7 @@ void add_subject_options(CLI::App* app, subject_request& r) {
                   "subject name (see --list); with --plugin or --exec, one of its own");
   add_process_options(app, r);
   app->add_option("--kind", r.kind, "only subjects of this kind")
-      ->check(CLI::IsMember({"sampler", "matmul"}));
+      ->check(CLI::IsMember({"sampler", "matmul", "collective"}));
   app->add_flag("--list", r.list,
                 "list the subjects (the plugin's or process's, with --plugin or --exec) and "
                 "the checks, then exit");
@@ -228,9 +228,8 @@ std::vector<const battery::subject*> resolve_subjects(battery::subject_roster& r
         "give --subject NAME, --plugin lib.so or --exec \"CMD\" (see samplecheck qualify --list)");
   }
   if (!r.kind.empty()) {
-    std::erase_if(found, [&](const battery::subject* s) {
-      return (s->kind() == battery::subject_kind::sampler) != (r.kind == "sampler");
-    });
+    std::erase_if(
+        found, [&](const battery::subject* s) { return battery::to_string(s->kind()) != r.kind; });
     if (found.empty())
       throw usage_error(fmt::format("{} has no {} subject",
                                     !r.plugin.empty() ? r.plugin

@@ -5,7 +5,7 @@
 //                       [--checks a,b] [--alpha A] [--timeout S] [--repro-dir DIR]
 //                       [--report-dir DIR] [--quiet]
 //   samplecheck qualify --subject cuda.segmented_mma [--m 1-4096] [--shape 4096x4096]
-//   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul]
+//   samplecheck qualify --plugin libvendor.so [--subject NAME] [--kind sampler|matmul|collective]
 //   samplecheck qualify --exec "python3 my_subject.py" [--subject NAME] [--handshake-timeout S]
 //   samplecheck qualify --list [--plugin libvendor.so]
 //   samplecheck qualify ... --shard I/N [--report-dir DIR]
@@ -67,13 +67,11 @@ sb::report_header header(const char* command, int exit_status) {
 void print_list(const std::vector<const sb::subject*>& subjects) {
   std::printf("subjects:\n");
   for (const sb::subject* s : subjects)
-    std::printf("  %-36s %-7s %s\n", s->name().c_str(),
-                s->kind() == sb::subject_kind::sampler ? "sampler" : "matmul",
+    std::printf("  %-36s %-7s %s\n", s->name().c_str(), sb::to_string(s->kind()),
                 s->description() ? s->description() : "");
   std::printf("checks:\n");
   for (const auto& c : sb::all_checks())
-    std::printf("  %-27s %-7s %-11s %s\n", std::string(c.name).c_str(),
-                c.applies_to == sb::subject_kind::sampler ? "sampler" : "matmul",
+    std::printf("  %-27s %-7s %-11s %s\n", std::string(c.name).c_str(), sb::to_string(c.applies_to),
                 c.kind == sb::check_kind::exact ? "exact" : "statistical",
                 std::string(c.what).c_str());
 }
@@ -256,7 +254,8 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
     const sb::subject* s = roster.find(name);
     if (s == nullptr) throw cli::usage_error(fmt::format("calibrate: no subject named '{}'", name));
     if (s->kind() != sb::subject_kind::sampler)
-      throw cli::usage_error(fmt::format("calibrate: {} is a matmul; its checks are exact", name));
+      throw cli::usage_error(fmt::format("calibrate: {} is a {}; its checks are exact", name,
+                                         sb::to_string(s->kind())));
     const auto summary = campaigns::calibrate(*s, options, roster.lookup(), request.runs,
                                               request.first_seed, request.jobs);
     std::fputs(campaigns::format_calibration(name, summary).c_str(), stdout);

@@ -15,6 +15,7 @@
 #include "kernels/registry/registry.h"
 #include "kernels/samplecheck_plugin.h"
 #include "reference/numeric.h"
+#include "suites/harness/collective_call.h"
 #include "suites/harness/host_call.h"
 #include "suites/harness/matmul_call.h"
 
@@ -181,10 +182,11 @@ TEST_CASE("the bad-ABI plugin is refused with both versions and its path") {
   REQUIRE(load_raw(BAD_ABI_PLUGIN_PATH)->abi_version.major == 99);
   const registry::plugin_load_result loaded = registry::load_plugin(BAD_ABI_PLUGIN_PATH);
   CHECK_FALSE(loaded.ok());
-  CHECK_THAT(loaded.error, Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
-                                    ": ABI version mismatch: "
-                                    "the plugin was built against samplecheck ABI 99.") &&
-                               Contains("this samplecheck speaks ABI 1.5"));
+  CHECK_THAT(loaded.error,
+             Contains(std::string("plugin ") + BAD_ABI_PLUGIN_PATH +
+                      ": ABI version mismatch: "
+                      "the plugin was built against samplecheck ABI 99.") &&
+                 Contains("this samplecheck speaks ABI 1." + std::to_string(SC_ABI_VERSION_MINOR)));
 }
 
 TEST_CASE("each malformed plugin is refused with a message naming the entry and the field") {
@@ -195,10 +197,11 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
   const refusal refusals[] = {
       {TEST_PLUGIN_DUPLICATE_NAME,
        "matmuls[1]: field name 'test.multinomial' is already the name of samplers[0] "
-       "(samplers and matmuls share one namespace)"},
+       "(samplers, matmuls and collectives share one namespace)"},
       {TEST_PLUGIN_SHADOW,
        "matmuls[1]: field name 'cpu.segmented' shadows the in-tree subject of that name"},
-      {TEST_PLUGIN_EMPTY, "exports no subject (fields num_samplers and num_matmuls are both 0)"},
+      {TEST_PLUGIN_EMPTY,
+       "exports no subject (fields num_samplers, num_matmuls and num_collectives are all 0)"},
       {TEST_PLUGIN_PLUGIN_FLAGS, "field flags is 0x1, must be 0"},
       {TEST_PLUGIN_MATMUL_FLAGS, "matmuls[1]: matmul test.rows_b: field flags is 0x4, must be 0"},
       {TEST_PLUGIN_RESERVED1, "matmuls[1]: matmul test.rows_b: field reserved1 is 7, must be 0"},
@@ -211,8 +214,12 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
       {TEST_PLUGIN_SMALL_STRIDE,
        "field matmul_size is 40, less than 64, the size of a minor-0 sc_matmul"},
       {TEST_PLUGIN_SHORT_STRIDE,
-       "matmuls[0]: field abi_version.minor is 5, whose fields take 80 bytes, more than the "
+       "matmuls[0]: field abi_version.minor is 6, whose fields take 80 bytes, more than the "
        "array's stride of 64 bytes (field matmul_size)"},
+      {TEST_PLUGIN_COLLECTIVE_WORLD,
+       "collectives[0]: collective test.allreduce: field max_world_size is 0, must be >= 1"},
+      {TEST_PLUGIN_COLLECTIVE_STRIDE,
+       "field collective_size is 40, less than 72, the size of a minor-6 sc_collective"},
   };
   for (const refusal& r : refusals) {
     CAPTURE(r.path);
@@ -223,6 +230,20 @@ TEST_CASE("each malformed plugin is refused with a message naming the entry and 
     CHECK(loaded.library == nullptr);
     CHECK(loaded.error == std::string("plugin ") + r.path + ": " + r.message);
   }
+}
+
+TEST_CASE("a minor-6 plugin may export collectives alone; the loader's copy is called") {
+  const auto library = load_ok(TEST_PLUGIN_COLLECTIVES_ONLY);
+  CHECK(library->samplers().empty());
+  CHECK(library->matmuls().empty());
+  REQUIRE(library->collectives().size() == 1);
+  const sc_collective* c = library->find_collective("test.allreduce");
+  REQUIRE(c == library->collectives()[0]);
+  CHECK(registry::validate_collective(*c).empty());
+  const auto reply = samplecheck::harness::call_collective(*c, {{1.0f, 0.5f}, {2.0f, 0.25f}}, 2);
+  REQUIRE(reply.status == SC_OK);
+  CHECK(reply.fault.empty());  // both ranks written, with the same bits
+  CHECK(reply.out == std::vector<float>{3.0f, 0.75f});
 }
 
 TEST_CASE("a plugin laid out as ABI 1.0 is read at the 1.0 stride, without thresholds") {

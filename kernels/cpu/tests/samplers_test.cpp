@@ -57,8 +57,8 @@ void require_filtered_shares(const char* name, const std::vector<float>& row, co
 
 TEST_CASE("the registry lists six correct subjects, then one mutant per sampler catalog id") {
   const auto& all = cpu_samplers();
-  size_t sampler_rows = 0;  // S01..S23, X01..X12: every catalog row but the matmuls' B ids
-  for (const auto& m : mutant_catalog) sampler_rows += m.id[0] != 'B' ? 1 : 0;
+  size_t sampler_rows = 0;  // S01..S23, X01..X12: no matmul's B id, no collective's X13
+  for (const auto& m : mutant_catalog) sampler_rows += planted_in_sampler(m) ? 1 : 0;
   REQUIRE(all.size() == 6 + sampler_rows);
   std::set<std::string> names;
   for (const sc_sampler* s : all) {
@@ -72,7 +72,7 @@ TEST_CASE("the registry lists six correct subjects, then one mutant per sampler 
   }
   for (size_t i = 0; i < 6; ++i) REQUIRE(std::string(all[i]->name).find(':') == std::string::npos);
   for (const auto& m : mutant_catalog) {
-    if (m.id[0] == 'B') continue;  // matmul rows
+    if (!planted_in_sampler(m)) continue;  // the matmuls' and collectives' rows
     std::string suffix(":");
     suffix += m.id;
     int hosts = 0;

@@ -6,6 +6,7 @@
 // struct), which the loader must read at their own strides.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -25,13 +26,16 @@ enum class variant {
   reserved1,       // sc_matmul.reserved1 != 0
   null_run,        // sc_matmul.run == NULL
   unsorted_thresholds,
-  null_array,      // num_matmuls > 0, matmuls == NULL
-  negative_count,  // num_samplers < 0
-  small_stride,    // matmul_size below even the 1.0 sc_matmul
-  short_stride,    // entries state minor 1 but matmul_size is the 1.0 size
-  minor0,          // well formed, ABI 1.0 layout
-  future_minor,    // well formed, a minor newer than the host's
-  minor4,          // well formed, ABI 1.4 layout (sc_sampler before minor 5's routes)
+  null_array,         // num_matmuls > 0, matmuls == NULL
+  negative_count,     // num_samplers < 0
+  small_stride,       // matmul_size below even the 1.0 sc_matmul
+  short_stride,       // entries state minor 1 but matmul_size is the 1.0 size
+  minor0,             // well formed, ABI 1.0 layout
+  future_minor,       // well formed, a minor newer than the host's
+  minor4,             // well formed, ABI 1.4 layout (sc_sampler before minor 5's routes)
+  collectives_only,   // well formed: one collective, no sampler or matmul (minor 6)
+  collective_world,   // sc_collective.max_world_size 0
+  collective_stride,  // collective_size below the minor-6 sc_collective
 };
 constexpr variant kVariant = variant::SAMPLECHECK_TEST_PLUGIN;
 
@@ -99,10 +103,40 @@ sc_matmul matmul(rows_matmul& context, uint32_t minor) {
   return m;
 }
 
-// The variants in today's layout: one sampler, two matmuls, then one rule broken.
+// The collective every variant exports: each element summed in rank order.
+sc_status run_allreduce(void*, const sc_collective_problem* p, char* error, size_t size) {
+  if (p->world_size < 1 || p->world_size > 8 || p->count < 1 || p->dtype != SC_DTYPE_F32) {
+    std::snprintf(error, size, "field world_size, count or dtype out of range");
+    return SC_ERR_INVALID_ARGUMENT;
+  }
+  const auto* const* in = reinterpret_cast<const float* const*>(p->inputs);
+  for (int64_t i = 0; i < p->count; ++i) {
+    float sum = in[0][i];
+    for (int32_t q = 1; q < p->world_size; ++q) sum += in[q][i];
+    for (int32_t r = 0; r < p->world_size; ++r) static_cast<float*>(p->outputs[r])[i] = sum;
+  }
+  return SC_OK;
+}
+
+sc_collective allreduce() {
+  sc_collective c{};
+  c.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
+  c.name = "test.allreduce";
+  c.memory_space = SC_MEMORY_HOST;
+  c.dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
+  c.reduce_op = SC_REDUCE_SUM;
+  c.max_world_size = 8;
+  c.invariants = SC_INVARIANT_SIZE | SC_INVARIANT_RUN;
+  c.run = run_allreduce;
+  return c;
+}
+
+// The variants in today's layout: one sampler, two matmuls, one collective, then one rule
+// broken.
 struct current_plugin {
   sc_sampler samplers[1];
   sc_matmul matmuls[2];
+  sc_collective collectives[1];
   sc_plugin plugin{};
 
   current_plugin() {
@@ -117,6 +151,10 @@ struct current_plugin {
     plugin.matmuls = matmuls;
     plugin.sampler_size = sizeof(sc_sampler);
     plugin.matmul_size = sizeof(sc_matmul);
+    collectives[0] = allreduce();
+    plugin.num_collectives = 1;
+    plugin.collectives = collectives;
+    plugin.collective_size = sizeof(sc_collective);
     break_one_rule();
   }
 
@@ -130,7 +168,7 @@ struct current_plugin {
         m.name = "cpu.segmented";
         break;
       case variant::empty:
-        plugin.num_samplers = plugin.num_matmuls = 0;
+        plugin.num_samplers = plugin.num_matmuls = plugin.num_collectives = 0;
         break;
       case variant::plugin_flags:
         plugin.flags = 1;
@@ -159,6 +197,15 @@ struct current_plugin {
         break;
       case variant::short_stride:
         plugin.matmul_size = sizeof(sc_matmul_v1_0);
+        break;
+      case variant::collectives_only:
+        plugin.num_samplers = plugin.num_matmuls = 0;
+        break;
+      case variant::collective_world:
+        collectives[0].max_world_size = 0;
+        break;
+      case variant::collective_stride:
+        plugin.collective_size = 40;
         break;
       case variant::minor0:
       case variant::future_minor:

@@ -2,7 +2,8 @@
 // come from: for each subject, the M at which its table's choice changes, over the
 // N of every shape in fixtures/matmul/layer_shapes.txt, must be exactly the list
 // it declares. A new fixture shape or a retuned table that moves a switch fails
-// here until the descriptor says so.
+// here until the descriptor says so. The last test holds the collectives (ABI minor 6) to
+// their descriptor rules.
 #include "kernels/registry/registry.h"
 
 #include <catch2/catch.hpp>
@@ -117,4 +118,37 @@ TEST_CASE("the scan finds a table's switches and nothing else") {
   CHECK(switches(toy, {50}, 64) == std::vector<int64_t>{9});
   CHECK(switches(toy, {50, 200}, 64) == std::vector<int64_t>{5, 9});
   CHECK(switches(mm::persistent_table_config, {4096}, 64) == std::vector<int64_t>{3});
+}
+
+TEST_CASE("the in-tree collectives validate; a broken descriptor is refused naming the field") {
+  REQUIRE(registry::in_tree_collectives().size() == 4);
+  for (const sc_collective* c : registry::in_tree_collectives()) {
+    CAPTURE(c->name);
+    CHECK(registry::validate_collective(*c).empty());
+    CHECK(registry::find_collective(c->name) == c);
+  }
+  const sc_collective good = *registry::find_collective("cpu.allreduce.fixed_order");
+  const struct {
+    void (*spoil)(sc_collective&);
+    const char* message;
+  } table[] = {
+      {[](sc_collective& c) { c.abi_version.major = 2; },
+       "field abi_version.major is 2, samplecheck speaks 1"},
+      {[](sc_collective& c) { c.abi_version.minor = 5; },
+       "field abi_version.minor is 5, but collectives begin at minor 6"},
+      {[](sc_collective& c) { c.run = nullptr; }, "field run is NULL"},
+      {[](sc_collective& c) { c.dtypes = SC_DTYPE_BIT(SC_DTYPE_F16); },
+       "field dtypes is 0x8, must name f32 and/or bf16 only"},
+      {[](sc_collective& c) { c.reduce_op = 2; }, "field reduce_op has unknown value 2"},
+      {[](sc_collective& c) { c.max_world_size = 0; }, "field max_world_size is 0, must be >= 1"},
+      {[](sc_collective& c) { c.invariants = 8; }, "field invariants is 0x8, holds unknown bits"},
+      {[](sc_collective& c) { c.reserved0 = 1; }, "field reserved0 is 1, must be 0"},
+      {[](sc_collective& c) { c.flags = 2; }, "field flags is 0x2, must be 0"},
+  };
+  for (const auto& t : table) {
+    sc_collective c = good;
+    t.spoil(c);
+    CHECK(registry::validate_collective(c) ==
+          std::string("collective cpu.allreduce.fixed_order: ") + t.message);
+  }
 }

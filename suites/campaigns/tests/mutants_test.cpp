@@ -40,7 +40,8 @@ TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
   std::fputs(format_kill_matrix(results).c_str(), stdout);
   // One CPU mutant per sampler row of the catalog (S01..S23, X01..X12).
   size_t sampler_rows = 0;
-  for (const auto& m : samplecheck::mutant_catalog) sampler_rows += m.id[0] != 'B' ? 1 : 0;
+  for (const auto& m : samplecheck::mutant_catalog)
+    sampler_rows += samplecheck::planted_in_sampler(m) ? 1 : 0;
   CHECK(results.size() == sampler_rows);
   for (const auto& m : results) {
     CAPTURE(m.subject, m.named_check);
@@ -50,6 +51,28 @@ TEST_CASE("every CPU mutant is killed by its catalog check at the quick budget",
     REQUIRE(c != nullptr);
     CAPTURE(c->detail);
     CHECK(c->result == verdict::fail);
+  }
+}
+
+TEST_CASE("every CPU collective mutant is killed by its catalog check at the quick budget",
+          "[battery][mutation]") {
+  subject_roster roster;
+  roster.add_in_tree();
+  std::vector<subject> collectives;
+  for (const auto& s : roster.all())
+    if (s.kind() == subject_kind::collective) collectives.push_back(s);
+  run_options options;
+  options.budget = quick_budget();
+  const auto results = run_mutants(collectives, options, roster.lookup(), /*named_only=*/false);
+  std::fputs(format_kill_matrix(results).c_str(), stdout);
+  CHECK(results.size() == samplecheck::planted_in_collectives.size());
+  for (const auto& m : results) {
+    CAPTURE(m.subject, m.named_check);
+    const check_report* c = m.named();
+    REQUIRE(c != nullptr);
+    CAPTURE(c->detail);
+    CHECK(c->result == verdict::fail);
+    CHECK(m.killed_by_named);
   }
 }
 

@@ -56,14 +56,15 @@ TEST_CASE("a passing check draws exactly its plan", "[plan]") {
     const char* subject;
     std::vector<std::string> checks;  // empty: all
   };
-  // A sampler with top-k and top-p (ties at the k-th, parameter edges), one without, and
-  // a matmul on a small selection (every matmul check).
+  // A sampler with top-k and top-p (ties at the k-th, parameter edges), one without, a
+  // matmul on a small selection (every matmul check) and a collective (every collective check).
   const std::vector<config> table{
       {"cpu.multinomial", {}},
       {"cpu.sort_filter",
        {"support", "goodness_of_fit", "ties", "tail", "batch_invariance", "degenerate_rows",
         "parameter_routing"}},
       {"cpu.segmented", {}},
+      {"cpu.allreduce.tree", {}},
   };
   for (const auto& t : table) {
     DYNAMIC_SECTION(t.subject) {

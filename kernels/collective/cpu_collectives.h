@@ -1,0 +1,35 @@
+// The in-tree CPU all-reduces (ABI minor 6, kernels/samplecheck_plugin.h "Collectives"):
+//   cpu.allreduce.fixed_order   every element summed in rank order 0, 1, ..., w - 1: its bits
+//                               follow its own values alone (declares size and run invariance)
+//   cpu.allreduce.ring          an emulation of NCCL's ring all-reduce: each chunk's sum starts
+//                               at the chunk's rank, and the chunks follow count, so an
+//                               element's order follows count and its offset (declares run
+//                               invariance only: message_invariance's negative control)
+//   cpu.allreduce.tree          every element summed by the balanced tree over ranks (declares
+//                               size, run and tree invariance: a TP-split layer's bits do not
+//                               follow the TP size)
+//   cpu.allreduce.fixed_order:X13  the planted defect (kernels/defect.h)
+// float32 only; every rank's output gets the same bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/samplecheck_plugin.h"
+
+namespace samplecheck::collective {
+
+const std::vector<const sc_collective*>& cpu_collectives();
+
+// The most ranks a CPU collective takes: a tensor-parallel group far beyond one node's 8 GPUs.
+inline constexpr int32_t kCpuMaxWorldSize = 64;
+
+// NCCL's ring moves a message in loops of world_size chunks of at most this many elements
+// (its chunk is a byte budget; 128 KiB of float32 here): a long message's chunk boundaries,
+// and so its elements' first ranks, repeat every loop.
+inline constexpr int64_t kRingChunkElements = 32768;
+
+// X13's chunked path starts at this count; shorter messages keep rank order.
+inline constexpr int64_t kX13ChunkedFrom = 4096;
+
+}  // namespace samplecheck::collective

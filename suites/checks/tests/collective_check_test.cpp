@@ -1,0 +1,198 @@
+// The collective checks (ABI minor 6) on the in-tree all-reduces: fixed_order passes both,
+// the ring (which declares run invariance only) is n/a for message_invariance and fails it
+// when judged anyway, X13 is killed by it; and the harness's rules for every collective call
+// (the problem checked before the call, every rank's bits equal, every element written).
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/collective/cpu_collectives.h"
+#include "kernels/registry/registry.h"
+#include "suites/battery/replay.h"
+#include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
+#include "suites/harness/collective_call.h"
+
+using namespace samplecheck::battery;
+using namespace samplecheck::checks;
+using Catch::Matchers::Contains;
+
+namespace {
+[[maybe_unused]] const bool checks_registered = (register_checks(), true);
+
+subject in_tree(const char* name) {
+  const sc_collective* c = samplecheck::registry::find_collective(name);
+  REQUIRE(c != nullptr);
+  return hosted(*c);
+}
+
+battery_report run(const subject& s, const budget_settings& budget) {
+  run_options o;
+  o.budget = budget;
+  return run_battery(s, o, [](std::string_view) { return nullptr; });
+}
+
+const check_report& row(const battery_report& r, std::string_view check) {
+  for (const auto& c : r.checks)
+    if (c.check == check) return c;
+  FAIL("no row " << check);
+  throw;
+}
+
+// A check of the table run on a subject whatever it declares (a known-failing control).
+check_outcome run_anyway(const char* check, const subject& s) {
+  const check_definition* def = nullptr;
+  for (const auto& c : all_checks())
+    if (c.name == check && c.applies_to == subject_kind::collective) def = &c;
+  REQUIRE(def != nullptr);
+  const budget_settings budget = quick_budget();
+  const matmul_selection none{};
+  const check_context ctx{s,
+                          budget,
+                          1,
+                          0.0,
+                          [](std::string_view) { return nullptr; },
+                          none,
+                          check,
+                          check_seed(1, check)};
+  return def->run(ctx);
+}
+
+}  // namespace
+
+TEST_CASE("fixed_order keeps every element's bits at every size, offset, filler and run",
+          "[battery][collective]") {
+  const battery_report r = run(in_tree("cpu.allreduce.fixed_order"), quick_budget());
+  CAPTURE(format_report(r, false));
+  CHECK(r.kind == "collective");
+  CHECK(r.passed());
+  const check_report& m = row(r, "message_invariance");
+  CHECK(m.result == verdict::pass);
+  CHECK(m.samples > 0);
+  CHECK_THAT(m.power, Contains("sizes 1-65536"));
+  CHECK(row(r, "run_to_run").result == verdict::pass);
+}
+
+TEST_CASE("the standard budget's sizes reach 2^20 elements, and fixed_order passes there",
+          "[battery][collective]") {
+  run_options o;
+  o.budget = standard_budget();
+  o.checks = {"message_invariance"};
+  const battery_report r = run_battery(in_tree("cpu.allreduce.fixed_order"), o,
+                                       [](std::string_view) { return nullptr; });
+  CAPTURE(format_report(r, false));
+  CHECK(row(r, "message_invariance").result == verdict::pass);
+  CHECK_THAT(row(r, "message_invariance").power, Contains("sizes 1-1048576"));
+}
+
+TEST_CASE("the ring is n/a for message_invariance, and fails it when judged anyway",
+          "[battery][collective]") {
+  const subject ring = in_tree("cpu.allreduce.ring");
+  const battery_report r = run(ring, quick_budget());
+  CAPTURE(format_report(r, false));
+  CHECK(row(r, "message_invariance").result == verdict::not_applicable);
+  CHECK_THAT(row(r, "message_invariance").detail, Contains("size_invariant"));
+  CHECK(row(r, "run_to_run").result == verdict::pass);  // a ring is deterministic
+
+  const check_outcome o = run_anyway("message_invariance", ring);
+  CAPTURE(o.detail);
+  REQUIRE(o.exact_failure);
+  CHECK_THAT(o.detail, Contains("probe element") && Contains("count") && Contains("offset"));
+  for (const char* key : {"world_size", "count", "offset", "filler", "element", "index",
+                          "expected_bits", "actual_bits"})
+    CHECK(o.repro.contains(key));
+  CHECK(o.repro["expected_bits"] != o.repro["actual_bits"]);
+}
+
+TEST_CASE("X13 is killed by message_invariance at a message of 4,096 elements or more",
+          "[battery][collective][mutation]") {
+  const battery_report r = run(in_tree("cpu.allreduce.fixed_order:X13"), quick_budget());
+  CAPTURE(format_report(r, false));
+  const check_report& m = row(r, "message_invariance");
+  CHECK(m.result == verdict::fail);
+  REQUIRE(m.evidence.contains("count"));
+  CHECK(m.evidence["count"].get<int64_t>() >= samplecheck::collective::kX13ChunkedFrom);
+  CHECK(row(r, "run_to_run").result == verdict::pass);
+  // Its reproduction record replays to the same failure and samples.
+  const replay_plan plan = plan_replay(m.repro);
+  CHECK(plan.subject == "cpu.allreduce.fixed_order:X13");
+  const battery_report again = run_battery(in_tree("cpu.allreduce.fixed_order:X13"), plan.options,
+                                           [](std::string_view) { return nullptr; });
+  REQUIRE(again.checks.size() == 1);
+  CHECK(compare_replay(m.repro, again.checks[0]).reproduced);
+}
+
+namespace {
+// rank r's result summed from rank r on: ranks that disagree.
+sc_status disagreeing(void*, const sc_collective_problem* p, char*, size_t) {
+  const auto* const* in = reinterpret_cast<const float* const*>(p->inputs);
+  for (int32_t r = 0; r < p->world_size; ++r)
+    for (int64_t i = 0; i < p->count; ++i) {
+      float acc = 0;
+      for (int32_t s = 0; s < p->world_size; ++s) acc += in[(r + s) % p->world_size][i];
+      static_cast<float*>(p->outputs[r])[i] = acc;
+    }
+  return SC_OK;
+}
+// Leaves the last element of every rank unwritten.
+sc_status lazy(void*, const sc_collective_problem* p, char*, size_t) {
+  for (int32_t r = 0; r < p->world_size; ++r)
+    for (int64_t i = 0; i + 1 < p->count; ++i) static_cast<float*>(p->outputs[r])[i] = 0;
+  return SC_OK;
+}
+sc_collective fake(const char* name, decltype(sc_collective::run) run) {
+  sc_collective c{};
+  c.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
+  c.name = name;
+  c.memory_space = SC_MEMORY_HOST;
+  c.dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
+  c.reduce_op = SC_REDUCE_SUM;
+  c.max_world_size = 4;
+  c.invariants = SC_INVARIANT_SIZE | SC_INVARIANT_RUN;
+  c.run = run;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("every collective call: ranks must agree, every element written, the problem legal",
+          "[collective]") {
+  using samplecheck::harness::call_collective;
+  const std::vector<std::vector<float>> three{{1e8f, 1.0f}, {-1e8f, 2.0f}, {1.0f, 3.0f}};
+  const sc_collective split = fake("test.disagree", disagreeing);
+  CHECK_THAT(call_collective(split, three, 2).fault, Contains("the ranks disagree: element 0"));
+  const sc_collective unwritten = fake("test.lazy", lazy);
+  CHECK_THAT(call_collective(unwritten, three, 2).fault,
+             Contains("outputs[0] element 1 was left unwritten"));
+  // Refused before any call: more ranks than declared, an empty message.
+  const std::vector<std::vector<float>> five(5, std::vector<float>(2, 1.0f));
+  CHECK_THROWS_WITH(call_collective(split, five, 2), Contains("field world_size is 5"));
+  CHECK_THROWS_WITH(call_collective(split, {{}, {}}, 0), Contains("field count is 0"));
+  // And through the battery: the ranks' disagreement is an exact failure of either check.
+  const check_outcome o = run_anyway("run_to_run", hosted(split));
+  CHECK(o.exact_failure);
+  CHECK_THAT(o.detail, Contains("the ranks disagree"));
+}
+
+TEST_CASE("tp_invariance: the tree passes; rank order and the ring fail when judged anyway",
+          "[battery][collective]") {
+  const battery_report r = run(in_tree("cpu.allreduce.tree"), quick_budget());
+  CAPTURE(format_report(r, false));
+  CHECK(r.passed());
+  for (const char* check : {"message_invariance", "run_to_run", "tp_invariance"})
+    CHECK(row(r, check).result == verdict::pass);
+  // Declared by the tree alone: the others are n/a.
+  const battery_report fixed = run(in_tree("cpu.allreduce.fixed_order"), quick_budget());
+  CHECK(row(fixed, "tp_invariance").result == verdict::not_applicable);
+  CHECK_THAT(row(fixed, "tp_invariance").detail, Contains("tree"));
+  // Per-rank partial sums all-reduced in rank order, or by the ring: TP 4 is the first to
+  // differ (at TP 2, a + b is b + a).
+  for (const char* name : {"cpu.allreduce.fixed_order", "cpu.allreduce.ring"}) {
+    const check_outcome o = run_anyway("tp_invariance", in_tree(name));
+    CAPTURE(name, o.detail);
+    REQUIRE(o.exact_failure);
+    CHECK(o.repro["tp"] == 4);
+    CHECK_THAT(o.detail, Contains("TP 4: layer output row"));
+    CHECK(o.repro["expected_bits"] != o.repro["actual_bits"]);
+  }
+}

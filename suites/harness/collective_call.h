@@ -1,0 +1,37 @@
+// One collective call (ABI minor 6): the one way the battery and the tests call an
+// sc_collective. The host holds the problem to the header's rules before it calls (one the
+// subject would have to refuse is std::invalid_argument naming the field, never sent), hands
+// each rank an output of count sentinels followed by guard rows, and after the call checks
+// the guards, that every element was written, and that every rank holds rank 0's bits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/samplecheck_plugin.h"
+
+namespace samplecheck::harness {
+
+// What a collective output holds before the call: a NaN no sum of finite inputs gives.
+inline constexpr uint32_t kUnwrittenCollectiveBits = 0x7fc0dead;
+
+struct collective_reply {
+  sc_status status = SC_OK;
+  std::string message;     // the subject's, when status != SC_OK
+  std::vector<float> out;  // rank 0's count elements (every rank's, when `fault` is empty)
+  // "" or what the host found broken after an SC_OK call: a guard row written, an element
+  // left unwritten, or a rank whose bits differ from rank 0's (the first such element).
+  std::string fault;
+};
+
+// inputs: world_size ranks of `count` float32 elements each. The subject is called in this
+// process, so it must live in host memory.
+collective_reply call_collective(const sc_collective& c,
+                                 const std::vector<std::vector<float>>& inputs, int64_t count);
+
+// "" when the problem keeps the header's rules for `c`, else why not, naming the field.
+std::string problem_violation(const sc_collective& c, int32_t world_size, int64_t count,
+                              int32_t dtype);
+
+}  // namespace samplecheck::harness
