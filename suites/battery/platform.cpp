@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "suites/battery/forked_children.h"
 
 #ifdef SAMPLECHECK_HAVE_CUDA
@@ -26,6 +29,16 @@ const char* memory_space_name(int32_t space) {
 }
 
 #ifdef SAMPLECHECK_HAVE_CUDA
+// nvidia-smi's spelling of a GPU's UUID, so that a manifest matches `nvidia-smi -L`.
+std::string gpu_uuid(const cudaUUID_t& uuid) {
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
+  }
+  return text;
+}
+
 // The GPU, driver and runtime, asked in a forked child: this process must not initialise
 // CUDA, because the subject processes it forks later would inherit a dead context.
 nlohmann::json device_identity() {
@@ -38,8 +51,17 @@ nlohmann::json device_identity() {
           int device = 0, driver = 0, runtime = 0;
           cudaDeviceProp prop{};
           if (cudaGetDevice(&device) == cudaSuccess &&
-              cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+              cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
             p["gpu"] = prop.name;
+            // Which GPU of the machine: fingerprints taken on each GPU are compared across
+            // them, and the index alone depends on CUDA_VISIBLE_DEVICES.
+            p["device_index"] = device;
+            p["gpu_uuid"] = gpu_uuid(prop.uuid);
+            p["pci_bus_id"] = fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID,
+                                          prop.pciDeviceID);
+            if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+              p["cuda_visible_devices"] = visible;
+          }
           if (cudaDriverGetVersion(&driver) == cudaSuccess)
             p["driver_cuda_version"] = fmt::format("{}.{}", driver / 1000, (driver % 1000) / 10);
           if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
