@@ -84,6 +84,19 @@ __device__ __forceinline__ int64_t input_row_of(const device_batch& b, int64_t r
   return (i >= 0 && i < b.num_input_rows) ? i : -1;
 }
 
+// The opening of a kernel with one block per output row: the block's share of the
+// parameter checks, then in `in` the input row output `r` samples from. False (and
+// thread 0 has marked the output invalid) when its row_index entry is out of range.
+__device__ __forceinline__ bool open_output_row(const device_batch& b, int64_t r, int64_t& in) {
+  check_parameters(b, r, r, gridDim.x);
+  in = input_row_of(b, r);
+  if (in < 0) {
+    if (threadIdx.x == 0) b.out_valid[r] = 0;
+    return false;
+  }
+  return true;
+}
+
 // Parameters come from the input row (the S09 mutant reads the output row, wrapped
 // into range as the CPU mutant does, so the sanitizers stay clean).
 __device__ inline row_filters filters_of(const device_batch& b, int64_t r, int64_t input_row) {

@@ -45,9 +45,141 @@ __device__ inline int64_t search_held(const float (&x)[held_of<Stripes>], int64_
   return begin + (j / kItems) * (kClusterThreads * kItems) + thread * kItems + j % kItems;
 }
 
+// The block's share of the row into x, prepared (Mode), and its chunk record for
+// exchange 0: total (mass0), max (mass1) and health (count0) of this thread's tokens.
+template <int Stripes, held_preparation Mode>
+__device__ __forceinline__ pivot_mass hold_row(cg::cluster_group& cluster, cluster_shared& sh,
+                                               int blocks, const device_batch& b, int64_t r,
+                                               int64_t in, int64_t begin,
+                                               float (&x)[held_of<Stripes>], bool& prepared_ok) {
+  pivot_mass mine{0.0f, 0.0f, 0, 0};
+  const int64_t v = b.vocab_size;
+  const unsigned char* row = row_pointer(b, in);
+#pragma unroll
+  for (int s = 0; s < Stripes; ++s) {
+    float part[kItems];
+    load_items(row, b.dtype, v, held_token<Stripes>(begin, s * kItems), part, 0.0f);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
+  }
+  if constexpr (Mode != held_preparation::none)
+    prepared_ok =
+        prepare_held<Mode, Stripes>(cluster, sh, blocks, x, begin, v, filters_of(b, r, in));
+#pragma unroll
+  for (int j = 0; j < held_of<Stripes>; ++j) {
+    mine.count0 |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+    mine.mass0 += x[j];
+    mine.mass1 = fmaxf(mine.mass1, x[j]);
+  }
+  return mine;
+}
+
+// Steps 1 and 2 of a round: the crossing chunk of u, by the same float sums in
+// every block; its block searches and publishes the token and p[token], which every
+// block then reads into sh.crossing.
+template <int Stripes>
+__device__ __forceinline__ void draw_candidate(cg::cluster_group& cluster, cluster_shared& sh,
+                                               int slot, int blocks, int rank,
+                                               const float (&x)[held_of<Stripes>], int64_t begin,
+                                               int64_t v, float low, float u) {
+  int crossing = -1, last_with_mass = -1;
+  float before = 0.0f, running = 0.0f;
+  for (int c = 0; c < blocks; ++c) {
+    const float m = sh.chunk_mass[c];
+    if (m > 0.0f) {
+      last_with_mass = c;
+      if (crossing < 0 && running + m > u) crossing = c, before = running;
+    }
+    running += m;
+  }
+  if (crossing < 0) crossing = last_with_mass, before = running - sh.chunk_mass[last_with_mass];
+  if (rank == crossing) {
+    const int64_t t = search_held<Stripes>(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
+    if (threadIdx.x == 0) sh.pick[slot] = crossing_pick{static_cast<int>(t), 0.0f};
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < held_of<Stripes>; ++j)  // the thread holding the token publishes p[token]
+      if (held_token<Stripes>(begin, j) == t) sh.pick[slot].value = x[j];
+  }
+  cluster.sync();  // also orders the writes above before other blocks' reads
+  if (threadIdx.x == 0) sh.crossing = *cluster.map_shared_rank(&sh.pick[slot], crossing);
+  __syncthreads();
+}
+
+// Step 3: the row's mass and count above both pivots, chunk by chunk, folded in
+// chunk order (sh.totals, and each chunk's in sh.above).
+template <int Stripes>
+__device__ __forceinline__ pivot_mass masses_above(cg::cluster_group& cluster, cluster_shared& sh,
+                                                   int slot, int blocks,
+                                                   const float (&x)[held_of<Stripes>], float pivot0,
+                                                   float pivot1) {
+  pivot_mass mine{0.0f, 0.0f, 0, 0};
+#pragma unroll
+  for (int j = 0; j < held_of<Stripes>; ++j) {
+    if (x[j] > pivot0) mine.mass0 += x[j], ++mine.count0;
+    if (x[j] > pivot1) mine.mass1 += x[j], ++mine.count1;
+  }
+  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0},
+                                          warp_sum_pivot_masses(), sh.staged);
+  if (threadIdx.x == 0) sh.record[slot] = mine;
+  cluster.sync();
+  fold_records(cluster, sh, slot, blocks, false);
+  return sh.totals;
+}
+
+// The joint filters' test of a pivot: the count and mass above it, and the pivot
+// against min-p's bound. A preparation has applied top-k already (top-k first).
+struct pivot_rule {
+  bool top_k, top_p, min_p;
+  int32_t k;
+  float top_p_mass, min_p_value;
+  __device__ bool any() const { return top_k || top_p || min_p; }
+  __device__ bool accept(float pivot, float above, int count) const {
+    return (!top_k || count < k) && (!top_p || above < top_p_mass) &&
+           (!min_p || pivot >= min_p_value);
+  }
+};
+
+// Exchange 0: each chunk's total (mass0), max (mass1) and health (count0), folded
+// in chunk order; every chunk's mass above `low` = 0 is its total.
+__device__ __forceinline__ pivot_mass exchange_totals(cg::cluster_group& cluster,
+                                                      cluster_shared& sh, int blocks,
+                                                      pivot_mass mine) {
+  const int slot = 0;
+  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_total_max_bad(),
+                                          sh.staged);
+  if (threadIdx.x == 0) sh.record[slot] = mine;
+  cluster.sync();
+  fold_records(cluster, sh, slot, blocks, true);
+  const pivot_mass totals = sh.totals;
+  if (threadIdx.x < static_cast<unsigned>(blocks))
+    sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
+  return totals;
+}
+
+// Step 3 and the decision on the candidate p[token] = pivot0: true when the filters
+// keep it; otherwise the search narrows to (pivot0, pivot1] if pivot1 passes, else
+// to above pivot1, and every chunk's mass above the new `low` is set.
+template <int Stripes>
+__device__ __forceinline__ bool judge_pivot(cg::cluster_group& cluster, cluster_shared& sh,
+                                            int slot, int blocks,
+                                            const float (&x)[held_of<Stripes>],
+                                            const pivot_rule& rule, float pivot0, float& low,
+                                            float& high, float& mass) {
+  const float pivot1 = pivot0 + (high - pivot0) * 0.5f;
+  const pivot_mass t = masses_above<Stripes>(cluster, sh, slot, blocks, x, pivot0, pivot1);
+  if (rule.accept(pivot0, t.mass0, t.count0)) return true;
+  const bool narrow = rule.accept(pivot1, t.mass1, t.count1);  // low = pivot0, high = pivot1
+  low = narrow ? pivot0 : pivot1;
+  if (narrow) high = pivot1;
+  mass = narrow ? t.mass0 : t.mass1;
+  if (threadIdx.x < static_cast<unsigned>(blocks))
+    sh.chunk_mass[threadIdx.x] = sh.above[narrow ? 0 : 1][threadIdx.x];
+  return false;
+}
+
 template <int Stripes, held_preparation Mode>
 __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(device_batch b) {
-  constexpr int kHeld = held_of<Stripes>;
   __shared__ cluster_shared sh;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
@@ -55,49 +187,22 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
   const int64_t r = blockIdx.y, v = b.vocab_size, begin = rank * block_tokens<Stripes>;
   check_parameters(b, r, r * blocks + rank, static_cast<int64_t>(gridDim.y) * blocks);
   const int64_t in = input_row_of(b, r);  // the same in every block of the cluster
-  float x[kHeld];
+  float x[held_of<Stripes>];
   pivot_mass mine{0.0f, 0.0f, 0, 0};
   bool prepared_ok = true;
-  if (in >= 0) {
-    const unsigned char* row = row_pointer(b, in);
-#pragma unroll
-    for (int s = 0; s < Stripes; ++s) {
-      float part[kItems];
-      load_items(row, b.dtype, v, held_token<Stripes>(begin, s * kItems), part, 0.0f);
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) x[s * kItems + j] = part[j];
-    }
-    if constexpr (Mode != held_preparation::none)
-      prepared_ok =
-          prepare_held<Mode, Stripes>(cluster, sh, blocks, x, begin, v, filters_of(b, r, in));
-#pragma unroll
-    for (int j = 0; j < kHeld; ++j) {
-      mine.count0 |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
-      mine.mass0 += x[j];
-      mine.mass1 = fmaxf(mine.mass1, x[j]);
-    }
-  }
-  // Exchange 0: each chunk's total (mass0), max (mass1) and health (count0).
+  if (in >= 0) mine = hold_row<Stripes, Mode>(cluster, sh, blocks, b, r, in, begin, x, prepared_ok);
   int slot = 0;
-  mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0}, warp_total_max_bad(),
-                                          sh.staged);
-  if (threadIdx.x == 0) sh.record[slot] = mine;
-  cluster.sync();
-  fold_records(cluster, sh, slot, blocks, true);
-  float mass = sh.totals.mass0, high = sh.totals.mass1;
-  const bool bad = sh.totals.count0 != 0;
-  if (threadIdx.x < static_cast<unsigned>(blocks))
-    sh.chunk_mass[threadIdx.x] = sh.above[0][threadIdx.x];
+  const pivot_mass totals = exchange_totals(cluster, sh, blocks, mine);
+  float mass = totals.mass0, high = totals.mass1;
+  const bool bad = totals.count0 != 0;
   const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
   const bool usable = in >= 0 && !bad && mass > 0.0f && !isinf(mass) && f.usable && prepared_ok;
-  // A preparation has applied top-k already (top-k first).
-  const bool top_k = Mode == held_preparation::none && f.top_k_on(v), top_p = f.top_p_on(),
-             min_p = f.min_p_on();
-  const float top_p_mass = f.top_p * mass, min_p_value = f.min_p * high;
-  auto accept = [&](float pivot, float above, int count) {
-    return (!top_k || count < f.top_k) && (!top_p || above < top_p_mass) &&
-           (!min_p || pivot >= min_p_value);
-  };
+  const pivot_rule rule{Mode == held_preparation::none && f.top_k_on(v),
+                        f.top_p_on(),
+                        f.min_p_on(),
+                        f.top_k,
+                        f.top_p * mass,
+                        f.min_p * high};
   philox_stream stream = usable ? stream_of(b, r, in) : philox_stream(0, 0, 0);
   float low = 0.0f;
   int64_t token = -1;
@@ -106,61 +211,15 @@ __global__ void __launch_bounds__(kClusterThreads, 1) dual_pivot_cluster_kernel(
     slot ^= 1;
     __syncthreads();  // chunk_mass is written above and at the end of each round
     const float u = uniform_open_one(stream.next()) * mass;
-    // 1. The crossing chunk, by the same float sums in every block.
-    int crossing = -1, last_with_mass = -1;
-    float before = 0.0f, running = 0.0f;
-    for (int c = 0; c < blocks; ++c) {
-      const float m = sh.chunk_mass[c];
-      if (m > 0.0f) {
-        last_with_mass = c;
-        if (crossing < 0 && running + m > u) crossing = c, before = running;
-      }
-      running += m;
-    }
-    if (crossing < 0) crossing = last_with_mass, before = running - sh.chunk_mass[last_with_mass];
-    // 2. Its block searches and publishes the token and p[token].
-    if (rank == crossing) {
-      const int64_t t = search_held<Stripes>(x, begin, v, low, fmaxf(u - before, 0.0f), sh);
-      if (threadIdx.x == 0) sh.pick[slot] = crossing_pick{static_cast<int>(t), 0.0f};
-      __syncthreads();
-#pragma unroll
-      for (int j = 0; j < kHeld; ++j)  // the thread holding the token publishes p[token]
-        if (held_token<Stripes>(begin, j) == t) sh.pick[slot].value = x[j];
-    }
-    cluster.sync();  // also orders the writes above before other blocks' reads
-    if (threadIdx.x == 0) sh.crossing = *cluster.map_shared_rank(&sh.pick[slot], crossing);
-    __syncthreads();
+    draw_candidate<Stripes>(cluster, sh, slot, blocks, rank, x, begin, v, low, u);
     token = sh.crossing.token;
     const float pivot0 = sh.crossing.value;
     if (token < 0 || token >= v) break;
-    if (!top_k && !top_p && !min_p) {
+    if (!rule.any()) {
       accepted = true;
       break;
     }
-    // 3. Mass and count above both pivots, chunk by chunk, folded in chunk order.
-    const float pivot1 = pivot0 + (high - pivot0) * 0.5f;
-    mine = pivot_mass{0.0f, 0.0f, 0, 0};
-#pragma unroll
-    for (int j = 0; j < kHeld; ++j) {
-      if (x[j] > pivot0) mine.mass0 += x[j], ++mine.count0;
-      if (x[j] > pivot1) mine.mass1 += x[j], ++mine.count1;
-    }
-    mine = gpu::block_fold<kClusterThreads>(mine, pivot_mass{0.0f, 0.0f, 0, 0},
-                                            warp_sum_pivot_masses(), sh.staged);
-    if (threadIdx.x == 0) sh.record[slot] = mine;
-    cluster.sync();
-    fold_records(cluster, sh, slot, blocks, false);
-    const pivot_mass t = sh.totals;
-    if (accept(pivot0, t.mass0, t.count0)) {
-      accepted = true;
-    } else {
-      const bool narrow = accept(pivot1, t.mass1, t.count1);  // low = pivot0, high = pivot1
-      low = narrow ? pivot0 : pivot1;
-      if (narrow) high = pivot1;
-      mass = narrow ? t.mass0 : t.mass1;
-      if (threadIdx.x < static_cast<unsigned>(blocks))
-        sh.chunk_mass[threadIdx.x] = sh.above[narrow ? 0 : 1][threadIdx.x];
-    }
+    accepted = judge_pivot<Stripes>(cluster, sh, slot, blocks, x, rule, pivot0, low, high, mass);
   }
   if (rank == 0 && threadIdx.x == 0) {
     if (in < 0)

@@ -87,22 +87,15 @@ struct gumbel_carry {
   float estimate = 0.0f;
 };
 
-// One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
-template <int Groups, bool Logits, bool PlantedS05>
-__device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f,
-                                            const unsigned char* row, const stream_key& key,
-                                            int64_t begin, float shift, gumbel_carry& c) {
-  // Past the row's end: probs 0 (no mass, a key of 0 never wins), logits -inf
-  // (not finite, never wins), so the body needs no test of the row's end.
-  float x[Groups][kItems];
-#pragma unroll
-  for (int g = 0; g < Groups; ++g)
-    load_items(row, b.dtype, b.vocab_size,
-               begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems, x[g],
-               Logits ? -INFINITY : 0.0f);
-    // The row's health (the ABI's rule): probs: sum and minimum (a NaN or +Inf
-    // spoils the sum, a negative entry the minimum); logits: count of finite z and
-    // any NaN or +Inf.
+// Token 0 of this thread's stripe g of the chunk at `begin`.
+__device__ __forceinline__ int64_t stripe_token(int64_t begin, int g) {
+  return begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+}
+
+// The row's health (the ABI's rule): probs: sum and minimum (a NaN or +Inf spoils
+// the sum, a negative entry the minimum); logits: count of finite z and any NaN or +Inf.
+template <int Groups, bool Logits>
+__device__ __forceinline__ void add_health(const float (&x)[Groups][kItems], gumbel_carry& c) {
 #pragma unroll
   for (int g = 0; g < Groups; ++g)
 #pragma unroll
@@ -116,23 +109,32 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
         c.lowest = fminf(c.lowest, z);
       }
     }
-  if (Logits && f.temperature == 0.0f) {  // greedy: the largest logit, no randomness
+}
+
+// Greedy (logits at T = 0): the largest logit, no randomness.
+template <int Groups>
+__device__ __forceinline__ void take_largest(const float (&x)[Groups][kItems], int64_t begin,
+                                             gumbel_carry& c) {
 #pragma unroll
-    for (int g = 0; g < Groups; ++g) {
-      const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+  for (int g = 0; g < Groups; ++g) {
+    const int64_t i = stripe_token(begin, g);
 #pragma unroll
-      for (int j = 0; j < kItems; ++j)
-        if (x[g][j] > -INFINITY && x[g][j] > c.key)
-          c.key = x[g][j], c.index = static_cast<int>(i + j);
-    }
-    return;
+    for (int j = 0; j < kItems; ++j)
+      if (x[g][j] > -INFINITY && x[g][j] > c.key)
+        c.key = x[g][j], c.index = static_cast<int>(i + j);
   }
-  float v[Groups][kItems];
+}
+
+// The fractions v of the chunk's tokens and (probs) this thread's key estimate.
+template <int Groups, bool Logits, bool PlantedS05>
+__device__ __forceinline__ void draw_fractions(const float (&x)[Groups][kItems],
+                                               const stream_key& key, int64_t begin,
+                                               float (&v)[Groups][kItems], gumbel_carry& c) {
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
     // Four consecutive tokens: their stream outputs come from one Philox block
     // (two when offset + i is not a multiple of 4), drawn together.
-    const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+    const int64_t i = stripe_token(begin, g);
     uint32_t words[kItems];
     philox_stream(key.seed, key.subsequence, key.offset + static_cast<uint64_t>(i))
         .next_four(words);
@@ -143,11 +145,31 @@ __device__ __forceinline__ void visit_chunk(const device_batch& b, const row_fil
         c.estimate = fmaxf(c.estimate, key_floor_estimate<PlantedS05>(x[g][j], v[g][j]));
     }
   }
+}
+
+// One chunk of a row: 256 threads x Groups stripes of 4 consecutive tokens.
+template <int Groups, bool Logits, bool PlantedS05>
+__device__ __forceinline__ void visit_chunk(const device_batch& b, const row_filters& f,
+                                            const unsigned char* row, const stream_key& key,
+                                            int64_t begin, float shift, gumbel_carry& c) {
+  // Past the row's end: probs 0 (no mass, a key of 0 never wins), logits -inf
+  // (not finite, never wins), so the body needs no test of the row's end.
+  float x[Groups][kItems];
+#pragma unroll
+  for (int g = 0; g < Groups; ++g)
+    load_items(row, b.dtype, b.vocab_size, stripe_token(begin, g), x[g], Logits ? -INFINITY : 0.0f);
+  add_health<Groups, Logits>(x, c);
+  if (Logits && f.temperature == 0.0f) {
+    take_largest<Groups>(x, begin, c);
+    return;
+  }
+  float v[Groups][kItems];
+  draw_fractions<Groups, Logits, PlantedS05>(x, key, begin, v, c);
   if constexpr (!Logits) c.estimate = gpu_warp_max(c.estimate);
   const key_bounds bounds(key_floor(c.estimate));
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
-    const int64_t i = begin + g * (kGumbelThreads * kItems) + threadIdx.x * kItems;
+    const int64_t i = stripe_token(begin, g);
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       const float z = x[g][j];

@@ -27,12 +27,8 @@ namespace {
 __global__ void __launch_bounds__(kThreads) multinomial_kernel(device_batch b) {
   __shared__ row_shared sh;
   const int64_t r = blockIdx.x;
-  check_parameters(b, r, r, gridDim.x);
-  const int64_t in = input_row_of(b, r);
-  if (in < 0) {
-    if (threadIdx.x == 0) b.out_valid[r] = 0;
-    return;
-  }
+  int64_t in;
+  if (!open_output_row(b, r, in)) return;
   const row_filters f = filters_of(b, r, in);
   const unsigned char* row = row_pointer(b, in);
   const prob_stats stats = probs_stats(row, b.dtype, b.vocab_size, sh);
@@ -113,41 +109,24 @@ __device__ inline int64_t search_chunk(const float (&x)[kSplitItems], int64_t be
   return begin + (j / kItems) * (kSplitThreads * kItems) + thread * kItems + j % kItems;
 }
 
-__global__ void __launch_bounds__(kSplitThreads)
-    multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials,
-                             unsigned int* arrivals) {
-  __shared__ split_shared sh;
-  const int64_t r = blockIdx.x, v = b.vocab_size;
-  const int split = blockIdx.y;
-  check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
-  const int64_t in = input_row_of(b, r);
-  const unsigned char* row = in >= 0 ? row_pointer(b, in) : nullptr;
-  float x[kSplitItems];
+// Loads the chunk at `begin` into x; its mass and health (NaN fails >=).
+__device__ __forceinline__ chunk_health read_chunk(const unsigned char* row, storage_type dtype,
+                                                   int64_t v, int64_t begin,
+                                                   float (&x)[kSplitItems]) {
   chunk_health mine{0.0f, 0u};
-  if (in >= 0) {
-    load_chunk(row, b.dtype, v, split * kChunk, x);
+  load_chunk(row, dtype, v, begin, x);
 #pragma unroll
-    for (int j = 0; j < kSplitItems; ++j) {
-      mine.bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
-      mine.mass += x[j];
-    }
+  for (int j = 0; j < kSplitItems; ++j) {
+    mine.bad |= !(x[j] >= 0.0f) || isinf(x[j]);  // NaN fails >=
+    mine.mass += x[j];
   }
-  const chunk_health chunk =
-      gpu::block_fold<kSplitThreads>(mine, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
-  chunk_partial* row_partials = partials + r * splits;
-  if (threadIdx.x == 0) {
-    row_partials[split] = chunk_partial{chunk.mass, chunk.bad != 0 || isinf(chunk.mass)};
-    sh.last_block = gpu_arrive(&arrivals[r]) == static_cast<unsigned>(splits - 1);
-  }
-  // The barrier hands thread 0's acquire to the block: the partials read below
-  // happen after every other block's store.
-  __syncthreads();
-  if (!sh.last_block) return;
-  // The row's chunk masses in chunk order, a block of them at a time: the total,
-  // and the first chunk with mass whose running total passes u.
-  const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
-  float total = 0.0f;
-  unsigned bad = 0;
+  return mine;
+}
+
+// The row's total mass and health from its chunk records, a block of them at a time.
+__device__ __forceinline__ chunk_health fold_chunk_records(const chunk_partial* row_partials,
+                                                           int splits, split_shared& sh) {
+  chunk_health row{0.0f, 0u};
   for (int s0 = 0; s0 < splits; s0 += kSplitThreads) {
     const int s = s0 + static_cast<int>(threadIdx.x);
     chunk_health part{0.0f, 0u};
@@ -156,22 +135,18 @@ __global__ void __launch_bounds__(kSplitThreads)
       part = chunk_health{p->mass, static_cast<unsigned>(p->bad)};
     }
     part = gpu::block_fold<kSplitThreads>(part, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
-    total += part.mass;
-    bad |= part.bad;
+    row.mass += part.mass;
+    row.bad |= part.bad;
     __syncthreads();  // the next group rewrites sh.staged
   }
-  if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
-  if (in < 0 || bad != 0 || !(total > 0.0f) || isinf(total) || !f.usable) {
-    if (threadIdx.x == 0) {
-      if (in < 0)
-        b.out_valid[r] = 0;
-      else
-        write_result(b, r, -1, false);
-    }
-    return;
-  }
-  philox_stream stream = stream_of(b, r, in);
-  const float u = uniform_open_one(stream.next()) * total;
+  return row;
+}
+
+// The first chunk with mass whose running total, in chunk order, passes u (float
+// rounding left u beyond every running total: the last chunk with mass), and in
+// `before` the mass of the chunks before it.
+__device__ __forceinline__ int crossing_chunk(const chunk_partial* row_partials, int splits,
+                                              float u, split_shared& sh, float& before) {
   if (threadIdx.x == 0) sh.crossing = INT_MAX, sh.before = 0.0f;
   __syncthreads();
   float carried = 0.0f;
@@ -189,10 +164,54 @@ __global__ void __launch_bounds__(kSplitThreads)
     carried += group_total;
     __syncthreads();
   }
-  // Float rounding left u beyond every running total: the last chunk with mass.
   const int s = sh.crossing != INT_MAX ? sh.crossing : last_with_mass;
-  const float before = sh.crossing != INT_MAX ? sh.before : carried - row_partials[s].mass;
+  before = sh.crossing != INT_MAX ? sh.before : carried - row_partials[s].mass;
   __syncthreads();
+  return s;
+}
+
+__global__ void __launch_bounds__(kSplitThreads)
+    multinomial_split_kernel(device_batch b, int splits, chunk_partial* partials,
+                             unsigned int* arrivals) {
+  __shared__ split_shared sh;
+  const int64_t r = blockIdx.x, v = b.vocab_size;
+  const int split = blockIdx.y;
+  check_parameters(b, r, r * splits + split, static_cast<int64_t>(gridDim.x) * splits);
+  const int64_t in = input_row_of(b, r);
+  const unsigned char* row = in >= 0 ? row_pointer(b, in) : nullptr;
+  float x[kSplitItems];
+  chunk_health mine{0.0f, 0u};
+  if (in >= 0) mine = read_chunk(row, b.dtype, v, split * kChunk, x);
+  const chunk_health chunk =
+      gpu::block_fold<kSplitThreads>(mine, chunk_health{0.0f, 0u}, fold_health(), sh.staged);
+  chunk_partial* row_partials = partials + r * splits;
+  if (threadIdx.x == 0) {
+    row_partials[split] = chunk_partial{chunk.mass, chunk.bad != 0 || isinf(chunk.mass)};
+    sh.last_block = gpu_arrive(&arrivals[r]) == static_cast<unsigned>(splits - 1);
+  }
+  // The barrier hands thread 0's acquire to the block: the partials read below
+  // happen after every other block's store.
+  __syncthreads();
+  if (!sh.last_block) return;
+  // The row's chunk masses in chunk order: the total, and the first chunk with
+  // mass whose running total passes u.
+  const row_filters f = in >= 0 ? filters_of(b, r, in) : row_filters{};
+  const chunk_health health = fold_chunk_records(row_partials, splits, sh);
+  const float total = health.mass;
+  if (threadIdx.x == 0) arrivals[r] = 0;  // ready for the next call and graph replay
+  if (in < 0 || health.bad != 0 || !(total > 0.0f) || isinf(total) || !f.usable) {
+    if (threadIdx.x == 0) {
+      if (in < 0)
+        b.out_valid[r] = 0;
+      else
+        write_result(b, r, -1, false);
+    }
+    return;
+  }
+  philox_stream stream = stream_of(b, r, in);
+  const float u = uniform_open_one(stream.next()) * total;
+  float before;
+  const int s = crossing_chunk(row_partials, splits, u, sh, before);
   load_chunk(row, b.dtype, v, s * kChunk, x);
   const int64_t token = search_chunk(x, s * kChunk, v, fmaxf(u - before, 0.0f), sh);
   if (threadIdx.x == 0) write_result(b, r, static_cast<int32_t>(token), token >= 0);

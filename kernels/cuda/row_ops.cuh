@@ -146,6 +146,52 @@ __device__ inline float deterministic_inclusive_sum(float value, float& total, r
   return prefix;
 }
 
+// The tile where the running mass passes u: the first token of the set whose running
+// sum passes u (guard 1), else the tile's last token with mass (guard 2); unguarded,
+// the count of its tokens whose running sum is <= u. m: the tile's items, 0 outside
+// the set; prefix: this thread's inclusive scan of `partial` (deterministic only).
+__device__ __forceinline__ int32_t pick_in_crossing_tile(const float (&m)[kItems], int64_t first,
+                                                         int64_t t, int64_t v, float partial,
+                                                         float prefix, float running, float u,
+                                                         bool deterministic, bool unguarded,
+                                                         bool absorbed, row_shared& sh) {
+  if (!deterministic) {
+    float ignored;
+    prefix = float_block::inclusive_sum(partial, ignored, sh.f);
+  }
+  if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_valid = -1;
+  __syncthreads();
+  // Each thread sums its own items from 0 against what is left of u past the
+  // running mass and its exclusive prefix, so a token far below an ulp of the
+  // running mass (a tail of 1e-9 tokens behind a head of 0.9995) still moves the
+  // sum. Adding each item onto the running mass itself (X09) rounded such tokens
+  // away: they were never drawn, and their mass went to the next thread's first.
+  const float before = prefix - partial;
+  const float left = absorbed ? u : (u - running) - before;
+  float c = absorbed ? running + before : 0.0f;
+  int below = 0, mine = INT_MAX, my_last = -1;
+  for (int j = 0; j < kItems; ++j) {
+    c += m[j];
+    below += (c <= left && first + j < v);
+    if (m[j] > 0.0f) {
+      my_last = static_cast<int>(first + j);
+      if (c > left && mine == INT_MAX) mine = static_cast<int>(first + j);
+    }
+  }
+  if (unguarded) {
+    const int count = int_block::sum(below, sh.i);
+    return static_cast<int32_t>(t * kTile + count);
+  }
+  if (mine != INT_MAX) atomicMin(&sh.picked, mine);
+  if (my_last >= 0) atomicMax(&sh.last_valid, my_last);
+  __syncthreads();
+  const int picked = sh.picked, tile_last = sh.last_valid;
+  __syncthreads();
+  // The reduce said the tile crosses u but the scan never did: the tile's last
+  // positive element (it has mass, so it is in the support).
+  return picked != INT_MAX ? picked : tile_last;
+}
+
 // ---------------------------------------------------------------------------
 // Inverse CDF over {i < v : p_i > low} at u, tile by tile, stopping at the tile
 // where the running mass passes u (FlashInfer's SamplingFromProb structure).
@@ -189,43 +235,9 @@ __device__ inline int32_t inverse_cdf(const unsigned char* row, storage_type dty
       tile_sum = float_block::sum(partial, sh.f);
       prefix = 0.0f;
     }
-    if (running + tile_sum > u) {
-      if (!deterministic) {
-        float ignored;
-        prefix = float_block::inclusive_sum(partial, ignored, sh.f);
-      }
-      if (threadIdx.x == 0) sh.picked = INT_MAX, sh.last_valid = -1;
-      __syncthreads();
-      // Each thread sums its own items from 0 against what is left of u past the
-      // running mass and its exclusive prefix, so a token far below an ulp of the
-      // running mass (a tail of 1e-9 tokens behind a head of 0.9995) still moves the
-      // sum. Adding each item onto the running mass itself (X09) rounded such tokens
-      // away: they were never drawn, and their mass went to the next thread's first.
-      const float before = prefix - partial;
-      const float left = absorbed ? u : (u - running) - before;
-      float c = absorbed ? running + before : 0.0f;
-      int below = 0, mine = INT_MAX, my_last = -1;
-      for (int j = 0; j < kItems; ++j) {
-        c += m[j];
-        below += (c <= left && first + j < v);
-        if (m[j] > 0.0f) {
-          my_last = static_cast<int>(first + j);
-          if (c > left && mine == INT_MAX) mine = static_cast<int>(first + j);
-        }
-      }
-      if (unguarded) {
-        const int count = int_block::sum(below, sh.i);
-        return static_cast<int32_t>(t * kTile + count);
-      }
-      if (mine != INT_MAX) atomicMin(&sh.picked, mine);
-      if (my_last >= 0) atomicMax(&sh.last_valid, my_last);
-      __syncthreads();
-      const int picked = sh.picked, tile_last = sh.last_valid;
-      __syncthreads();
-      // The reduce said the tile crosses u but the scan never did: the tile's last
-      // positive element (it has mass, so it is in the support).
-      return picked != INT_MAX ? picked : tile_last;
-    }
+    if (running + tile_sum > u)
+      return pick_in_crossing_tile(m, first, t, v, partial, prefix, running, u, deterministic,
+                                   unguarded, absorbed, sh);
     running += tile_sum;
   }
   if (unguarded) return static_cast<int32_t>(v);

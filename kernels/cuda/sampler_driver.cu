@@ -74,24 +74,65 @@ sc_status report_bad_parameter(const char* name, const sc_sample_batch& b, unsig
                                size);
 }
 
+// What the host can check before a launch (rules::check_shape, the sort's int32
+// indices); SC_OK also for an empty batch, which then launches nothing.
+sc_status check_batch(const sc_sampler& s, const subject_config& config, const sc_sample_batch* b,
+                      char* error, size_t size) {
+  const int64_t max_vocab =
+      (config.kind == algorithm::gumbel_probs || config.kind == algorithm::gumbel_logits)
+          ? kGumbelMaxVocab
+          : 0;
+  // One block (or cluster) per output row: a grid dimension holds at most 2^31 - 1.
+  const rules::subject_limits limits{s.name, max_vocab, INT32_MAX};
+  if (sc_status st = rules::check_shape(limits, b, error, size);
+      st != SC_OK || b->num_output_rows == 0)
+    return st;
+  if (config.kind == algorithm::sort_filter && b->num_input_rows * b->vocab_size > INT32_MAX)
+    return fail(SC_ERR_UNSUPPORTED, error, size,
+                "%s: num_input_rows * vocab_size = %lld exceeds the sort's int32", s.name,
+                static_cast<long long>(b->num_input_rows * b->vocab_size));
+  return SC_OK;
+}
+
+gpuError_t launch_kind(launch_request& request) {
+  switch (request.config->kind) {
+    case algorithm::multinomial:
+    case algorithm::multinomial_split:
+      return launch_multinomial(request);
+    case algorithm::gumbel_probs:
+    case algorithm::gumbel_logits:
+      return launch_gumbel(request);
+    case algorithm::sort_filter:
+      return launch_sort_filter(request);
+    default:
+      return launch_dual_pivot(request);
+  }
+}
+
+// After an uncaptured launch: waits for the stream and reads back the kernels'
+// parameter check (all ones: no row refused).
+sc_status read_back_refusal(const sc_sampler& s, const sc_sample_batch* b, workspace& scratch,
+                            const unsigned long long* error_word, gpuStream_t stream, char* error,
+                            size_t size) {
+  unsigned long long* word = scratch.host_error();
+  if (word == nullptr) return fail(SC_ERR_DEVICE, error, size, "%s: no pinned host memory", s.name);
+  gpuError_t e = gpuMemcpyAsync(word, error_word, sizeof *word, gpuMemcpyDeviceToHost, stream);
+  if (e == gpuSuccess) e = gpuStreamSynchronize(stream);
+  if (e != gpuSuccess)
+    return fail(SC_ERR_DEVICE, error, size, "%s: %s", s.name, gpuGetErrorString(e));
+  if (*word != ~0ull) return report_bad_parameter(s.name, *b, *word, error, size);
+  if (error != nullptr && size > 0) error[0] = '\0';
+  return SC_OK;
+}
+
 }  // namespace
 
 sc_status run_subject(const sc_sampler& s, const subject_config& config, workspace& scratch,
                       const sc_sample_batch* b, char* error, size_t size) noexcept {
   try {
-    const int64_t max_vocab =
-        (config.kind == algorithm::gumbel_probs || config.kind == algorithm::gumbel_logits)
-            ? kGumbelMaxVocab
-            : 0;
-    // One block (or cluster) per output row: a grid dimension holds at most 2^31 - 1.
-    const rules::subject_limits limits{s.name, max_vocab, INT32_MAX};
-    if (sc_status st = rules::check_shape(limits, b, error, size);
+    if (sc_status st = check_batch(s, config, b, error, size);
         st != SC_OK || b->num_output_rows == 0)
       return st;
-    if (config.kind == algorithm::sort_filter && b->num_input_rows * b->vocab_size > INT32_MAX)
-      return fail(SC_ERR_UNSUPPORTED, error, size,
-                  "%s: num_input_rows * vocab_size = %lld exceeds the sort's int32", s.name,
-                  static_cast<long long>(b->num_input_rows * b->vocab_size));
     std::lock_guard<std::mutex> hold(scratch.lock());
     const auto stream = static_cast<gpuStream_t>(b->stream);
     gpuStreamCaptureStatus capture = gpuStreamCaptureStatusNone;
@@ -112,24 +153,7 @@ sc_status run_subject(const sc_sampler& s, const subject_config& config, workspa
                      b->temperature, b->seed, b->subsequence, b->offset, b->out_token, b->out_valid,
                      s.filters, config.planted, error_word},
         &scratch, stream, capturing};
-    if (e == gpuSuccess) {
-      switch (config.kind) {
-        case algorithm::multinomial:
-        case algorithm::multinomial_split:
-          e = launch_multinomial(request);
-          break;
-        case algorithm::gumbel_probs:
-        case algorithm::gumbel_logits:
-          e = launch_gumbel(request);
-          break;
-        case algorithm::sort_filter:
-          e = launch_sort_filter(request);
-          break;
-        default:
-          e = launch_dual_pivot(request);
-          break;
-      }
-    }
+    if (e == gpuSuccess) e = launch_kind(request);
     if (e == gpuErrorStreamCaptureUnsupported)
       return fail(SC_ERR_UNSUPPORTED, error, size,
                   "%s: its scratch must grow for this batch, which a graph capture cannot do: make "
@@ -139,16 +163,7 @@ sc_status run_subject(const sc_sampler& s, const subject_config& config, workspa
     if (e != gpuSuccess)
       return fail(SC_ERR_DEVICE, error, size, "%s: launch: %s", s.name, gpuGetErrorString(e));
     if (capturing) return SC_OK;
-    unsigned long long* word = scratch.host_error();
-    if (word == nullptr)
-      return fail(SC_ERR_DEVICE, error, size, "%s: no pinned host memory", s.name);
-    e = gpuMemcpyAsync(word, error_word, sizeof *word, gpuMemcpyDeviceToHost, stream);
-    if (e == gpuSuccess) e = gpuStreamSynchronize(stream);
-    if (e != gpuSuccess)
-      return fail(SC_ERR_DEVICE, error, size, "%s: %s", s.name, gpuGetErrorString(e));
-    if (*word != ~0ull) return report_bad_parameter(s.name, *b, *word, error, size);
-    if (error != nullptr && size > 0) error[0] = '\0';
-    return SC_OK;
+    return read_back_refusal(s, b, scratch, error_word, stream, error, size);
   } catch (const std::exception& ex) {
     return fail(SC_ERR_INTERNAL, error, size, "%s: %s", s.name, ex.what());
   } catch (...) {

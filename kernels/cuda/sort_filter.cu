@@ -64,12 +64,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ row_shared sh;
   __shared__ int64_t min_p_length;
   const int64_t r = blockIdx.x, v = b.vocab_size;
-  check_parameters(b, r, r, gridDim.x);
-  const int64_t in = input_row_of(b, r);
-  if (in < 0) {
-    if (threadIdx.x == 0) b.out_valid[r] = 0;
-    return;
-  }
+  int64_t in;
+  if (!open_output_row(b, r, in)) return;
   const row_filters f = filters_of(b, r, in);
   if (!health[in].usable || !f.usable) {
     if (threadIdx.x == 0) write_result(b, r, -1, false);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "kernels/matmul/cublas_control.h"
@@ -31,6 +32,18 @@ struct cuda_subject {
   // counters of another call's tile count, and leave them non-zero.
   size_t counter_region = 0;
 };
+
+// What the ABI says of each kernel kind (indexed by kernel_kind): its description,
+// its launch configurations and their names, and its batch thresholds (the
+// tensor-core kernels' are below, the SIMT kernels' in matmul_abi.h).
+struct kind_traits {
+  const char* description;
+  int32_t num_configs;
+  const char* (*config_name)(void*, int32_t);
+  const int64_t* thresholds;
+  size_t num_thresholds;
+};
+const kind_traits& traits_of(kernel_kind kind);
 
 // Room for `counter_bytes` of counters at the front and `partial_bytes` after
 // the counter region. A new allocation has its counter region zeroed on
@@ -93,12 +106,7 @@ sc_status run_mma(cuda_subject& subject, const sc_matmul_problem& p, const devic
 
 sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_t error_size) {
   auto& subject = *static_cast<cuda_subject*>(context);
-  const int32_t num_configs = subject.kind == kernel_kind::persistent  ? kNumPersistentConfigs
-                              : subject.kind == kernel_kind::segmented ? kNumSegmentedConfigs
-                              : subject.kind == kernel_kind::persistent_mma
-                                  ? kNumPersistentMmaConfigs
-                              : subject.kind == kernel_kind::segmented_mma ? kNumSegmentedMmaConfigs
-                                                                           : 0;
+  const int32_t num_configs = traits_of(subject.kind).num_configs;
   if (const sc_status s = validate_problem(subject.name.c_str(), p, num_configs, error, error_size);
       s != SC_OK)
     return s;
@@ -152,6 +160,28 @@ sc_status run_cuda(void* context, const sc_matmul_problem* p, char* error, size_
 constexpr int64_t kPersistentMmaThresholds[] = {17, 33, 65, 257};
 constexpr int64_t kSegmentedMmaThresholds[] = {17, 33, 65, 257};
 
+const kind_traits& traits_of(kernel_kind kind) {
+  static constexpr kind_traits table[] = {
+      {"persistent SIMT kernel: one K loop per output tile, fp32 fma in a fixed order",
+       kNumPersistentConfigs, persistent_config_name, kPersistentThresholds,
+       std::size(kPersistentThresholds)},
+      {"segmented split-K kernel: 4 fixed K segments summed in order", kNumSegmentedConfigs,
+       segmented_config_name, kSegmentedThresholds, std::size(kSegmentedThresholds)},
+      {"persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k",
+       kNumPersistentMmaConfigs, persistent_mma_config_name, kPersistentMmaThresholds,
+       std::size(kPersistentMmaThresholds)},
+      {"segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, "
+       "summed in order",
+       kNumSegmentedMmaConfigs, segmented_mma_config_name, kSegmentedMmaThresholds,
+       std::size(kSegmentedMmaThresholds)},
+      // cuBLAS: no launch configurations, no thresholds (its heuristics are its own).
+      {"cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)", 0, nullptr,
+       nullptr, 0}};
+  static_assert(std::size(table) == static_cast<size_t>(kernel_kind::cublas) + 1,
+                "one row per kernel_kind, in its order");
+  return table[static_cast<int>(kind)];
+}
+
 struct cuda_registry {
   std::vector<cuda_subject> subjects;
   std::vector<sc_matmul> matmuls;
@@ -174,40 +204,14 @@ struct cuda_registry {
       m.memory_space = SC_MEMORY_CUDA;
       m.context = &s;
       m.run = run_cuda;
-      if (s.kind == kernel_kind::persistent) {
-        m.description =
-            "persistent SIMT kernel: one K loop per output tile, fp32 fma in a fixed order";
-        m.num_launch_configs = kNumPersistentConfigs;
-        m.launch_config_name = persistent_config_name;
-        declare_thresholds(m, kPersistentThresholds);
-      } else if (s.kind == kernel_kind::segmented) {
-        m.description = s.planted == defect::none
-                            ? "segmented split-K kernel: 4 fixed K segments summed in order"
-                            : "segmented split-K kernel with a planted defect";
-        m.num_launch_configs = kNumSegmentedConfigs;
-        m.launch_config_name = segmented_config_name;
-        declare_thresholds(m, kSegmentedThresholds);
-      } else if (s.kind == kernel_kind::persistent_mma) {
-        m.description =
-            "persistent tensor-core kernel: mma.sync bf16 k16 steps over all of K in increasing k";
-        m.num_launch_configs = kNumPersistentMmaConfigs;
-        m.launch_config_name = persistent_mma_config_name;
-        declare_thresholds(m, kPersistentMmaThresholds);
-      } else if (s.kind == kernel_kind::segmented_mma) {
-        m.description =
-            "segmented split-K tensor-core kernel: 4 fixed K segments of mma.sync k16 steps, "
-            "summed in order";
-        m.num_launch_configs = kNumSegmentedMmaConfigs;
-        m.launch_config_name = segmented_mma_config_name;
-        declare_thresholds(m, kSegmentedMmaThresholds);
-      } else {
-        m.description =
-            "cublasGemmEx bf16, fp32 compute, default heuristics (batch-variant control)";
-        m.num_launch_configs = 0;
-        m.launch_config_name = nullptr;
-        m.num_batch_thresholds = 0;
-        m.batch_thresholds = nullptr;
-      }
+      const kind_traits& t = traits_of(s.kind);
+      // Only the segmented kernel has mutants (kPlantedDefects).
+      m.description = s.planted == defect::none ? t.description
+                                                : "segmented split-K kernel with a planted defect";
+      m.num_launch_configs = t.num_configs;
+      m.launch_config_name = t.config_name;
+      m.num_batch_thresholds = static_cast<int32_t>(t.num_thresholds);
+      m.batch_thresholds = t.thresholds;
       matmuls.push_back(m);
     }
     for (const auto& m : matmuls) pointers.push_back(&m);

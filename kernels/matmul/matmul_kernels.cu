@@ -38,6 +38,92 @@ __device__ __forceinline__ void load_chunk(const uint16_t* row, int64_t kb, int 
   }
 }
 
+// This lane's fp32 fma sums over its K chunks of [begin, end), in increasing k,
+// for every output of the tile.
+template <int TM, int TN>
+__device__ __forceinline__ void lane_sums(const uint16_t* const (&a_rows)[TM],
+                                          const uint16_t* const (&w_rows)[TN], int64_t begin,
+                                          int64_t end, int lane, bool vector_loads,
+                                          float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+#if !defined(__HIPCC__)
+#pragma unroll 2
+#endif
+  for (int64_t kb = begin + static_cast<int64_t>(lane) * kChunk; kb < end; kb += kLaneRound) {
+    const int valid = static_cast<int>(min64(kChunk, end - kb));
+    float av[TM][kChunk];
+    float wv[TN][kChunk];
+#pragma unroll
+    for (int i = 0; i < TM; ++i) load_chunk(a_rows[i], kb, valid, vector_loads, av[i]);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) load_chunk(w_rows[j], kb, valid, vector_loads, wv[j]);
+      // Fully unrolled with a predicate, never a loop bounded by `valid`: a
+      // runtime index would move av and wv to local memory.
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) {
+      if (e < valid) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i][e], wv[j][e], acc[i][j]);
+      }
+    }
+  }
+}
+
+// The group's butterfly over the lanes' sums (every lane gets every sum), added
+// to the earlier segments' (copied for the first).
+template <int TM, int TN>
+__device__ __forceinline__ void fold_segment(const float (&acc)[TM][TN], bool ascending,
+                                             bool first_segment, float (&total)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      float v = acc[i][j];
+#pragma unroll
+      for (int step = 0; step < 5; ++step) {
+        const int distance = ascending ? (1 << step) : (16 >> step);
+        v = v + gpu_shfl_xor(v, distance);
+      }
+      total[i][j] = first_segment ? v : total[i][j] + v;
+    }
+}
+
+// Every lane holds every total; lane (i * TN + j) % 32 stores element (i, j): the
+// output (bias, one rounding) or, split, segment `first`'s partial.
+template <int TM, int TN>
+__device__ __forceinline__ void store_tile(const kernel_args& args, const float (&total)[TM][TN],
+                                           int64_t m0, int64_t n0, int lane, int32_t first) {
+  const device_problem& p = args.problem;
+  const reduction_plan& plan = args.plan;
+  const int64_t plane = p.m * p.n;
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int64_t m = m0 + i, n = n0 + j;
+      if ((i * TN + j) % kReductionLanes != lane || m >= p.m || n >= p.n) continue;
+      const int64_t index = m * p.n + n;
+      float v = total[i][j];
+      if (plan.split) {
+        if (plan.round_partials) v = bf16_to_float(float_to_bf16(v));
+        if (plan.bias_in_partial0 && first == 0 && p.bias != nullptr)
+          v = v + bf16_to_float(p.bias[n]);
+        if (plan.atomic_reduce)
+          atomicAdd(args.workspace + index, v);
+        else
+          args.workspace[static_cast<int64_t>(first) * plane + index] = v;
+      } else {
+        if (p.bias != nullptr) v = v + bf16_to_float(p.bias[n]);
+        p.out[index] = float_to_bf16(v);
+      }
+    }
+}
+
 template <int TM, int TN>
 __global__ void __launch_bounds__(kBlockThreads) tile_kernel(kernel_args args) {
   const device_problem& p = args.problem;
@@ -72,70 +158,10 @@ __global__ void __launch_bounds__(kBlockThreads) tile_kernel(kernel_args args) {
   for (int32_t s = first; s < last; ++s) {
     const int64_t begin = min64(static_cast<int64_t>(s) * plan.segment_length, p.k);
     const int64_t end = min64(begin + plan.segment_length, p.k);
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-#if !defined(__HIPCC__)
-#pragma unroll 2
-#endif
-    for (int64_t kb = begin + static_cast<int64_t>(lane) * kChunk; kb < end; kb += kLaneRound) {
-      const int valid = static_cast<int>(min64(kChunk, end - kb));
-      float av[TM][kChunk];
-      float wv[TN][kChunk];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) load_chunk(a_rows[i], kb, valid, args.vector_loads, av[i]);
-#pragma unroll
-      for (int j = 0; j < TN; ++j) load_chunk(w_rows[j], kb, valid, args.vector_loads, wv[j]);
-        // Fully unrolled with a predicate, never a loop bounded by `valid`: a
-        // runtime index would move av and wv to local memory.
-#pragma unroll
-      for (int e = 0; e < kChunk; ++e) {
-        if (e < valid) {
-#pragma unroll
-          for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i][e], wv[j][e], acc[i][j]);
-        }
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        float v = acc[i][j];
-#pragma unroll
-        for (int step = 0; step < 5; ++step) {
-          const int distance = plan.butterfly_ascending ? (1 << step) : (16 >> step);
-          v = v + gpu_shfl_xor(v, distance);
-        }
-        total[i][j] = s == first ? v : total[i][j] + v;
-      }
+    lane_sums<TM, TN>(a_rows, w_rows, begin, end, lane, args.vector_loads, acc);
+    fold_segment<TM, TN>(acc, plan.butterfly_ascending, s == first, total);
   }
-
-  // Every lane holds every total; lane (i * TN + j) % 32 stores element (i, j).
-  const int64_t plane = p.m * p.n;
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int64_t m = m0 + i, n = n0 + j;
-      if ((i * TN + j) % kReductionLanes != lane || m >= p.m || n >= p.n) continue;
-      const int64_t index = m * p.n + n;
-      float v = total[i][j];
-      if (plan.split) {
-        if (plan.round_partials) v = bf16_to_float(float_to_bf16(v));
-        if (plan.bias_in_partial0 && first == 0 && p.bias != nullptr)
-          v = v + bf16_to_float(p.bias[n]);
-        if (plan.atomic_reduce)
-          atomicAdd(args.workspace + index, v);
-        else
-          args.workspace[static_cast<int64_t>(first) * plane + index] = v;
-      } else {
-        if (p.bias != nullptr) v = v + bf16_to_float(p.bias[n]);
-        p.out[index] = float_to_bf16(v);
-      }
-    }
+  store_tile<TM, TN>(args, total, m0, n0, lane, first);
 }
 
 // Adds the segment partials in segment order, then the bias, then rounds.

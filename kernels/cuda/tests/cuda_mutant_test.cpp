@@ -17,19 +17,27 @@ size_t distinct(const std::vector<int32_t>& tokens) {
   return std::set<int32_t>(tokens.begin(), tokens.end()).size();
 }
 
+// The mutant "<host>:<id>" on call h: more than `floor` of its tokens are
+// `defective`; its host's tokens never are.
+template <class Defective>
+void check_exposed(const char* host, const char* id, const sample_call& h, int64_t floor,
+                   Defective defective) {
+  const auto count = [&](const call_result& got) {
+    return std::count_if(got.token.begin(), got.token.end(), defective);
+  };
+  CHECK(count(run(subject(std::string(host) + ":" + id), h)) > floor);
+  CHECK(count(run(subject(host), h)) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("S01: an unguarded crossing search returns the impossible id V", "[mutant]") {
   for (const char* host : {"cuda.multinomial", "cuda.dual_pivot"}) {
     INFO(host);
     const sample_call h = one_row(subject(host), 4096, 8192);
-    const auto count_escapes = [&](const call_result& got) {
-      return std::count(got.token.begin(), got.token.end(), static_cast<int32_t>(h.vocab_size));
-    };
     // The mutant escapes on about 1 draw in 1025: 8192 draws see none with
     // probability e^-8 = 3e-4.
-    CHECK(count_escapes(run(subject(std::string(host) + ":S01"), h)) > 0);
-    CHECK(count_escapes(run(subject(host), h)) == 0);
+    check_exposed(host, "S01", h, 0, [&](int32_t t) { return t == h.vocab_size; });
   }
 }
 
@@ -63,12 +71,7 @@ TEST_CASE("S05: a uniform that reaches 1 hands the draw to a tail token", "[muta
     std::vector<float> p(v, 1e-6f / static_cast<float>(v - 1));
     p[12345] = 1.0f - 1e-6f;
     h.input = subject(host).input_kind == SC_INPUT_LOGITS ? logits_of(p) : p;
-    const auto tail = [&](const call_result& got) {
-      return std::count_if(got.token.begin(), got.token.end(),
-                           [](int32_t t) { return t != 12345; });
-    };
-    CHECK(tail(run(subject(std::string(host) + ":S05"), h)) > outputs / 2);
-    CHECK(tail(run(subject(host), h)) == 0);
+    check_exposed(host, "S05", h, outputs / 2, [](int32_t t) { return t != 12345; });
   }
 }
 
@@ -124,12 +127,7 @@ TEST_CASE("S09: parameters read by output row instead of input row", "[mutant]")
     add_row(h, p);
     add_row(h, p);
     h.top_k = {1, 0};
-    const auto off_argmax = [&](const call_result& got) {
-      return std::count_if(got.token.begin(), got.token.end(),
-                           [&](int32_t t) { return t != argmax; });
-    };
-    CHECK(off_argmax(run(subject(std::string(host) + ":S09"), h)) > outputs / 4);
-    CHECK(off_argmax(run(subject(host), h)) == 0);
+    check_exposed(host, "S09", h, outputs / 4, [&](int32_t t) { return t != argmax; });
   }
 }
 

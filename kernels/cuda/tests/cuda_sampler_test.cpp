@@ -260,42 +260,47 @@ TEST_CASE("bad arguments return an error naming the row and the field", "[argume
     distinct_streams(h, 4);
     return h;
   };
+  struct bad_field {
+    void (*spoil)(sample_call&);
+    const char* row;
+    const char* field;
+  };
+  const bad_field bad_fields[] = {
+      {[](sample_call& h) {
+         h.top_k = {0, 0, -1, 0};
+       },
+       "input row 2", "top_k = -1"},
+      {[](sample_call& h) {
+         h.top_p = {1.0f, 1.5f, 1.0f, 1.0f};
+       },
+       "input row 1", "top_p = 1.5"},
+      {[](sample_call& h) {
+         h.row_index = {0, 1, 2, 9};
+       },
+       "output row 3", "row_index = 9"},
+      {[](sample_call& h) {
+         h.temperature = {1.0f, 1.0f, 1.0f, -2.0f};
+       },
+       "input row 3", "temperature = -2"},
+  };
   for (const sc_sampler* s : sc::cuda_samplers()) {
     if (is_mutant(*s)) continue;
     INFO(s->name);
+    // One bad field a batch: the row and the field (with its value) the error names.
+    for (const bad_field& c : bad_fields) {
+      INFO(c.field);
+      sample_call bad = base(*s);
+      c.spoil(bad);
+      const call_result got = run(*s, bad);
+      CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
+      CHECK_THAT(got.status.message, Catch::Contains(c.row) && Catch::Contains(c.field));
+    }
     sample_call h = base(*s);
-    h.top_k = {0, 0, -1, 0};
-    call_result got = run(*s, h);
-    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.status.message, Catch::Contains("input row 2") && Catch::Contains("top_k = -1"));
-
-    h = base(*s);
-    h.top_p = {1.0f, 1.5f, 1.0f, 1.0f};
-    got = run(*s, h);
-    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.status.message,
-               Catch::Contains("input row 1") && Catch::Contains("top_p = 1.5"));
-
-    h = base(*s);
-    h.row_index = {0, 1, 2, 9};
-    got = run(*s, h);
-    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.status.message,
-               Catch::Contains("output row 3") && Catch::Contains("row_index = 9"));
-
-    h = base(*s);
-    h.temperature = {1.0f, 1.0f, 1.0f, -2.0f};
-    got = run(*s, h);
-    CHECK(got.status.status == SC_ERR_INVALID_ARGUMENT);
-    CHECK_THAT(got.status.message,
-               Catch::Contains("input row 3") && Catch::Contains("temperature = -2"));
-
     if (!(s->filters & SC_FILTER_TOP_K)) {
-      h = base(*s);
       h.top_k = {5, 0, 0, 0};
       CHECK(run(*s, h).status.status == SC_ERR_UNSUPPORTED);
+      h = base(*s);
     }
-    h = base(*s);
     h.seed.clear();
     h.seed.resize(4);
     const samplecheck::harness::device_call d(h);

@@ -87,6 +87,13 @@ __global__ void __launch_bounds__(kRowThreads)
   if (threadIdx.x % 32 == 0) sums[blockIdx.x * (kRowThreads / 32) + threadIdx.x / 32] = sum;
 }
 
+// The grid of the chunked kernels: one block per chunk of kThreads x kStripes x 4
+// floats (x) of each of the b rows (y).
+dim3 chunk_grid(long long b, long long v) {
+  const long long chunk = kThreads * kStripes * 4;
+  return dim3(static_cast<unsigned>((v + chunk - 1) / chunk), static_cast<unsigned>(b));
+}
+
 }  // namespace
 
 cudaError_t launch_empty(unsigned blocks, unsigned threads, cudaStream_t stream) {
@@ -95,15 +102,13 @@ cudaError_t launch_empty(unsigned blocks, unsigned threads, cudaStream_t stream)
 }
 
 unsigned read_once_blocks(long long b, long long v) {
-  const long long chunk = kThreads * kStripes * 4;
-  return static_cast<unsigned>(b * ((v + chunk - 1) / chunk));
+  const dim3 grid = chunk_grid(b, v);
+  return grid.x * grid.y;
 }
 
 cudaError_t launch_read_once(const float* rows, long long b, long long v, float* sums,
                              cudaStream_t stream) {
-  const long long chunk = kThreads * kStripes * 4;
-  const dim3 grid(static_cast<unsigned>((v + chunk - 1) / chunk), static_cast<unsigned>(b));
-  read_once_kernel<<<grid, kThreads, 0, stream>>>(rows, v, sums);
+  read_once_kernel<<<chunk_grid(b, v), kThreads, 0, stream>>>(rows, v, sums);
   return cudaGetLastError();
 }
 
@@ -113,9 +118,7 @@ unsigned philox_read_outputs(long long b, long long v) {
 
 cudaError_t launch_philox_read(const float* rows, long long b, long long v, float* best,
                                cudaStream_t stream) {
-  const long long chunk = kThreads * kStripes * 4;
-  const dim3 grid(static_cast<unsigned>((v + chunk - 1) / chunk), static_cast<unsigned>(b));
-  philox_read_kernel<<<grid, kThreads, 0, stream>>>(rows, v, best);
+  philox_read_kernel<<<chunk_grid(b, v), kThreads, 0, stream>>>(rows, v, best);
   return cudaGetLastError();
 }
 
