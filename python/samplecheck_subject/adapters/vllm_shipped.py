@@ -230,6 +230,10 @@ def forward_native(seeded: bool, fp64_gumbel: bool = False) -> Callable[[Any], A
 def forward_cuda(b: SampleBatch) -> Any:
     """forward_cuda as vLLM routes a CUDA batch without per-request generators: FlashInfer's
     sampler where a row sets k or p (flashinfer_sample), forward_native where none does."""
+    # flashinfer_sample reads `flashinfer.sampling` as an attribute of the package, which
+    # FlashInfer's own __init__ imports; the trimmed tree's __init__ imports nothing.
+    import flashinfer.sampling  # noqa: F401
+
     sampler = _sampler_module()
     return _draw(b, False, lambda x, k, p, g: sampler.forward_cuda(x, g, k, p)[0], routed=True)
 
