@@ -47,6 +47,21 @@ function(samplecheck_add_test)
   endif()
 endfunction()
 
+# samplecheck_add_bench(NAME <exe> SOURCES ... LIBS ... TIMEOUT s [GPU] [ARGS ...])
+# A bench program and its test of the same name, labelled bench so that the default test
+# run leaves it out. GPU: it exits 77 without a device (skipped) and takes one GPU.
+function(samplecheck_add_bench)
+  cmake_parse_arguments(B "GPU" "NAME;TIMEOUT" "SOURCES;LIBS;ARGS" ${ARGN})
+  add_executable(${B_NAME} ${B_SOURCES})
+  target_link_libraries(${B_NAME} PRIVATE samplecheck_options ${B_LIBS})
+  add_test(NAME ${B_NAME} COMMAND ${B_NAME} ${B_ARGS})
+  set_tests_properties(${B_NAME} PROPERTIES LABELS bench TIMEOUT ${B_TIMEOUT})
+  if(B_GPU)
+    set_tests_properties(${B_NAME} PROPERTIES SKIP_RETURN_CODE ${SAMPLECHECK_SKIP_CODE})
+    samplecheck_test_gpus(${B_NAME} 1)
+  endif()
+endfunction()
+
 # Adds the listed sub-folders that exist; a layer lists its parts in one place.
 macro(samplecheck_add_parts)
   foreach(part ${ARGN})

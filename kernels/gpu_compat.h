@@ -29,101 +29,68 @@
 // ---------------------------------------------------------------------------
 // Runtime API
 // ---------------------------------------------------------------------------
+// One list for both runtimes: most names differ only by the cuda / hip prefix, so an alias
+// added here exists on both or fails to compile on both. The few that differ beyond the
+// prefix follow the list.
 #if defined(SC_GPU_HIP)
-using gpuError_t = hipError_t;
-using gpuStream_t = hipStream_t;
-using gpuEvent_t = hipEvent_t;
-using gpuGraph_t = hipGraph_t;
-using gpuGraphExec_t = hipGraphExec_t;
-using gpuStreamCaptureStatus = hipStreamCaptureStatus;
-#define gpuSuccess hipSuccess
-#define gpuErrorStreamCaptureUnsupported hipErrorStreamCaptureUnsupported
-#define gpuErrorInvalidValue hipErrorInvalidValue
-#define gpuMalloc hipMalloc
+#define SC_GPU_RUNTIME(name) hip##name
+#else
+#define SC_GPU_RUNTIME(name) cuda##name
+#endif
+using gpuError_t = SC_GPU_RUNTIME(Error_t);
+using gpuStream_t = SC_GPU_RUNTIME(Stream_t);
+using gpuEvent_t = SC_GPU_RUNTIME(Event_t);
+using gpuGraph_t = SC_GPU_RUNTIME(Graph_t);
+using gpuGraphExec_t = SC_GPU_RUNTIME(GraphExec_t);
+using gpuStreamCaptureStatus = SC_GPU_RUNTIME(StreamCaptureStatus);
+#define gpuSuccess SC_GPU_RUNTIME(Success)
+#define gpuErrorStreamCaptureUnsupported SC_GPU_RUNTIME(ErrorStreamCaptureUnsupported)
+#define gpuErrorInvalidValue SC_GPU_RUNTIME(ErrorInvalidValue)
+#define gpuMalloc SC_GPU_RUNTIME(Malloc)
+#define gpuFree SC_GPU_RUNTIME(Free)
+#define gpuMemcpy SC_GPU_RUNTIME(Memcpy)
+#define gpuMemcpyAsync SC_GPU_RUNTIME(MemcpyAsync)
+#define gpuMemset SC_GPU_RUNTIME(Memset)
+#define gpuMemsetAsync SC_GPU_RUNTIME(MemsetAsync)
+#define gpuMemcpyHostToDevice SC_GPU_RUNTIME(MemcpyHostToDevice)
+#define gpuMemcpyDeviceToHost SC_GPU_RUNTIME(MemcpyDeviceToHost)
+#define gpuMemcpyDeviceToDevice SC_GPU_RUNTIME(MemcpyDeviceToDevice)
+#define gpuStreamCreate SC_GPU_RUNTIME(StreamCreate)
+#define gpuStreamCreateWithFlags SC_GPU_RUNTIME(StreamCreateWithFlags)
+#define gpuStreamNonBlocking SC_GPU_RUNTIME(StreamNonBlocking)
+#define gpuStreamDestroy SC_GPU_RUNTIME(StreamDestroy)
+#define gpuStreamSynchronize SC_GPU_RUNTIME(StreamSynchronize)
+#define gpuStreamIsCapturing SC_GPU_RUNTIME(StreamIsCapturing)
+#define gpuStreamCaptureStatusNone SC_GPU_RUNTIME(StreamCaptureStatusNone)
+#define gpuStreamBeginCapture SC_GPU_RUNTIME(StreamBeginCapture)
+#define gpuStreamEndCapture SC_GPU_RUNTIME(StreamEndCapture)
+#define gpuStreamCaptureModeGlobal SC_GPU_RUNTIME(StreamCaptureModeGlobal)
+#define gpuStreamCaptureModeThreadLocal SC_GPU_RUNTIME(StreamCaptureModeThreadLocal)
+#define gpuGraphLaunch SC_GPU_RUNTIME(GraphLaunch)
+#define gpuGraphDestroy SC_GPU_RUNTIME(GraphDestroy)
+#define gpuGraphExecDestroy SC_GPU_RUNTIME(GraphExecDestroy)
+#define gpuEventCreate SC_GPU_RUNTIME(EventCreate)
+#define gpuEventDestroy SC_GPU_RUNTIME(EventDestroy)
+#define gpuEventRecord SC_GPU_RUNTIME(EventRecord)
+#define gpuEventSynchronize SC_GPU_RUNTIME(EventSynchronize)
+#define gpuEventElapsedTime SC_GPU_RUNTIME(EventElapsedTime)
+#define gpuDeviceSynchronize SC_GPU_RUNTIME(DeviceSynchronize)
+#define gpuGetDeviceCount SC_GPU_RUNTIME(GetDeviceCount)
+#define gpuGetDevice SC_GPU_RUNTIME(GetDevice)
+#define gpuGetLastError SC_GPU_RUNTIME(GetLastError)
+#define gpuGetErrorString SC_GPU_RUNTIME(GetErrorString)
+#define gpuDeviceGetAttribute SC_GPU_RUNTIME(DeviceGetAttribute)
+
+// Named differently, or with other arguments.
+#if defined(SC_GPU_HIP)
 #define gpuMallocHost hipHostMalloc
-#define gpuFree hipFree
 #define gpuFreeHost hipHostFree
-#define gpuMemcpy hipMemcpy
-#define gpuMemcpyAsync hipMemcpyAsync
-#define gpuMemset hipMemset
-#define gpuMemsetAsync hipMemsetAsync
-#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
-#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
-#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
-#define gpuStreamCreate hipStreamCreate
-#define gpuStreamCreateWithFlags hipStreamCreateWithFlags
-#define gpuStreamNonBlocking hipStreamNonBlocking
-#define gpuStreamDestroy hipStreamDestroy
-#define gpuStreamSynchronize hipStreamSynchronize
-#define gpuStreamIsCapturing hipStreamIsCapturing
-#define gpuStreamCaptureStatusNone hipStreamCaptureStatusNone
-#define gpuStreamBeginCapture hipStreamBeginCapture
-#define gpuStreamEndCapture hipStreamEndCapture
-#define gpuStreamCaptureModeGlobal hipStreamCaptureModeGlobal
-#define gpuStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
 #define gpuGraphInstantiate(exec, graph) hipGraphInstantiate((exec), (graph), nullptr, nullptr, 0)
-#define gpuGraphLaunch hipGraphLaunch
-#define gpuGraphDestroy hipGraphDestroy
-#define gpuGraphExecDestroy hipGraphExecDestroy
-#define gpuEventCreate hipEventCreate
-#define gpuEventDestroy hipEventDestroy
-#define gpuEventRecord hipEventRecord
-#define gpuEventSynchronize hipEventSynchronize
-#define gpuEventElapsedTime hipEventElapsedTime
-#define gpuDeviceSynchronize hipDeviceSynchronize
-#define gpuGetDeviceCount hipGetDeviceCount
-#define gpuGetDevice hipGetDevice
-#define gpuGetLastError hipGetLastError
-#define gpuGetErrorString hipGetErrorString
-#define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #else
-using gpuError_t = cudaError_t;
-using gpuStream_t = cudaStream_t;
-using gpuEvent_t = cudaEvent_t;
-using gpuGraph_t = cudaGraph_t;
-using gpuGraphExec_t = cudaGraphExec_t;
-using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
-#define gpuSuccess cudaSuccess
-#define gpuErrorStreamCaptureUnsupported cudaErrorStreamCaptureUnsupported
-#define gpuErrorInvalidValue cudaErrorInvalidValue
-#define gpuMalloc cudaMalloc
 #define gpuMallocHost cudaMallocHost
-#define gpuFree cudaFree
 #define gpuFreeHost cudaFreeHost
-#define gpuMemcpy cudaMemcpy
-#define gpuMemcpyAsync cudaMemcpyAsync
-#define gpuMemset cudaMemset
-#define gpuMemsetAsync cudaMemsetAsync
-#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
-#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
-#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
-#define gpuStreamCreate cudaStreamCreate
-#define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
-#define gpuStreamNonBlocking cudaStreamNonBlocking
-#define gpuStreamDestroy cudaStreamDestroy
-#define gpuStreamSynchronize cudaStreamSynchronize
-#define gpuStreamIsCapturing cudaStreamIsCapturing
-#define gpuStreamCaptureStatusNone cudaStreamCaptureStatusNone
-#define gpuStreamBeginCapture cudaStreamBeginCapture
-#define gpuStreamEndCapture cudaStreamEndCapture
-#define gpuStreamCaptureModeGlobal cudaStreamCaptureModeGlobal
-#define gpuStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
 #define gpuGraphInstantiate(exec, graph) cudaGraphInstantiate((exec), (graph), 0)
-#define gpuGraphLaunch cudaGraphLaunch
-#define gpuGraphDestroy cudaGraphDestroy
-#define gpuGraphExecDestroy cudaGraphExecDestroy
-#define gpuEventCreate cudaEventCreate
-#define gpuEventDestroy cudaEventDestroy
-#define gpuEventRecord cudaEventRecord
-#define gpuEventSynchronize cudaEventSynchronize
-#define gpuEventElapsedTime cudaEventElapsedTime
-#define gpuDeviceSynchronize cudaDeviceSynchronize
-#define gpuGetDeviceCount cudaGetDeviceCount
-#define gpuGetDevice cudaGetDevice
-#define gpuGetLastError cudaGetLastError
-#define gpuGetErrorString cudaGetErrorString
-#define gpuDeviceGetAttribute cudaDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #endif
 

@@ -11,25 +11,18 @@ namespace samplecheck {
 
 enum class storage_type : int32_t { f32 = 1, bf16 = 2, f16 = 3 };
 
-SC_HOST_DEVICE float bits_to_float(uint32_t bits) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __uint_as_float(bits);
-#else
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-#endif
+// The same bits read as another type of the same width. memcpy is the defined way on the
+// host and is supported in device code, where the compiler turns it into a register move.
+template <typename To, typename From>
+SC_HOST_DEVICE To same_bits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same_bits needs types of one width");
+  To to;
+  memcpy(&to, &from, sizeof to);
+  return to;
 }
 
-SC_HOST_DEVICE uint32_t float_to_bits(float f) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(f);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-#endif
-}
+SC_HOST_DEVICE float bits_to_float(uint32_t bits) { return same_bits<float>(bits); }
+SC_HOST_DEVICE uint32_t float_to_bits(float f) { return same_bits<uint32_t>(f); }
 
 SC_HOST_DEVICE float bf16_to_float(uint16_t h) {
   return bits_to_float(static_cast<uint32_t>(h) << 16);

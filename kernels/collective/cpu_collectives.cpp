@@ -94,22 +94,9 @@ sc_status run(void* context, const sc_collective_problem* p, char* error, size_t
   return SC_OK;
 }
 
-constexpr sc_abi_version kAbi{SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-
 sc_collective describe(const char* name, const char* description, uint32_t invariants,
                        cpu_collective* context) {
-  sc_collective d{};
-  d.abi_version = kAbi;
-  d.name = name;
-  d.description = description;
-  d.memory_space = SC_MEMORY_HOST;
-  d.dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
-  d.reduce_op = SC_REDUCE_SUM;
-  d.max_world_size = kCpuMaxWorldSize;
-  d.invariants = invariants;
-  d.context = context;
-  d.run = run;
-  return d;
+  return host_f32_sum(name, invariants, kCpuMaxWorldSize, run, context, description);
 }
 
 }  // namespace

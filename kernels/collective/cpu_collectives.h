@@ -21,6 +21,26 @@ namespace samplecheck::collective {
 
 const std::vector<const sc_collective*>& cpu_collectives();
 
+// A float32 sum all-reduce over host memory, versioned as this build speaks the ABI: what
+// every CPU collective here, and the tests' own, have in common. Header-only, so a test
+// plugin that links none of this library describes its collective the same way.
+inline sc_collective host_f32_sum(const char* name, uint32_t invariants, int32_t max_world_size,
+                                  decltype(sc_collective::run) run, void* context = nullptr,
+                                  const char* description = nullptr) {
+  return {.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
+          .name = name,
+          .description = description,
+          .memory_space = SC_MEMORY_HOST,
+          .dtypes = SC_DTYPE_BIT(SC_DTYPE_F32),
+          .reduce_op = SC_REDUCE_SUM,
+          .max_world_size = max_world_size,
+          .invariants = invariants,
+          .reserved0 = 0,
+          .flags = 0,
+          .context = context,
+          .run = run};
+}
+
 // The most ranks a CPU collective takes: a tensor-parallel group far beyond one node's 8 GPUs.
 inline constexpr int32_t kCpuMaxWorldSize = 64;
 

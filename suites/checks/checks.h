@@ -1,9 +1,10 @@
 // The check kit: register_checks() puts every check into the battery's table
-// (suites/battery/check.h). A check is one row function beside its run and plan functions
-// in its family's file (checks_<family>.cpp), declared here and listed once in
-// register_checks() (checks.cpp), which fixes the order reports print them in.
+// (suites/battery/check.h). A check is a run and a plan function in its family's file
+// (checks_<family>.cpp), declared here and named by its row of the one table in checks.cpp,
+// which fixes the order reports print them in.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,31 +17,71 @@ namespace samplecheck::checks {
 // program calls it before it plans a run (a second call does nothing).
 void register_checks();
 
-// Each check's row of the table: name, kind, weight, what it judges, when it is n/a, and
-// its run and plan functions.
-battery::check_definition support_check();                        // checks_distribution.cpp
-battery::check_definition goodness_of_fit_check();                // checks_distribution.cpp
-battery::check_definition ties_check();                           // checks_distribution.cpp
-battery::check_definition degenerate_rows_check();                // checks_rows.cpp
-battery::check_definition replay_check();                         // checks_streams.cpp
-battery::check_definition offset_advancement_check();             // checks_streams.cpp
-battery::check_definition per_request_seeds_check();              // checks_streams.cpp
-battery::check_definition batch_reorder_check();                  // checks_streams.cpp
-battery::check_definition parallel_samples_check();               // checks_streams.cpp
-battery::check_definition parameter_routing_check();              // checks_rows.cpp
-battery::check_definition tail_check();                           // checks_tail.cpp
-battery::check_definition spelling_agreement_check();             // checks_spelling.cpp
-battery::check_definition sampler_batch_invariance_check();       // checks_batch.cpp
-battery::check_definition sampler_run_to_run_check();             // checks_batch.cpp
-battery::check_definition round_advancement_check();              // checks_contract.cpp
-battery::check_definition stream_position_check();                // checks_contract.cpp
-battery::check_definition stream_agreement_check();               // checks_agreement.cpp
-battery::check_definition matmul_batch_invariance_check();        // checks_matmul.cpp
-battery::check_definition matmul_run_to_run_check();              // checks_matmul.cpp
-battery::check_definition matmul_launch_configs_check();          // checks_matmul.cpp
-battery::check_definition matmul_accuracy_check();                // checks_matmul.cpp
-battery::check_definition matmul_all_ones_check();                // checks_matmul.cpp
-battery::check_definition matmul_short_odd_k_check();             // checks_matmul.cpp
+// The run and plan functions the table names (and when a check is n/a), by family file.
+// checks_agreement.cpp
+battery::check_outcome run_stream_agreement(const battery::check_context& ctx);
+uint64_t planned_stream_agreement(const battery::check_context& ctx);
+std::string agreement_not_applicable(const battery::subject& s,
+                                     const battery::subject_lookup& lookup);
+// checks_batch.cpp
+battery::check_outcome run_sampler_batch_invariance(const battery::check_context& ctx);
+uint64_t planned_sampler_batch_invariance(const battery::check_context& ctx);
+battery::check_outcome run_sampler_run_to_run(const battery::check_context& ctx);
+uint64_t planned_sampler_run_to_run(const battery::check_context& ctx);
+// checks_contract.cpp
+battery::check_outcome run_round_advancement(const battery::check_context& ctx);
+uint64_t planned_round_advancement(const battery::check_context& ctx);
+battery::check_outcome run_stream_position(const battery::check_context& ctx);
+uint64_t planned_stream_position(const battery::check_context& ctx);
+// checks_distribution.cpp
+battery::check_outcome run_support(const battery::check_context& ctx);
+uint64_t planned_support(const battery::check_context& ctx);
+battery::check_outcome run_goodness_of_fit(const battery::check_context& ctx);
+uint64_t planned_goodness_of_fit(const battery::check_context& ctx);
+battery::check_outcome run_ties(const battery::check_context& ctx);
+uint64_t planned_ties(const battery::check_context& ctx);
+std::string ties_not_applicable(const battery::subject& s, const battery::subject_lookup& lookup);
+// checks_rows.cpp
+battery::check_outcome run_degenerate_rows(const battery::check_context& ctx);
+uint64_t planned_degenerate_rows(const battery::check_context& ctx);
+battery::check_outcome run_parameter_routing(const battery::check_context& ctx);
+uint64_t planned_parameter_routing(const battery::check_context& ctx);
+std::string routing_not_applicable(const battery::subject& s,
+                                   const battery::subject_lookup& lookup);
+// checks_spelling.cpp
+battery::check_outcome run_spelling_agreement(const battery::check_context& ctx);
+uint64_t planned_spelling_agreement(const battery::check_context& ctx);
+std::string spelling_not_applicable(const battery::subject& s,
+                                    const battery::subject_lookup& lookup);
+// checks_streams.cpp
+battery::check_outcome run_replay(const battery::check_context& ctx);
+uint64_t planned_replay(const battery::check_context& ctx);
+battery::check_outcome run_offset_advancement(const battery::check_context& ctx);
+uint64_t planned_offset_advancement(const battery::check_context& ctx);
+battery::check_outcome run_per_request_seeds(const battery::check_context& ctx);
+uint64_t planned_per_request_seeds(const battery::check_context& ctx);
+battery::check_outcome run_batch_reorder(const battery::check_context& ctx);
+uint64_t planned_batch_reorder(const battery::check_context& ctx);
+battery::check_outcome run_parallel_samples(const battery::check_context& ctx);
+uint64_t planned_parallel_samples(const battery::check_context& ctx);
+// checks_tail.cpp
+battery::check_outcome run_tail(const battery::check_context& ctx);
+uint64_t planned_tail(const battery::check_context& ctx);
+// checks_matmul.cpp
+battery::check_outcome run_matmul_batch_invariance(const battery::check_context& ctx);
+uint64_t planned_matmul_batch_invariance(const battery::check_context& ctx);
+battery::check_outcome run_matmul_run_to_run(const battery::check_context& ctx);
+uint64_t planned_matmul_run_to_run(const battery::check_context& ctx);
+battery::check_outcome run_matmul_launch_configs(const battery::check_context& ctx);
+uint64_t planned_matmul_launch_configs(const battery::check_context& ctx);
+std::string launch_configs_not_applicable(const battery::subject& s,
+                                          const battery::subject_lookup& lookup);
+battery::check_outcome run_matmul_accuracy(const battery::check_context& ctx);
+uint64_t planned_matmul_one_launch(const battery::check_context& ctx);
+battery::check_outcome run_matmul_all_ones(const battery::check_context& ctx);
+battery::check_outcome run_matmul_short_odd_k(const battery::check_context& ctx);
+uint64_t planned_matmul_short_odd_k(const battery::check_context& ctx);
+// checks_collective.cpp: its rows, each beside its n/a rule.
 battery::check_definition collective_message_invariance_check();  // checks_collective.cpp
 battery::check_definition collective_run_to_run_check();          // checks_collective.cpp
 battery::check_definition collective_tp_invariance_check();       // checks_collective.cpp

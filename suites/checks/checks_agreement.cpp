@@ -248,16 +248,4 @@ battery::check_outcome run_stream_agreement(const battery::check_context& ctx) {
   return out;
 }
 
-battery::check_definition stream_agreement_check() {
-  return {"stream_agreement",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "where the subject declares its uniform_rule, its tokens on unfiltered rows are the rule "
-          "evaluated on the reference Philox stream (offsets and subsequences past 2^32)",
-          agreement_not_applicable,
-          run_stream_agreement,
-          planned_stream_agreement};
-}
-
 }  // namespace samplecheck::checks

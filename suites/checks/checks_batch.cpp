@@ -157,26 +157,5 @@ battery::check_outcome run_sampler_run_to_run(const battery::check_context& ctx)
 
 // The same names as the matmul checks below: one meaning (bitwise the same whatever
 // the batch; the same call twice), one spelling in --checks for both kinds.
-battery::check_definition sampler_batch_invariance_check() {
-  return {"batch_invariance",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "a request's token is the same at every batch size 1-4096, slot and batchmates as alone",
-          {},
-          run_sampler_batch_invariance,
-          planned_sampler_batch_invariance};
-}
-
-battery::check_definition sampler_run_to_run_check() {
-  return {"run_to_run",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "the same call repeated gives the same tokens and valid flags",
-          {},
-          run_sampler_run_to_run,
-          planned_sampler_run_to_run};
-}
 
 }  // namespace samplecheck::checks

@@ -232,27 +232,4 @@ battery::check_outcome run_stream_position(const battery::check_context& ctx) {
   return out;
 }
 
-battery::check_definition round_advancement_check() {
-  return {"round_advancement",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "calls one declared advance apart on rows that force many rejection rounds share no "
-          "uniforms (collision test)",
-          {},
-          run_round_advancement,
-          planned_round_advancement};
-}
-
-battery::check_definition stream_position_check() {
-  return {"stream_position",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "offsets and subsequences 2^32..2^63 apart give independent draws (collision test)",
-          {},
-          run_stream_position,
-          planned_stream_position};
-}
-
 }  // namespace samplecheck::checks

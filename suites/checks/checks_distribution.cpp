@@ -212,40 +212,4 @@ battery::check_outcome run_ties_at_k(const battery::check_context& ctx) {
   return fit_rows(ctx, seed, rows, &buckets);
 }
 
-battery::check_definition support_check() {
-  return {"support",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "no OUT token, no id outside [0, V), no valid = 0 on a valid row",
-          {},
-          run_support,
-          planned_support};
-}
-
-battery::check_definition goodness_of_fit_check() {
-  return {"goodness_of_fit",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          4,
-          "chi-square, cumulative-mass cuts and single tokens on the IN-conditional distribution, "
-          "BOUNDARY count "
-          "in range; Sidak-combined, group-sequential looks",
-          {},
-          run_goodness_of_fit,
-          planned_goodness_of_fit};
-}
-
-battery::check_definition ties_check() {
-  return {"ties",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "exact ties split evenly among tied tokens in every row; ties at the k-th follow the "
-          "declared tie policy",
-          ties_not_applicable,
-          run_ties,
-          planned_ties};
-}
-
 }  // namespace samplecheck::checks

@@ -433,28 +433,4 @@ battery::check_outcome run_parameter_routing(const battery::check_context& ctx) 
   return out;
 }
 
-battery::check_definition degenerate_rows_check() {
-  return {
-      "degenerate_rows",
-      battery::subject_kind::sampler,
-      battery::check_kind::exact,
-      0,
-      "NaN / Inf / negative / all-zero rows give valid = 0, neighbours unchanged, bad parameters "
-      "refused",
-      {},
-      run_degenerate_rows,
-      planned_degenerate_rows};
-}
-
-battery::check_definition parameter_routing_check() {
-  return {"parameter_routing",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "per-row parameters follow the row-index map",
-          routing_not_applicable,
-          run_parameter_routing,
-          planned_parameter_routing};
-}
-
 }  // namespace samplecheck::checks

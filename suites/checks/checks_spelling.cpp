@@ -88,15 +88,4 @@ battery::check_outcome run_spelling_agreement(const battery::check_context& ctx)
   return out;
 }
 
-battery::check_definition spelling_agreement_check() {
-  return {"spelling_agreement",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "two spellings of one rule pick the same token on the same numbers",
-          spelling_not_applicable,
-          run_spelling_agreement,
-          planned_spelling_agreement};
-}
-
 }  // namespace samplecheck::checks

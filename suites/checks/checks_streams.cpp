@@ -37,6 +37,10 @@ collision_plan plan_collisions(const battery::check_context& ctx, uint64_t seed,
                                      ctx.alpha_share);
   return plan;
 }
+// A collision check's plan: both members of each pair.
+uint64_t planned_collisions(const battery::check_context& ctx, uint64_t max_pairs) {
+  return 2 * plan_collisions(ctx, ctx.check_seed, max_pairs).pairs;
+}
 constexpr uint64_t kOffsetPairs = 1u << 16, kSeedPairs = 1u << 15, kParallelPairs = 1u << 16;
 constexpr uint64_t kSameSeedOutputs = 64;  // per_request_seeds' [a, a, ...] call
 
@@ -154,7 +158,7 @@ battery::check_outcome run_replay(const battery::check_context& ctx) {
 }
 
 uint64_t planned_offset_advancement(const battery::check_context& ctx) {
-  return 2 * plan_collisions(ctx, ctx.check_seed, kOffsetPairs).pairs;
+  return planned_collisions(ctx, kOffsetPairs);
 }
 
 battery::check_outcome run_offset_advancement(const battery::check_context& ctx) {
@@ -191,7 +195,7 @@ battery::check_outcome run_offset_advancement(const battery::check_context& ctx)
 }
 
 uint64_t planned_per_request_seeds(const battery::check_context& ctx) {
-  return 2 * plan_collisions(ctx, ctx.check_seed, kSeedPairs).pairs + kSameSeedOutputs;
+  return planned_collisions(ctx, kSeedPairs) + kSameSeedOutputs;
 }
 
 battery::check_outcome run_per_request_seeds(const battery::check_context& ctx) {
@@ -320,7 +324,7 @@ battery::check_outcome run_batch_reorder(const battery::check_context& ctx) {
 }
 
 uint64_t planned_parallel_samples(const battery::check_context& ctx) {
-  return 2 * plan_collisions(ctx, ctx.check_seed, kParallelPairs).pairs;
+  return planned_collisions(ctx, kParallelPairs);
 }
 
 battery::check_outcome run_parallel_samples(const battery::check_context& ctx) {
@@ -349,61 +353,6 @@ battery::check_outcome run_parallel_samples(const battery::check_context& ctx) {
                     {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"},
                     {"pairs", pairs}});
   return out;
-}
-
-battery::check_definition replay_check() {
-  return {"replay",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "same seed, subsequence and offset give the same tokens",
-          {},
-          run_replay,
-          planned_replay};
-}
-
-battery::check_definition offset_advancement_check() {
-  return {"offset_advancement",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "calls at offset and offset + declared advance are independent (collision test)",
-          {},
-          run_offset_advancement,
-          planned_offset_advancement};
-}
-
-battery::check_definition per_request_seeds_check() {
-  return {"per_request_seeds",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "seeds [a, b, ...] give independent requests, [a, a, ...] equal ones",
-          {},
-          run_per_request_seeds,
-          planned_per_request_seeds};
-}
-
-battery::check_definition batch_reorder_check() {
-  return {"batch_reorder",
-          battery::subject_kind::sampler,
-          battery::check_kind::exact,
-          0,
-          "permuting the requests permutes their tokens",
-          {},
-          run_batch_reorder,
-          planned_batch_reorder};
-}
-
-battery::check_definition parallel_samples_check() {
-  return {"parallel_samples",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          1,
-          "outputs sharing one input row on distinct subsequences are independent (collision test)",
-          {},
-          run_parallel_samples,
-          planned_parallel_samples};
 }
 
 }  // namespace samplecheck::checks

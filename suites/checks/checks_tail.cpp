@@ -156,15 +156,4 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
   return out;
 }
 
-battery::check_definition tail_check() {
-  return {"tail",
-          battery::subject_kind::sampler,
-          battery::check_kind::statistical,
-          2,
-          "mass on tokens below 1e-5, both directions (tiny and subnormal tails)",
-          {},
-          run_tail,
-          planned_tail};
-}
-
 }  // namespace samplecheck::checks

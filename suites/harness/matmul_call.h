@@ -21,18 +21,18 @@ struct matmul_args {
 
 // Versioned as this build speaks the ABI; reserved words and flags 0.
 inline sc_matmul_problem make_problem(const matmul_args& args) {
-  sc_matmul_problem p{};
-  p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  p.m = args.m;
-  p.n = args.n;
-  p.k = args.k;
-  p.a = args.a;
-  p.weight = args.weight;
-  p.bias = args.bias;
-  p.out = args.out;
-  p.launch_config = args.launch_config;
-  p.stream = args.stream;
-  return p;
+  return {.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR},
+          .m = args.m,
+          .n = args.n,
+          .k = args.k,
+          .a = args.a,
+          .weight = args.weight,
+          .bias = args.bias,
+          .out = args.out,
+          .launch_config = args.launch_config,
+          .reserved0 = 0,
+          .stream = args.stream,
+          .flags = 0};
 }
 
 }  // namespace samplecheck::harness

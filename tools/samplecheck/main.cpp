@@ -301,7 +301,11 @@ subcommands add_subcommands(CLI::App& app, command_requests& r) {
                    "report.json files (docs/sharding.md)")
       ->type_name("I/N");
   c.replay = add_replay(app, r.replay_args);
-  c.merge = cli::add_merge(app, r.merge_args);
+  c.merge = app.add_subcommand(
+      "merge",
+      "join the report.json files of qualify --shard i/n into one report: Holm over every "
+      "shard's p-values, a missing shard not judged");
+  cli::add_merge_options(c.merge, r.merge_args);
   c.mutants =
       app.add_subcommand("mutants", "run the battery on every mutant and print the kill matrix");
   c.mutants->add_flag("--named-only", r.named_only,
@@ -317,7 +321,11 @@ subcommands add_subcommands(CLI::App& app, command_requests& r) {
   c.fingerprint = app.add_subcommand(
       "fingerprint", "hash a subject's outputs over a fixed plan into a manifest, or compare two");
   cli::add_fingerprint_options(c.fingerprint, r.fingerprint_args);
-  c.repro_script = cli::add_repro_script(app, r.script_args);
+  c.repro_script = app.add_subcommand(
+      "repro-script",
+      "write a standalone Python script that reproduces a failed check's record with the "
+      "subject's own package (numpy, torch), without samplecheck");
+  cli::add_repro_script_options(c.repro_script, r.script_args);
   c.bisect = app.add_subcommand(
       "bisect",
       "git bisect run with a build command and a samplecheck check; names the first "

@@ -260,17 +260,12 @@ battery::battery_report merge_run(const std::vector<shard_file>& files,
 
 }  // namespace
 
-CLI::App* add_merge(CLI::App& app, merge_request& r) {
-  auto* merge = app.add_subcommand(
-      "merge",
-      "join the report.json files of qualify --shard i/n into one report: Holm over every "
-      "shard's p-values, a missing shard not judged");
+void add_merge_options(CLI::App* merge, merge_request& r) {
   merge->add_option("files", r.files, "each shard's report.json")->required();
   merge->add_option("--report-dir", r.report_dir,
                     "write the merged report.json, junit.xml and report.html to this new or "
                     "empty folder");
   merge->add_flag("--verbose", r.verbose, "print every check's detail, not only failures'");
-  return merge;
 }
 
 std::vector<battery::battery_report> merge_shards(const std::vector<std::string>& paths) {

@@ -22,7 +22,7 @@ struct merge_request {
   std::string report_dir;
   bool verbose = false;
 };
-CLI::App* add_merge(CLI::App& app, merge_request& r);
+void add_merge_options(CLI::App* app, merge_request& r);
 
 // One merged report per subject, in the first file's order; throws usage_error.
 std::vector<battery::battery_report> merge_shards(const std::vector<std::string>& files);

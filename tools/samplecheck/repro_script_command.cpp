@@ -48,14 +48,9 @@ void use_source_package() {
 
 }  // namespace
 
-CLI::App* add_repro_script(CLI::App& app, repro_script_request& r) {
-  auto* sub = app.add_subcommand(
-      "repro-script",
-      "write a standalone Python script that reproduces a failed check's record with the "
-      "subject's own package (numpy, torch), without samplecheck");
+void add_repro_script_options(CLI::App* sub, repro_script_request& r) {
   sub->add_option("file", r.file, "a .json file written by --repro-dir")->required();
   sub->add_option("-o,--output", r.output, "the script to write (default: FILE with .py)");
-  return sub;
 }
 
 // Starts the module through -c so that a Python without the package is a usage error

@@ -16,7 +16,7 @@ struct repro_script_request {
   std::string output;  // empty: the generator's default (beside the record)
 };
 
-CLI::App* add_repro_script(CLI::App& app, repro_script_request& r);
+void add_repro_script_options(CLI::App* app, repro_script_request& r);
 
 // Replaces this process with the generator; returns (2) only when it cannot be started.
 int run_repro_script(const repro_script_request& r);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "kernels/collective/cpu_collectives.h"
 #include "kernels/cpu/cpu_samplers.h"
 #include "kernels/cpu/tests/abi_v1_0.h"
 #include "kernels/matmul/matmul_abi.h"
@@ -119,16 +120,8 @@ sc_status run_allreduce(void*, const sc_collective_problem* p, char* error, size
 }
 
 sc_collective allreduce() {
-  sc_collective c{};
-  c.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  c.name = "test.allreduce";
-  c.memory_space = SC_MEMORY_HOST;
-  c.dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
-  c.reduce_op = SC_REDUCE_SUM;
-  c.max_world_size = 8;
-  c.invariants = SC_INVARIANT_SIZE | SC_INVARIANT_RUN;
-  c.run = run_allreduce;
-  return c;
+  return samplecheck::collective::host_f32_sum(
+      "test.allreduce", SC_INVARIANT_SIZE | SC_INVARIANT_RUN, 8, run_allreduce);
 }
 
 // The variants in today's layout: one sampler, two matmuls, one collective, then one rule

@@ -142,16 +142,7 @@ sc_status lazy(void*, const sc_collective_problem* p, char*, size_t) {
   return SC_OK;
 }
 sc_collective fake(const char* name, decltype(sc_collective::run) run) {
-  sc_collective c{};
-  c.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-  c.name = name;
-  c.memory_space = SC_MEMORY_HOST;
-  c.dtypes = SC_DTYPE_BIT(SC_DTYPE_F32);
-  c.reduce_op = SC_REDUCE_SUM;
-  c.max_world_size = 4;
-  c.invariants = SC_INVARIANT_SIZE | SC_INVARIANT_RUN;
-  c.run = run;
-  return c;
+  return samplecheck::collective::host_f32_sum(name, SC_INVARIANT_SIZE | SC_INVARIANT_RUN, 4, run);
 }
 }  // namespace
 
