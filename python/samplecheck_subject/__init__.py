@@ -9,11 +9,13 @@ plugin's `qualify(fn, descriptor)` fixture. See docs/python.md.
 """
 
 from ._version import __version__
-from .batch import MatmulProblem, SampleBatch, SubjectError
-from .descriptor import DescriptorError, MatmulDescriptor, SamplerDescriptor
+from .batch import CollectiveProblem, MatmulProblem, SampleBatch, SubjectError
+from .descriptor import CollectiveDescriptor, DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .serve import serve, serve_subjects
 
 __all__ = [
+    "CollectiveDescriptor",
+    "CollectiveProblem",
     "DescriptorError",
     "MatmulDescriptor",
     "MatmulProblem",

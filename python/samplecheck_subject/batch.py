@@ -1,5 +1,5 @@
-"""What the callable receives: one sample batch or one matmul problem, as views of the
-shared region (numpy), or as torch tensors on the device for a "cuda" subject.
+"""What the callable receives: one sample batch, matmul problem or collective problem, as views
+of the shared region (numpy), or as torch tensors on the device for a "cuda" subject.
 
 The argument rules are kernels/batch_rules.h's, worded alike, so a Python subject refuses
 the calls a C subject refuses, with the same status and message.
@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import numeric
-from .descriptor import DTYPES, Dtype, MatmulDescriptor, SamplerDescriptor
+from .descriptor import DTYPES, CollectiveDescriptor, Dtype, MatmulDescriptor, SamplerDescriptor
 from .protocol import SC_ERR_INVALID_ARGUMENT, SC_ERR_UNSUPPORTED, ProtocolError, SharedRegion
 
 # An array the callable receives: a numpy view of the shared region, or (a "cuda" subject)
@@ -287,3 +287,68 @@ def matmul_views(region: SharedRegion, request: dict[str, Any]) -> Views:
         if out[required] is None:
             raise ProtocolError(f"matmul request: arrays.{required} is null")
     return out
+
+
+class CollectiveProblem:
+    """One all-reduce: `inputs` [world_size, count] float32 (row r is rank r's message, a copy
+    of the shared region's, so the callable may not change what samplecheck compares), and
+    `outputs`, rank r's output view of count elements each. The callable returns the result,
+    either [count] (every rank gets it) or [world_size, count], or writes `outputs` itself and
+    returns None."""
+
+    descriptor: CollectiveDescriptor
+    world_size: int
+    count: int
+    dtype: str
+    inputs: np.ndarray
+    outputs: list[np.ndarray]
+
+    def __init__(self, descriptor: CollectiveDescriptor, request: dict[str, Any], views: CollectiveViews) -> None:
+        self.descriptor = descriptor
+        self.world_size, self.count, self.dtype = request["world_size"], request["count"], request["dtype"]
+        self.inputs = np.stack(views[0]) if views[0] else np.zeros((0, self.count), np.float32)
+        self.outputs = views[1]
+
+
+# (each rank's input view, each rank's output view)
+CollectiveViews = tuple[list[np.ndarray], list[np.ndarray]]
+
+
+def _collective_fields(request: dict[str, Any]) -> None:
+    for key in ("world_size", "count"):
+        value = request.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ProtocolError(f"collective request: {key} = {value!r} is not an integer >= 1")
+    if request.get("dtype") != "f32":
+        raise ProtocolError(f"collective request: dtype = {request.get('dtype')!r} is not 'f32'")
+
+
+def collective_views(region: SharedRegion, request: dict[str, Any]) -> CollectiveViews:
+    """The views of a collective request, each field checked (a malformed one names it)."""
+    _collective_fields(request)
+    arrays = request.get("arrays")
+    if not isinstance(arrays, dict):
+        raise ProtocolError("collective request: arrays is missing")
+    world, count = request["world_size"], request["count"]
+    views: CollectiveViews = ([], [])
+    for side, name in enumerate(("inputs", "outputs")):
+        places = arrays.get(name)
+        if not isinstance(places, list) or len(places) != world:
+            raise ProtocolError(f"collective request: arrays.{name} is not a list of world_size = {world} arrays")
+        for r, place in enumerate(places):
+            view = region.view(place, np.float32, f"{name}[{r}]", expected_count=count)
+            if view is None:
+                raise ProtocolError(f"collective request: arrays.{name}[{r}] is null")
+            views[side].append(view)
+    return views
+
+
+def collective_refusal(descriptor: CollectiveDescriptor, request: dict[str, Any]) -> Refusal | None:
+    """The ABI's refusal of a problem the collective does not take, naming the field."""
+    _collective_fields(request)
+    if request["world_size"] > descriptor.max_world_size:
+        return SC_ERR_INVALID_ARGUMENT, (
+            f"{descriptor.name}: field world_size is {request['world_size']}, must be "
+            f"1..{descriptor.max_world_size} (the collective's max_world_size)"
+        )
+    return None

@@ -1,5 +1,5 @@
-"""What a subject is: the sampler and matmul descriptors of the protocol's hello
-(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul, ABI 1.5),
+"""What a subject is: the sampler, matmul and collective descriptors of the protocol's hello
+(docs/subject-protocol.md section 3; the fields of sc_sampler / sc_matmul / sc_collective, ABI 1.6),
 checked here by the same rules the host applies, so a mistake is named before any batch.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Literal, Union, get_args
 
 # The closed sets of the descriptors, typed (a checker names a misspelt value before any run);
 # each tuple below holds the same values, for the checks at run time and their messages.
-SubjectKind = Literal["sampler", "matmul"]
+SubjectKind = Literal["sampler", "matmul", "collective"]
 InputKind = Literal["probs", "logits"]
 Dtype = Literal["f32", "bf16", "f16"]
 Filter = Literal["top_k", "top_p", "min_p", "temperature"]
@@ -37,6 +37,11 @@ DEGENERATE_ROWS: tuple[str, ...] = get_args(DegenerateRows)
 PROBS_NORMALISATIONS: tuple[str, ...] = get_args(ProbsNormalisation)
 UNIFORM_RULES: tuple[str, ...] = get_args(UniformRule)
 INPUTS: tuple[str, ...] = get_args(Inputs)
+# A collective's promises (SC_INVARIANT_*) and the dtypes the ABI gives collectives.
+Invariant = Literal["size", "run", "tree"]
+CollectiveDtype = Literal["f32", "bf16"]
+INVARIANTS: tuple[str, ...] = get_args(Invariant)
+COLLECTIVE_DTYPES: tuple[str, ...] = get_args(CollectiveDtype)
 
 # Route ids travel as one byte a row; a table this long already names every fallback of a kernel.
 MAX_ROUTES = 16
@@ -240,7 +245,56 @@ class MatmulDescriptor:
         }
 
 
-Descriptor = Union[SamplerDescriptor, MatmulDescriptor]
+@dataclass
+class CollectiveDescriptor:
+    """A sum all-reduce over world_size ranks (sc_collective, ABI 1.6): every rank's output is
+    the element-wise sum of the ranks' inputs, every rank the same bits. `invariants` is what
+    it promises about those bits: "size" (an element's result follows its own rank values
+    alone, not the message size, its offset or the other elements), "run" (the same call
+    gives the same bits), "tree" (summed by the balanced tree over ranks). Served from host
+    memory: the callable gets numpy arrays."""
+
+    name: str
+    max_world_size: int
+    invariants: Sequence[Invariant] = ()
+    description: str = ""
+    memory_space: Literal["host"] = "host"
+    dtypes: Sequence[CollectiveDtype] = ("f32",)
+    kind: Literal["collective"] = field(default="collective", init=False)
+
+    def validate(self) -> CollectiveDescriptor:
+        n = self.name or "<unnamed collective>"
+        if not isinstance(self.name, str) or not self.name:
+            raise DescriptorError(f"{n}: name must be a non-empty string")
+        if self.memory_space != "host":
+            raise DescriptorError(f"{n}: memory_space = {self.memory_space!r}: collectives are served from 'host'")
+        if isinstance(self.max_world_size, bool) or not isinstance(self.max_world_size, int) or self.max_world_size < 1:
+            raise DescriptorError(f"{n}: max_world_size = {self.max_world_size!r} must be an integer >= 1")
+        for i in self.invariants:
+            _one_of(n, "invariants", i, INVARIANTS)
+        if len(set(self.invariants)) != len(self.invariants):
+            raise DescriptorError(f"{n}: invariants = {list(self.invariants)} names one twice")
+        if "f32" not in self.dtypes:
+            raise DescriptorError(f"{n}: dtypes must hold 'f32' (the battery sends float32 messages)")
+        for d in self.dtypes:
+            _one_of(n, "dtypes", d, COLLECTIVE_DTYPES)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        self.validate()
+        return {
+            "kind": "collective",
+            "name": self.name,
+            "description": self.description,
+            "memory_space": self.memory_space,
+            "dtypes": list(self.dtypes),
+            "reduce_op": "sum",
+            "max_world_size": self.max_world_size,
+            "invariants": list(self.invariants),
+        }
+
+
+Descriptor = Union[SamplerDescriptor, MatmulDescriptor, CollectiveDescriptor]
 
 
 def from_json(obj: dict[str, Any]) -> Descriptor:
@@ -258,4 +312,8 @@ def from_json(obj: dict[str, Any]) -> Descriptor:
         return SamplerDescriptor(**obj, routes=parsed).validate()
     if kind == "matmul":
         return MatmulDescriptor(**obj).validate()
-    raise DescriptorError(f"kind = {kind!r} is not 'sampler' or 'matmul'")
+    if kind == "collective":
+        if obj.pop("reduce_op", "sum") != "sum":
+            raise DescriptorError(f"{obj.get('name')}: reduce_op must be 'sum'")
+        return CollectiveDescriptor(**obj).validate()
+    raise DescriptorError(f"kind = {kind!r} is not 'sampler', 'matmul' or 'collective'")

@@ -4,7 +4,7 @@
 
 where my_subject.py ends in serve(fn, descriptor). The process sends its hello, then
 answers one request at a time until shutdown (docs/subject-protocol.md). The callable
-only computes tokens (or matmul outputs); samplecheck judges them.
+only computes tokens (or matmul outputs, or an all-reduce's result); samplecheck judges them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from . import batch as batch_mod
 from . import shipped
 from ._version import __version__
-from .descriptor import Descriptor, DescriptorError, MatmulDescriptor, SamplerDescriptor
+from .descriptor import CollectiveDescriptor, Descriptor, DescriptorError, MatmulDescriptor, SamplerDescriptor
 from .protocol import (
     PROTOCOL_VERSION,
     SC_ERR_INTERNAL,
@@ -32,8 +32,8 @@ from .protocol import (
     inherited_fds,
 )
 
-# The callable: a SampleBatch (or MatmulProblem) in, tokens (and valid flags) or outputs back,
-# or None after writing the batch's output views itself.
+# The callable: a SampleBatch (MatmulProblem, CollectiveProblem) in, tokens (and valid flags)
+# or outputs back, or None after writing the batch's output views itself.
 Subject = Callable[[Any], Any]
 Pair = tuple[Subject, Descriptor]
 SamplerPair = tuple[Subject, SamplerDescriptor]
@@ -104,13 +104,17 @@ def serve_subjects(subjects: Pairs, unavailable: str | None = None, fds: tuple[i
             message = channel.receive()
             if message is None or message["type"] == "shutdown":
                 return 0
-            if message["type"] not in ("sample", "matmul"):
+            if message["type"] not in _KIND_OF_REQUEST:
                 raise ProtocolError(f"a message of type {message['type']!r}")
             reply = _answer(table, region, message)
         except ProtocolError as e:
             channel.send({"type": "error", "message": f"subject: {e}"})
             return 1
         channel.send(reply)
+
+
+# Each request type, and the kind of subject that answers it.
+_KIND_OF_REQUEST = {"sample": "sampler", "matmul": "matmul", "collective": "collective"}
 
 
 def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +128,7 @@ def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str,
     subject = table.get(str(message.get("subject")))
     if subject is None:
         return _result(call_id, SC_ERR_INVALID_ARGUMENT, f"no subject named {message.get('subject')!r} here")
-    if {"sample": "sampler", "matmul": "matmul"}[message["type"]] != subject.descriptor.kind:
+    if _KIND_OF_REQUEST[message["type"]] != subject.descriptor.kind:
         return _result(
             call_id,
             SC_ERR_INVALID_ARGUMENT,
@@ -133,8 +137,10 @@ def _answer(table: dict[str, _Subject], region: SharedRegion, message: dict[str,
     try:
         if message["type"] == "sample":
             status, text = subject.sample(region, message)
-        else:
+        elif message["type"] == "matmul":
             status, text = subject.matmul(region, message)
+        else:
+            status, text = subject.collective(region, message)
     except batch_mod.SubjectError as e:
         status, text = e.status, f"{subject.descriptor.name}: {e}"
     except ProtocolError:
@@ -211,6 +217,25 @@ class _Subject:
         returned = self.fn(p)
         if returned is not None:
             self._write(arrays["out"], returned, np.uint16, "outputs")
+        return SC_OK, ""
+
+    def collective(self, region: SharedRegion, message: dict[str, Any]) -> tuple[int, str]:
+        assert isinstance(self.descriptor, CollectiveDescriptor)  # _answer routes collective requests here only
+        refused = batch_mod.collective_refusal(self.descriptor, message)
+        if refused is not None:
+            return refused
+        views = batch_mod.collective_views(region, message)
+        p = batch_mod.CollectiveProblem(self.descriptor, message, views)
+        returned = self.fn(p)
+        if returned is not None:
+            result = np.asarray(returned)
+            rows = [result] * p.world_size if result.ndim == 1 else list(result)
+            if len(rows) != p.world_size:
+                raise batch_mod.SubjectError(
+                    SC_ERR_INTERNAL, f"the callable returned {len(rows)} ranks' outputs for {p.world_size} ranks"
+                )
+            for r, out in enumerate(p.outputs):
+                self._write(out, rows[r], np.float32, f"rank {r} outputs")
         return SC_OK, ""
 
     def _write(self, view: np.ndarray, values: Any, dtype: Any, what: str) -> None:

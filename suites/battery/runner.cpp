@@ -403,18 +403,11 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
   return j;
 }
 
-// The descriptor as the subject protocol states it; a collective's (which the protocol does not
-// speak yet) in the same words as the header's fields.
+// The descriptor as the subject protocol states it.
 nlohmann::json descriptor_json(const subject& s) {
   if (s.sampler != nullptr) return protocol::to_json(*s.sampler, "");
   if (s.matmul != nullptr) return protocol::to_json(*s.matmul, "");
-  const sc_collective& c = *s.collective;
-  return {{"kind", "collective"},
-          {"name", c.name},
-          {"description", c.description != nullptr ? c.description : ""},
-          {"max_world_size", c.max_world_size},
-          {"size_invariant", (c.invariants & SC_INVARIANT_SIZE) != 0},
-          {"run_invariant", (c.invariants & SC_INVARIANT_RUN) != 0}};
+  return protocol::to_json(*s.collective, "");
 }
 
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {

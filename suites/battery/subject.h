@@ -1,10 +1,8 @@
-// The one subject model: a sampler or a matmul, in-tree, from a plugin or a process
-// (--exec), or an in-tree collective. Checks say which kind they apply to and make every
-// call through run_call / make_matmul_runner / run_collective; the first two go through the
-// subject's process (subject_process.h): the subject returns outputs only, and this process
-// judges them. In-tree subjects can also be called in-process (--in-process, and the
-// harness's own tests). Collectives are called in-process only: the subject protocol does not
-// speak them yet (docs/subject-protocol.md), so only the in-tree ones are judged.
+// The one subject model: a sampler, a matmul or a collective, in-tree, from a plugin or a
+// process (--exec). Checks say which kind they apply to and make every call through
+// run_call / make_matmul_runner / run_collective, which go through the subject's process
+// (subject_process.h): the subject returns outputs only, and this process judges them.
+// In-tree subjects can also be called in-process (--in-process, and the harness's own tests).
 #pragma once
 
 #include <cstdint>
@@ -107,7 +105,9 @@ uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence);
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s);
 
 // One all-reduce of `inputs` (world_size ranks of count float32 elements) on the subject
-// clock, in this process (harness::call_collective holds it to the ABI's rules).
+// clock, through the subject's process (or in-process without one); both hold it to the
+// ABI's rules (harness::call_collective). A dead, hung or lying process throws
+// harness::subject_failure, which run_check reports.
 harness::collective_reply run_collective(const subject& s,
                                          const std::vector<std::vector<float>>& inputs,
                                          int64_t count);

@@ -5,24 +5,25 @@
 namespace samplecheck::battery {
 namespace {
 
-std::shared_ptr<harness::subject_process> serving(const sc_sampler* s, const sc_matmul* m) {
-  std::vector<const sc_sampler*> samplers;
-  std::vector<const sc_matmul*> matmuls;
-  if (s != nullptr) samplers.push_back(s);
-  if (m != nullptr) matmuls.push_back(m);
+// A forked subject process serving the one subject `subjects` names.
+std::shared_ptr<harness::subject_process> serving(const harness::served_subjects& subjects,
+                                                  const char* name) {
   return harness::subject_process::fork(
-      [samplers, matmuls](int control, int shm) {
-        return harness::serve(control, shm, samplers, matmuls);
-      },
-      std::string("the subject process of ") + (s != nullptr ? s->name : m->name),
-      kDefaultHandshakeTimeout_s);
+      [subjects](int control, int shm) { return harness::serve(control, shm, subjects); },
+      std::string("the subject process of ") + name, kDefaultHandshakeTimeout_s);
 }
 
 }  // namespace
 
-subject hosted(const sc_sampler& s) { return {.sampler = &s, .process = serving(&s, nullptr)}; }
-subject hosted(const sc_matmul& m) { return {.matmul = &m, .process = serving(nullptr, &m)}; }
-subject hosted(const sc_collective& c) { return {.collective = &c, .process = nullptr}; }
+subject hosted(const sc_sampler& s) {
+  return {.sampler = &s, .process = serving({.samplers = {&s}}, s.name)};
+}
+subject hosted(const sc_matmul& m) {
+  return {.matmul = &m, .process = serving({.matmuls = {&m}}, m.name)};
+}
+subject hosted(const sc_collective& c) {
+  return {.collective = &c, .process = serving({.collectives = {&c}}, c.name)};
+}
 
 void subject_roster::add_in_tree() {
   for (const sc_sampler* s : registry::in_tree_samplers()) subjects_.push_back(hosted(*s));
@@ -36,10 +37,12 @@ std::vector<const subject*> subject_roster::add_process(
   std::vector<const subject*> added;
   for (const auto& d : p->descriptors()) {
     subject s{.process = p, .plugin = plugin, .exec = exec};
-    if (d->is_sampler)
+    if (d->kind == protocol::subject_kind::sampler)
       s.sampler = &d->sampler;
-    else
+    else if (d->kind == protocol::subject_kind::matmul)
       s.matmul = &d->matmul;
+    else
+      s.collective = &d->collective;
     subjects_.push_back(std::move(s));
     added.push_back(&subjects_.back());
   }

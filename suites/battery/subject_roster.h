@@ -21,13 +21,12 @@ inline constexpr double kDefaultHandshakeTimeout_s = 300;
 // served by a forked subject process, started at its first call.
 subject hosted(const sc_sampler& s);
 subject hosted(const sc_matmul& m);
-// A collective is served in this process (the subject protocol does not speak them yet).
 subject hosted(const sc_collective& c);
 
 class subject_roster {
  public:
-  // Each in-tree sampler and matmul in a process of its own, started at its first call; the
-  // in-tree collectives in this process.
+  // Each in-tree sampler, matmul and collective in a process of its own, started at its
+  // first call.
   void add_in_tree();
   // Starts the subject process and adds the subjects of its hello, in its order. Throws
   // harness::subject_failure when the process gives no usable hello (the plugin's

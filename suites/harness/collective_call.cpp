@@ -12,16 +12,14 @@
 namespace samplecheck::harness {
 namespace {
 
-// The outputs are held as bits: a NaN sentinel or canary compares unequal to itself as a float.
-constexpr uint32_t kCanary = 0x7fa5a5a5u;
-
 // After an SC_OK call: the guards, the unwritten sentinels, then every rank against rank 0.
 std::string find_fault(const std::vector<std::vector<uint32_t>>& outputs, int64_t count) {
   const auto n = static_cast<size_t>(count);
   for (size_t r = 0; r < outputs.size(); ++r) {
     const std::string name = fmt::format("outputs[{}]", r);
     const std::span<const uint32_t> guards(outputs[r].data() + n, kGuardRows);
-    if (std::string touched = touched_guard(guards, n, kCanary, name.c_str()); !touched.empty())
+    if (std::string touched = touched_guard(guards, n, kCollectiveCanaryBits, name.c_str());
+        !touched.empty())
       return touched;
     for (size_t i = 0; i < n; ++i)
       if (outputs[r][i] == kUnwrittenCollectiveBits)
@@ -69,8 +67,8 @@ collective_reply call_collective(const sc_collective& c,
       throw std::invalid_argument(
           fmt::format("inputs[{}] holds {} elements, count is {}", r, inputs[r].size(), count));
     in[r] = inputs[r].data();
-    outputs.push_back(
-        guarded_buffer(static_cast<size_t>(count), kUnwrittenCollectiveBits, kCanary));
+    outputs.push_back(guarded_buffer(static_cast<size_t>(count), kUnwrittenCollectiveBits,
+                                     kCollectiveCanaryBits));
   }
   for (auto& o : outputs) out.push_back(o.data());
   sc_collective_problem p{};
@@ -81,9 +79,17 @@ collective_reply call_collective(const sc_collective& c,
   p.inputs = in.data();
   p.outputs = out.data();
   char error[512] = "";
+  const sc_status status = c.run(c.context, &p, error, sizeof error);
+  error[sizeof error - 1] = '\0';
+  return finish_collective(status, error, outputs, count);
+}
+
+collective_reply finish_collective(sc_status status, std::string message,
+                                   const std::vector<std::vector<uint32_t>>& outputs,
+                                   int64_t count) {
   collective_reply reply;
-  reply.status = c.run(c.context, &p, error, sizeof error);
-  reply.message = error;
+  reply.status = status;
+  reply.message = std::move(message);
   if (reply.status != SC_OK) return reply;
   reply.fault = find_fault(outputs, count);
   reply.out.resize(static_cast<size_t>(count));

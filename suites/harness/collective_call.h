@@ -15,6 +15,9 @@ namespace samplecheck::harness {
 
 // What a collective output holds before the call: a NaN no sum of finite inputs gives.
 inline constexpr uint32_t kUnwrittenCollectiveBits = 0x7fc0dead;
+// The guard rows after each rank's output; held as bits, since a NaN compares unequal to
+// itself as a float.
+inline constexpr uint32_t kCollectiveCanaryBits = 0x7fa5a5a5u;
 
 struct collective_reply {
   sc_status status = SC_OK;
@@ -29,6 +32,14 @@ struct collective_reply {
 // process, so it must live in host memory.
 collective_reply call_collective(const sc_collective& c,
                                  const std::vector<std::vector<float>>& inputs, int64_t count);
+
+// The reply of a call that returned `status`: on SC_OK, the guards of every rank's output
+// (count elements, then kGuardRows canaries), an element left unwritten, or a rank whose
+// bits differ from rank 0's (the fault), and rank 0's count elements. The in-process call
+// and the subject process's (subject_process.h) both end in it.
+collective_reply finish_collective(sc_status status, std::string message,
+                                   const std::vector<std::vector<uint32_t>>& outputs,
+                                   int64_t count);
 
 // "" when the problem keeps the header's rules for `c`, else why not, naming the field.
 std::string problem_violation(const sc_collective& c, int32_t world_size, int64_t count,

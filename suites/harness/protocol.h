@@ -1,7 +1,7 @@
 // The subject-process protocol, version 1 (docs/subject-protocol.md): frames on the
 // control socket, the shared region, and descriptors as they travel in the hello. Both
 // ends use it: subject_process.h (samplecheck's side) and subject_server.h (a subject
-// served from an sc_sampler / sc_matmul).
+// served from an sc_sampler / sc_matmul / sc_collective).
 #pragma once
 
 #include <cstddef>
@@ -69,13 +69,16 @@ struct region_layout {
   nlohmann::json place(size_t count, size_t element_size);
 };
 
-// A descriptor received in a hello, behind an sc_sampler or an sc_matmul whose strings
-// and arrays it owns. Its call pointer refuses: a process subject is called through its
-// process. Not movable: the descriptor points into itself.
+enum class subject_kind { sampler, matmul, collective };
+
+// A descriptor received in a hello, behind an sc_sampler, sc_matmul or sc_collective whose
+// strings and arrays it owns. Its call pointer refuses: a process subject is called through
+// its process. Not movable: the descriptor points into itself.
 struct descriptor {
-  bool is_sampler = true;
+  subject_kind kind = subject_kind::sampler;
   sc_sampler sampler{};
   sc_matmul matmul{};
+  sc_collective collective{};
   std::string name, description, unavailable;
   std::vector<std::string> launch_config_names;
   std::vector<int64_t> batch_thresholds;
@@ -88,10 +91,11 @@ struct descriptor {
   descriptor& operator=(const descriptor&) = delete;
 };
 
-// The hello's entry for an sc_sampler / sc_matmul (section 3). `unavailable`: why it
-// cannot run in this process, or empty.
+// The hello's entry for an sc_sampler / sc_matmul / sc_collective (section 3).
+// `unavailable`: why it cannot run in this process, or empty.
 nlohmann::json to_json(const sc_sampler& s, const std::string& unavailable);
 nlohmann::json to_json(const sc_matmul& m, const std::string& unavailable);
+nlohmann::json to_json(const sc_collective& c, const std::string& unavailable);
 // Parses one entry; throws std::invalid_argument naming the subject and the field, for a
 // missing or mistyped field and for every refusal of the plugin loader (registry.h).
 std::unique_ptr<descriptor> from_json(const nlohmann::json& entry);

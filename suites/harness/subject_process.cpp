@@ -351,7 +351,8 @@ nlohmann::json subject_process::request(nlohmann::json message) {
 
 call_status subject_process::sample(const std::string& name, sample_call& original) {
   const protocol::descriptor& d = find(name);
-  if (!d.is_sampler) throw std::invalid_argument(name + " is a matmul, not a sampler");
+  if (d.kind != protocol::subject_kind::sampler)
+    throw std::invalid_argument(name + " is not a sampler");
   if (call_status refused = refuse_undeclared(d.sampler, original); !refused.ok()) return refused;
   const registry::sampler_contracts contracts = registry::contracts_of(d.sampler);
   const bool by_output_row = contracts.parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
@@ -411,7 +412,8 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
 subject_process::matmul_reply subject_process::matmul(const std::string& name,
                                                       const matmul_request& q) {
   const protocol::descriptor& d = find(name);
-  if (d.is_sampler) throw std::invalid_argument(name + " is a sampler, not a matmul");
+  if (d.kind != protocol::subject_kind::matmul)
+    throw std::invalid_argument(name + " is not a matmul");
   const auto cells = static_cast<size_t>(q.m * q.n);
   protocol::region_layout layout;
   nlohmann::json arrays;

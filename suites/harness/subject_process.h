@@ -2,8 +2,8 @@
 // subject in a child process, started by exec (--exec CMD) or by fork (an in-tree
 // subject or a plugin, served by subject_server.h in the child), reached through one
 // control socket and one shared region. Every call a check makes on a process subject
-// goes through sample() or matmul(); the child returns outputs only and every judgement
-// is made here.
+// goes through sample(), matmul() or collective(); the child returns outputs only and every
+// judgement is made here.
 //
 // Whatever goes wrong with the child (crash, hang, exit, a malformed reply) throws
 // subject_failure, which is deliberately not a std::exception: a check's own error
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "suites/harness/call.h"
+#include "suites/harness/collective_call.h"
 #include "suites/harness/host_call.h"
 #include "suites/harness/protocol.h"
 
@@ -90,6 +91,12 @@ class subject_process {
     std::vector<uint16_t> out;  // m * n outputs, then kGuardRows canaries
   };
   matmul_reply matmul(const std::string& name, const matmul_request& request);
+
+  // One all-reduce of `inputs` (world_size ranks of count float32 elements), held to the
+  // rules call_collective holds an in-process call to (subject_collective.cpp), and the
+  // inputs, which the subject only reads, compared with what was sent.
+  collective_reply collective(const std::string& name,
+                              const std::vector<std::vector<float>>& inputs, int64_t count);
 
   // Sends shutdown and reaps the child (killing it after 5 s); the next call restarts it.
   void stop();

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "kernels/registry/registry.h"
+#include "suites/harness/collective_call.h"
 #include "suites/harness/guard.h"
 #include "suites/harness/host_call.h"
 #include "suites/harness/matmul_call.h"
@@ -49,9 +50,35 @@ class request_reader {
       if (required) throw bad_frame(fmt::format("request: array {} is missing", field));
       return nullptr;
     }
-    const nlohmann::json& a = arrays[field];
-    if (!a.contains("at") || !a["at"].is_number_unsigned() || !a.contains("count") ||
-        !a["count"].is_number_unsigned())
+    return place<T>(field, arrays[field], extra);
+  }
+  size_t count(const char* field) const { return q_["arrays"][field]["count"].get<size_t>(); }
+  // A list of one array a rank (a collective's inputs / outputs): `ranks` entries of `count`
+  // elements each, every one inside the region.
+  template <class T>
+  std::vector<T*> rank_arrays(const char* field, int64_t ranks, int64_t count, size_t extra) const {
+    const nlohmann::json& arrays = q_.at("arrays");
+    if (!arrays.contains(field) || !arrays[field].is_array() ||
+        static_cast<int64_t>(arrays[field].size()) != ranks)
+      throw bad_frame(
+          fmt::format("request: array {} is not a list of world_size = {} arrays", field, ranks));
+    std::vector<T*> out;
+    for (size_t r = 0; r < arrays[field].size(); ++r) {
+      const std::string name = fmt::format("{}[{}]", field, r);
+      const nlohmann::json& a = arrays[field][r];
+      if (!a.is_object() || !a.contains("count") || a["count"] != count)
+        throw bad_frame(
+            fmt::format("request: array {} does not hold count = {} elements", name, count));
+      out.push_back(place<T>(name, a, extra));
+    }
+    return out;
+  }
+
+ private:
+  template <class T>
+  T* place(const std::string& field, const nlohmann::json& a, size_t extra) const {
+    if (!a.is_object() || !a.contains("at") || !a["at"].is_number_unsigned() ||
+        !a.contains("count") || !a["count"].is_number_unsigned())
       throw bad_frame(fmt::format("request: array {} has no unsigned at and count", field));
     const size_t at = a["at"].get<size_t>(), count = a["count"].get<size_t>() + extra;
     if (at % alignof(T) != 0 || at > shm_.size() || count > (shm_.size() - at) / sizeof(T))
@@ -61,9 +88,7 @@ class request_reader {
                       field, count, at, shm_.size()));
     return reinterpret_cast<T*>(shm_.data() + at);
   }
-  size_t count(const char* field) const { return q_["arrays"][field]["count"].get<size_t>(); }
 
- private:
   const nlohmann::json& q_;
   protocol::shared_region& shm_;
 };
@@ -149,12 +174,12 @@ sc_status matmul_on_device(const sc_matmul& m, sc_matmul_problem p, uint64_t gen
 
 class server {
  public:
-  server(int control, int shm, std::vector<const sc_sampler*> samplers,
-         std::vector<const sc_matmul*> matmuls)
+  server(int control, int shm, served_subjects subjects)
       : control_(control),
         shm_(shm),
-        samplers_(std::move(samplers)),
-        matmuls_(std::move(matmuls)) {}
+        samplers_(std::move(subjects.samplers)),
+        matmuls_(std::move(subjects.matmuls)),
+        collectives_(std::move(subjects.collectives)) {}
 
   int run() {
     nlohmann::json subjects = nlohmann::json::array();
@@ -162,6 +187,8 @@ class server {
       subjects.push_back(protocol::to_json(*s, why_not(s->memory_space)));
     for (const sc_matmul* m : matmuls_)
       subjects.push_back(protocol::to_json(*m, why_not(m->memory_space)));
+    for (const sc_collective* c : collectives_)
+      subjects.push_back(protocol::to_json(*c, why_not_collective(*c)));
     if (!protocol::send_frame(
             control_,
             {{"type", "hello"}, {"protocol", protocol::kVersion}, {"subjects", subjects}}))
@@ -177,9 +204,10 @@ class server {
       if (type == "shutdown") return 0;
       nlohmann::json reply;
       try {
-        reply = type == "sample"   ? sample(q)
-                : type == "matmul" ? matmul(q)
-                                   : throw bad_frame("unknown request type " + type);
+        reply = type == "sample"       ? sample(q)
+                : type == "matmul"     ? matmul(q)
+                : type == "collective" ? collective(q)
+                                       : throw bad_frame("unknown request type " + type);
       } catch (const std::exception& e) {
         return error_frame(e.what());
       }
@@ -193,6 +221,15 @@ class server {
   static std::string why_not(int32_t memory_space) {
     std::string why;
     return memory_space_available(memory_space, &why) ? std::string() : why;
+  }
+
+  // A collective's ranks arrive as buffers of the region: a device collective would need
+  // them copied to its devices, which this host does not do yet.
+  static std::string why_not_collective(const sc_collective& c) {
+    return c.memory_space == SC_MEMORY_HOST
+               ? std::string()
+               : "the subject host serves collectives in host memory only: it does not copy a "
+                 "collective's ranks to a device";
   }
 
   int error_frame(const std::string& message) {
@@ -269,10 +306,42 @@ class server {
     return {{"status", st}, {"message", error}};
   }
 
+  // The fields of a collective request (section 4), each checked; a problem the header makes
+  // the collective refuse is refused here for it, so a plugin is never handed one.
+  nlohmann::json collective(const nlohmann::json& q) {
+    const sc_collective& c = *by_name(collectives_, q);
+    const request_reader r(q, shm_);
+    const int64_t world = r.integer("world_size"), count = r.integer("count");
+    const std::string dtype = q.value("dtype", std::string());
+    if (dtype != "f32")
+      throw bad_frame(
+          fmt::format("request: field dtype is \"{}\", not \"f32\" (a collective "
+                      "request carries float32 messages)",
+                      protocol::printable(dtype)));
+    const auto ranks = static_cast<int32_t>(std::clamp<int64_t>(world, 0, INT32_MAX));
+    if (std::string why = problem_violation(c, ranks, count, SC_DTYPE_F32); !why.empty())
+      return {{"status", SC_ERR_INVALID_ARGUMENT}, {"message", why}};
+    if (!why_not_collective(c).empty())
+      return {{"status", SC_ERR_UNSUPPORTED}, {"message", why_not_collective(c)}};
+    const std::vector<const float*> in = r.rank_arrays<const float>("inputs", world, count, 0);
+    const std::vector<float*> out = r.rank_arrays<float>("outputs", world, count, 0);
+    const std::vector<const void*> inputs(in.begin(), in.end());
+    const std::vector<void*> outputs(out.begin(), out.end());
+    sc_collective_problem p{};
+    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
+    p.world_size = ranks, p.dtype = SC_DTYPE_F32, p.count = count;
+    p.inputs = inputs.data(), p.outputs = outputs.data();
+    char error[1024] = {0};
+    const sc_status st = c.run(c.context, &p, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    return {{"status", st}, {"message", error}};
+  }
+
   int control_;
   protocol::shared_region shm_;
   std::vector<const sc_sampler*> samplers_;
   std::vector<const sc_matmul*> matmuls_;
+  std::vector<const sc_collective*> collectives_;
 #ifdef SAMPLECHECK_HAVE_CUDA
   device_operands device_operands_;
 #endif
@@ -285,29 +354,34 @@ int refuse(int control_fd, const std::string& message) {
 
 }  // namespace
 
-int serve(int control_fd, int shm_fd, const std::vector<const sc_sampler*>& samplers,
-          const std::vector<const sc_matmul*>& matmuls) {
-  return server(control_fd, shm_fd, samplers, matmuls).run();
+int serve(int control_fd, int shm_fd, const served_subjects& subjects) {
+  return server(control_fd, shm_fd, subjects).run();
 }
 
 int serve_plugin(int control_fd, int shm_fd, const std::string& path) {
   const registry::plugin_load_result loaded = registry::load_plugin(path);
   if (!loaded.ok()) return refuse(control_fd, loaded.error);
-  return serve(control_fd, shm_fd, loaded.library->samplers(), loaded.library->matmuls());
+  return serve(
+      control_fd, shm_fd,
+      {loaded.library->samplers(), loaded.library->matmuls(), loaded.library->collectives()});
 }
 
 int serve_in_tree(int control_fd, int shm_fd, const std::vector<std::string>& names) {
-  std::vector<const sc_sampler*> samplers;
-  std::vector<const sc_matmul*> matmuls;
+  const auto asked = [&](const char* name) {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+  };
+  served_subjects subjects;
   for (const sc_sampler* s : registry::in_tree_samplers())
-    if (names.empty() || std::find(names.begin(), names.end(), s->name) != names.end())
-      samplers.push_back(s);
+    if (asked(s->name)) subjects.samplers.push_back(s);
   for (const sc_matmul* m : registry::in_tree_matmuls())
-    if (names.empty() || std::find(names.begin(), names.end(), m->name) != names.end())
-      matmuls.push_back(m);
-  if (samplers.size() + matmuls.size() < std::max<size_t>(names.size(), 1))
+    if (asked(m->name)) subjects.matmuls.push_back(m);
+  for (const sc_collective* c : registry::in_tree_collectives())
+    if (asked(c->name)) subjects.collectives.push_back(c);
+  const size_t found =
+      subjects.samplers.size() + subjects.matmuls.size() + subjects.collectives.size();
+  if (found < std::max<size_t>(names.size(), 1))
     return refuse(control_fd, "an unknown in-tree subject name among the ones asked for");
-  return serve(control_fd, shm_fd, samplers, matmuls);
+  return serve(control_fd, shm_fd, subjects);
 }
 
 bool descriptors_from_environment(int& control_fd, int& shm_fd, std::string& why) {
