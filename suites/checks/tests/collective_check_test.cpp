@@ -2,8 +2,14 @@
 // the ring (which declares run invariance only) is n/a for message_invariance and fails it
 // when judged anyway, X13 is killed by it; and the harness's rules for every collective call
 // (the problem checked before the call, every rank's bits equal, every element written).
+// in_tree() and hosted() serve a collective from a subject process, as a run does; the
+// verdicts through it are compared with an in-process call's, and a process that crashes,
+// overruns an output or writes an input fails the check.
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/collective/cpu_collectives.h"
@@ -186,4 +192,70 @@ TEST_CASE("tp_invariance: the tree passes; rank order and the ring fail when jud
     CHECK_THAT(o.detail, Contains("TP 4: layer output row"));
     CHECK(o.repro["expected_bits"] != o.repro["actual_bits"]);
   }
+}
+
+namespace {
+// Every verdict of the quick battery, by check.
+std::map<std::string, verdict> verdicts(const battery_report& r) {
+  std::map<std::string, verdict> out;
+  for (const auto& c : r.checks) out[c.check] = c.result;
+  return out;
+}
+// Aborts the subject process on its first call.
+sc_status crashing(void*, const sc_collective_problem*, char*, size_t) { std::abort(); }
+// Writes one element past the end of every rank's output.
+sc_status overrunning(void*, const sc_collective_problem* p, char*, size_t) {
+  for (int32_t r = 0; r < p->world_size; ++r)
+    for (int64_t i = 0; i <= p->count; ++i) static_cast<float*>(p->outputs[r])[i] = 0;
+  return SC_OK;
+}
+// Adds one to rank 0's input before summing it: an input the subject only reads, changed.
+sc_status scribbling(void*, const sc_collective_problem* p, char*, size_t) {
+  auto* first = const_cast<float*>(static_cast<const float*>(p->inputs[0]));
+  for (int64_t i = 0; i < p->count; ++i) first[i] += 1.0f;
+  for (int32_t r = 0; r < p->world_size; ++r)
+    for (int64_t i = 0; i < p->count; ++i) static_cast<float*>(p->outputs[r])[i] = first[i];
+  return SC_OK;
+}
+}  // namespace
+
+TEST_CASE("through the subject process a collective gets the verdicts it gets in-process",
+          "[battery][collective]") {
+  for (const char* name : {"cpu.allreduce.fixed_order", "cpu.allreduce.tree", "cpu.allreduce.ring",
+                           "cpu.allreduce.fixed_order:X13"}) {
+    const subject served = in_tree(name);
+    REQUIRE(served.process != nullptr);
+    const subject here{.collective = served.collective, .process = nullptr};
+    const battery_report through = run(served, quick_budget()), local = run(here, quick_budget());
+    CAPTURE(name, format_report(through, false));
+    CHECK(verdicts(through) == verdicts(local));
+    const bool mutant = std::string_view(name).ends_with(":X13");
+    CHECK(through.passed() == !mutant);
+    if (mutant)
+      CHECK(row(through, "message_invariance").detail == row(local, "message_invariance").detail);
+  }
+}
+
+TEST_CASE("a collective's process that crashes, overruns or writes its inputs fails the check",
+          "[battery][collective]") {
+  // A crash is the check's FAIL, and the run goes on (run_check catches the process's end).
+  const sc_collective crash = fake("test.crash", crashing);
+  run_options o;
+  o.budget = quick_budget();
+  o.checks = {"run_to_run", "message_invariance"};
+  const battery_report died =
+      run_battery(hosted(crash), o, [](std::string_view) { return nullptr; });
+  CAPTURE(format_report(died, false));
+  for (const char* check : {"run_to_run", "message_invariance"}) {
+    CHECK(row(died, check).result == verdict::fail);
+    CHECK_THAT(row(died, check).detail, Contains("signal"));
+  }
+  const sc_collective over = fake("test.overrun", overrunning);
+  const check_outcome overran = run_anyway("run_to_run", hosted(over));
+  CHECK(overran.exact_failure);
+  CHECK_THAT(overran.detail, Contains("wrote past the end of outputs[0]"));
+  const sc_collective scribble = fake("test.scribble", scribbling);
+  const check_outcome wrote = run_anyway("run_to_run", hosted(scribble));
+  CHECK(wrote.exact_failure);
+  CHECK_THAT(wrote.detail, Contains("inputs[0] element 0 changed"));
 }
