@@ -13,7 +13,9 @@ import struct
 import sys
 import time
 
-from samplecheck_subject import numpy_samplers
+import numpy as np
+
+from samplecheck_subject import numpy_collectives, numpy_samplers
 
 FAULTS = ("raise", "exit0", "hang", "garbage", "out_of_range", "scribble")
 _correct = numpy_samplers.make(None)
@@ -67,3 +69,38 @@ routes_unwritten = numpy_samplers.make(None)
 def subjects():
     inputs = os.environ.get("SAMPLECHECK_TEST_INPUTS", "preserved")
     return [(faulty, numpy_samplers.descriptor(name="test.faulty", inputs=inputs))]
+
+
+# The collective's faults on the first request of a run (the others answered in rank order):
+# raise, exit0 and hang as above; short returns one element too few, disagree gives rank 1
+# other bits than rank 0, unwritten writes every output but its last element itself.
+COLLECTIVE_FAULTS = ("raise", "exit0", "hang", "short", "disagree", "unwritten")
+
+
+def faulty_collective(p):
+    fault = os.environ["SAMPLECHECK_TEST_FAULT"]
+    result = numpy_collectives.fixed_order(p)
+    if not _first_request_of_run():
+        return result
+    if fault == "raise":
+        raise RuntimeError("planted: the subject raised inside its first batch")
+    if fault == "exit0":
+        sys.stdout.flush()
+        os._exit(0)  # mid-call, before any reply
+    if fault == "hang":
+        time.sleep(3600)
+    if fault == "short":
+        return result[:-1]
+    if fault == "disagree":
+        ranks = np.stack([result] * p.world_size)
+        ranks[1, 0] = np.nextafter(ranks[1, 0], np.float32(np.inf))
+        return ranks
+    if fault == "unwritten":
+        for out in p.outputs:
+            out[:-1] = result[:-1]
+        return None
+    raise ValueError(f"unknown fault {fault!r}; known: {', '.join(COLLECTIVE_FAULTS)}")
+
+
+def collective_subjects():
+    return [(faulty_collective, numpy_collectives.FIXED_ORDER)]

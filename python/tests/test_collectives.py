@@ -1,6 +1,8 @@
 """Python all-reduces judged by samplecheck through `qualify --exec` (needs $SAMPLECHECK_BIN):
-the collective request of the subject protocol, its descriptor's declared invariants, and the
-mutant killed by the check its planted defect breaks."""
+the collective request of the subject protocol, its descriptor's declared invariants, the
+mutant killed by the check its planted defect breaks, and a collective that raises, exits,
+hangs, returns too few elements, gives ranks other bits or leaves an element unwritten on its
+first request: that check fails and the battery goes on."""
 
 import json
 import shlex
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import subject_command
+from faulty_subjects import COLLECTIVE_FAULTS
 from protocol_host import Host, python_subject
 from samplecheck_subject import CollectiveDescriptor, DescriptorError
 from samplecheck_subject.descriptor import from_json
@@ -127,3 +130,26 @@ def test_the_python_server_answers_a_collective_request_and_names_bad_fields():
         reply, _, _ = collective(h, 2, 4, **override)
         assert reply["type"] == "error" and named in reply["message"], reply
         h.close()
+
+
+COLLECTIVE_FAULT_TEXT = {
+    "raise": "planted: the subject raised",
+    "exit0": "status 0",
+    "hang": "TIMEOUT",
+    "short": "the callable returned 63 rank 0 outputs for 64 outputs",
+    "disagree": "the ranks disagree: element 0 of rank 1",
+    "unwritten": "outputs[0] element 63 was left unwritten",
+}
+
+
+@pytest.mark.parametrize("fault", COLLECTIVE_FAULTS)
+def test_a_faulty_collective_fails_one_check_and_the_battery_continues(run_qualify, tmp_path, fault):
+    env = {"SAMPLECHECK_TEST_FAULT": fault, "SAMPLECHECK_TEST_FAULT_STATE": str(tmp_path / "requests")}
+    command = subject_command("faulty_subjects:collective_subjects")
+    status, table = run_qualify(command, "--budget", "quick", "--timeout", "5", env=env, timeout=300)
+    assert status == 1, table
+    rows = [line.split() for line in table.splitlines() if line[:1].strip()]
+    verdicts = {row[0]: row[1] for row in rows if row[0] in ("message_invariance", "run_to_run")}
+    assert verdicts["message_invariance"] in ("FAIL", "TIMEOUT"), table  # the first request met the fault
+    assert verdicts["run_to_run"] == "pass", table  # a fresh process judged the next check
+    assert COLLECTIVE_FAULT_TEXT[fault] in table, table
