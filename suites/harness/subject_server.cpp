@@ -45,7 +45,7 @@ class request_reader {
   // `extra`: elements past count the server may touch (the guard rows of an output).
   template <class T>
   T* array(const char* field, bool required, size_t extra = 0) const {
-    const nlohmann::json& arrays = q_.at("arrays");
+    const nlohmann::json& arrays = all_arrays();
     if (!arrays.contains(field) || arrays[field].is_null()) {
       if (required) throw bad_frame(fmt::format("request: array {} is missing", field));
       return nullptr;
@@ -57,7 +57,7 @@ class request_reader {
   // elements each, every one inside the region.
   template <class T>
   std::vector<T*> rank_arrays(const char* field, int64_t ranks, int64_t count, size_t extra) const {
-    const nlohmann::json& arrays = q_.at("arrays");
+    const nlohmann::json& arrays = all_arrays();
     if (!arrays.contains(field) || !arrays[field].is_array() ||
         static_cast<int64_t>(arrays[field].size()) != ranks)
       throw bad_frame(
@@ -75,6 +75,11 @@ class request_reader {
   }
 
  private:
+  const nlohmann::json& all_arrays() const {
+    if (!q_.contains("arrays") || !q_["arrays"].is_object())
+      throw bad_frame("request: field arrays is missing or not an object");
+    return q_["arrays"];
+  }
   template <class T>
   T* place(const std::string& field, const nlohmann::json& a, size_t extra) const {
     if (!a.is_object() || !a.contains("at") || !a["at"].is_number_unsigned() ||
@@ -312,12 +317,11 @@ class server {
     const sc_collective& c = *by_name(collectives_, q);
     const request_reader r(q, shm_);
     const int64_t world = r.integer("world_size"), count = r.integer("count");
-    const std::string dtype = q.value("dtype", std::string());
-    if (dtype != "f32")
+    if (!q.contains("dtype") || q["dtype"] != "f32")
       throw bad_frame(
-          fmt::format("request: field dtype is \"{}\", not \"f32\" (a collective "
-                      "request carries float32 messages)",
-                      protocol::printable(dtype)));
+          fmt::format("request: field dtype is {}, not \"f32\" (a collective request carries "
+                      "float32 messages)",
+                      q.contains("dtype") ? protocol::printable(q["dtype"].dump()) : "missing"));
     const auto ranks = static_cast<int32_t>(std::clamp<int64_t>(world, 0, INT32_MAX));
     if (std::string why = problem_violation(c, ranks, count, SC_DTYPE_F32); !why.empty())
       return {{"status", SC_ERR_INVALID_ARGUMENT}, {"message", why}};

@@ -145,13 +145,17 @@ TEST_CASE("the server answers a collective request, each malformed field named",
   q = two_ranks(), q["count"] = "4";
   CHECK_THAT(error_of(q), Contains("field count is missing or not an integer"));
   q = two_ranks(), q["dtype"] = "bf16";
-  CHECK_THAT(error_of(q), Contains("field dtype is \"bf16\""));
+  CHECK_THAT(error_of(q), Contains("field dtype is \"bf16\", not \"f32\""));
+  q = two_ranks(), q["dtype"] = 1;
+  CHECK_THAT(error_of(q), Contains("field dtype is 1, not \"f32\""));
   q = two_ranks(), q["arrays"]["inputs"].erase(1);
   CHECK_THAT(error_of(q), Contains("array inputs is not a list of world_size = 2 arrays"));
   q = two_ranks(), q["arrays"]["outputs"][1]["count"] = 3;
   CHECK_THAT(error_of(q), Contains("array outputs[1] does not hold count = 4 elements"));
   q = two_ranks(), q["arrays"]["outputs"][1]["at"] = 250;
   CHECK_THAT(error_of(q), Contains("array outputs[1] (4 elements at 250) is not inside"));
+  q = two_ranks(), q.erase("arrays");
+  CHECK_THAT(error_of(q), Contains("field arrays is missing or not an object"));
   q = two_ranks(), q["subject"] = "cpu.allreduce.none";
   CHECK_THAT(error_of(q), Contains("no subject named 'cpu.allreduce.none'"));
 
