@@ -109,10 +109,11 @@ def _checks(identity: tuple[str, int]) -> tuple[tuple[str, str], ...]:
         raise RuntimeError(
             f"{identity[0]} qualify --list gave no check list (exit {done.returncode}): {done.stderr.strip()[-500:]}"
         )
-    rows = (re.match(r"\s+(\S+)\s+(sampler|matmul)\s", line) for line in listed.splitlines())
+    rows = (re.match(r"\s+(\S+)\s+(sampler|matmul|collective)\s", line) for line in listed.splitlines())
     return tuple((m.group(1), m.group(2)) for m in rows if m)
 
 
 def check_names(binary: str, kind: SubjectKind) -> list[str]:
-    """The checks this samplecheck runs on a subject of `kind` ("sampler" or "matmul"), in its order."""
+    """The checks this samplecheck runs on a subject of `kind` ("sampler", "matmul" or "collective"),
+    in its order."""
     return [name for name, k in _checks(_identity(binary)) if k == kind]

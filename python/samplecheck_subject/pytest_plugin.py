@@ -71,7 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "samplecheck(kind='sampler', checks=None): the checks a test using the qualify fixture "
-        "is split into (kind 'matmul' for a matmul subject; checks: a subset, by name)",
+        "is split into (kind 'matmul' for a matmul subject, 'collective' for an all-reduce; checks: a "
+        "subset, by name)",
     )
     config.stash[_STATE] = _State()
 
@@ -261,8 +262,9 @@ def _verdict(
         pytest.skip(f"{check} n/a: " + "; ".join(dict.fromkeys(row.detail for row in verdict.rows)))
     if verdict.state == "missing":
         _fail(
-            f"samplecheck judged no {check} on {descriptor.name} ({descriptor.kind}; a matmul test needs "
-            f"@pytest.mark.samplecheck(kind='matmul')); exit {result.returncode}:\n{result.output.strip()[-2000:]}"
+            f"samplecheck judged no {check} on {descriptor.name} ({descriptor.kind}; a matmul or "
+            f"collective test needs @pytest.mark.samplecheck(kind='matmul') or kind='collective'); "
+            f"exit {result.returncode}:\n{result.output.strip()[-2000:]}"
         )
     return result
 

@@ -5,13 +5,15 @@ hangs, returns too few elements, gives ranks other bits or leaves an element unw
 first request: that check fails and the battery goes on."""
 
 import json
+import os
 import shlex
 
 import numpy as np
 import pytest
 
-from conftest import subject_command
+from conftest import HERE, PLUGIN_ARGS, subject_command
 from faulty_subjects import COLLECTIVE_FAULTS
+from installed.inner_pytest import run_pytest
 from protocol_host import Host, python_subject
 from samplecheck_subject import CollectiveDescriptor, DescriptorError
 from samplecheck_subject.descriptor import from_json
@@ -153,3 +155,16 @@ def test_a_faulty_collective_fails_one_check_and_the_battery_continues(run_quali
     assert verdicts["message_invariance"] in ("FAIL", "TIMEOUT"), table  # the first request met the fault
     assert verdicts["run_to_run"] == "pass", table  # a fresh process judged the next check
     assert COLLECTIVE_FAULT_TEXT[fault] in table, table
+
+
+def test_the_pytest_plugin_gives_a_collective_one_item_per_check(samplecheck_bin, tmp_path):
+    case = os.path.join(HERE, "plugin_cases", "test_collective_cases.py")
+    env = dict(os.environ, SAMPLECHECK_BIN=samplecheck_bin)
+    args = ("-rA", "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "tmp"))
+    done = run_pytest(*PLUGIN_ARGS, *args, "-o", f"cache_dir={tmp_path / 'cache'}", case, cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout
+    for item in ("test_fixed_order[message_invariance]", "test_fixed_order[run_to_run]"):
+        assert f"PASSED ::{item}" in done.stdout, done.stdout
+    assert "SKIPPED" in done.stdout and "tp_invariance n/a" in done.stdout, done.stdout
+    assert "FAILED ::test_size_switch[message_invariance]" in done.stdout, done.stdout
+    assert "message_invariance FAIL: world_size 4, count 2048" in done.stdout, done.stdout

@@ -259,3 +259,16 @@ TEST_CASE("a collective's process that crashes, overruns or writes its inputs fa
   CHECK(wrote.exact_failure);
   CHECK_THAT(wrote.detail, Contains("inputs[0] element 0 changed"));
 }
+
+TEST_CASE("a device collective's subject process says it is unavailable: its checks are skipped",
+          "[battery][collective]") {
+  // The subject host does not copy a collective's ranks to a device; its hello says so.
+  sc_collective device = fake("test.device", overrunning);
+  device.memory_space = SC_MEMORY_CUDA;
+  const battery_report r = run(hosted(device), quick_budget());
+  CAPTURE(format_report(r, false));
+  for (const char* check : {"message_invariance", "run_to_run"}) {
+    CHECK(row(r, check).result == verdict::unavailable);
+    CHECK_THAT(row(r, check).detail, Contains("host memory only"));
+  }
+}
