@@ -33,17 +33,29 @@ def _first_request_of_run():
     return seen == 0
 
 
-def faulty(b):
-    fault = os.environ["SAMPLECHECK_TEST_FAULT"]
-    if not _first_request_of_run():
-        return _correct(b)
+# The faults every subject kind shares: the process raises, exits or hangs in its first call.
+PROCESS_FAULT_TEXT = {
+    "raise": "planted: the subject raised",
+    "exit0": "status 0",
+    "hang": "TIMEOUT",
+}
+
+
+def _process_fault(fault):
     if fault == "raise":
         raise RuntimeError("planted: the subject raised inside its first batch")
     if fault == "exit0":
         sys.stdout.flush()
-        os._exit(0)  # mid-batch, before any reply
+        os._exit(0)  # mid-call, before any reply
     if fault == "hang":
         time.sleep(3600)
+
+
+def faulty(b):
+    fault = os.environ["SAMPLECHECK_TEST_FAULT"]
+    if not _first_request_of_run():
+        return _correct(b)
+    _process_fault(fault)
     if fault == "garbage":
         fd = int(os.environ["SAMPLECHECK_CONTROL_FD"])
         body = b"this is not JSON"
@@ -82,13 +94,7 @@ def faulty_collective(p):
     result = numpy_collectives.fixed_order(p)
     if not _first_request_of_run():
         return result
-    if fault == "raise":
-        raise RuntimeError("planted: the subject raised inside its first batch")
-    if fault == "exit0":
-        sys.stdout.flush()
-        os._exit(0)  # mid-call, before any reply
-    if fault == "hang":
-        time.sleep(3600)
+    _process_fault(fault)
     if fault == "short":
         return result[:-1]
     if fault == "disagree":

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import HERE, PLUGIN_ARGS, subject_command
-from faulty_subjects import COLLECTIVE_FAULTS
+from faulty_subjects import COLLECTIVE_FAULTS, PROCESS_FAULT_TEXT
 from installed.inner_pytest import run_pytest
 from protocol_host import Host, python_subject
 from samplecheck_subject import CollectiveDescriptor, DescriptorError
@@ -135,9 +135,7 @@ def test_the_python_server_answers_a_collective_request_and_names_bad_fields():
 
 
 COLLECTIVE_FAULT_TEXT = {
-    "raise": "planted: the subject raised",
-    "exit0": "status 0",
-    "hang": "TIMEOUT",
+    **PROCESS_FAULT_TEXT,
     "short": "the callable returned 63 rank 0 outputs for 64 outputs",
     "disagree": "the ranks disagree: element 0 of rank 1",
     "unwritten": "outputs[0] element 63 was left unwritten",

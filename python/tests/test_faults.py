@@ -5,13 +5,11 @@ fails, naming what happened, and the battery goes on to judge the rest (which pa
 import pytest
 
 from conftest import subject_command
-from faulty_subjects import FAULTS
+from faulty_subjects import FAULTS, PROCESS_FAULT_TEXT
 
 CHECKS = "support,replay"
 EXPECTED_TEXT = {
-    "raise": "planted: the subject raised",
-    "exit0": "status 0",
-    "hang": "TIMEOUT",
+    **PROCESS_FAULT_TEXT,
     "garbage": "JSON",
     "out_of_range": "outside [0,",
     "scribble": "subject test.faulty wrote into an array it only reads (it declares inputs preserved): input[",
