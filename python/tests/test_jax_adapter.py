@@ -22,13 +22,18 @@ def test_key_words_split_seed_and_position_into_32_bit_words():
     assert words[1].tolist() != words[2].tolist()
 
 
-def test_row_bucket_is_a_power_of_two_within_the_chunk():
+@pytest.mark.parametrize("chunk", [jc.CHUNK_ELEMENTS, jc.ACCELERATOR_CHUNK_ELEMENTS])
+def test_row_bucket_is_a_power_of_two_within_the_chunk(chunk):
     for rows in (1, 2, 3, 100, 4096, 65536):
-        for vocab in (2, 1000, 32000, 65537, 151936, jc.CHUNK_ELEMENTS * 2):
-            b = jc.row_bucket(rows, vocab)
+        for vocab in (2, 1000, 32000, 65537, 151936, chunk * 2):
+            b = jc.row_bucket(rows, vocab, chunk)
             assert b & (b - 1) == 0 and b >= 1
-            assert b * vocab <= max(jc.CHUNK_ELEMENTS, vocab)
-            assert b >= min(rows, jc.CHUNK_ELEMENTS // vocab) or b * 2 * vocab > jc.CHUNK_ELEMENTS
+            assert b * vocab <= max(chunk, vocab)
+            assert b >= min(rows, chunk // vocab) or b * 2 * vocab > chunk
+
+
+def test_power_of_two_pads_input_rows():
+    assert [jc.power_of_two(n) for n in (0, 1, 2, 3, 5, 256, 257)] == [1, 1, 2, 4, 8, 256, 512]
 
 
 def test_descriptors_declare_jaxs_contract(monkeypatch):

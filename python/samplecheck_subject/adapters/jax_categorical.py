@@ -27,7 +27,8 @@ Subjects: "jax.categorical" (the default PRNG, threefry2x32, and the default Gum
 implementations, jax.random.key(seed, impl=...), as jax_default_prng_impl would select),
 "jax.categorical.high" (mode="high", JAX's higher-resolution Gumbel). The device is jax's
 default (a GPU where jaxlib's CUDA plugin finds one, else the CPU); the batch arrives on the
-host (memory_space "host") and jax copies it. The hello records jax's and jaxlib's versions
+host (memory_space "host"); its input rows go to the device once per call and each chunk of
+output rows gathers its rows there. The hello records jax's and jaxlib's versions
 and the sha256 of jax's random modules that ran, each checked against the wheel's RECORD.
 """
 
@@ -46,7 +47,10 @@ from ..script_call import ScriptCall
 from ..serve import SamplerPair as Pair
 
 # Gumbel noise elements per jitted call: rows padded to a power of two (few compilations).
+# A GPU takes a larger chunk: each call's dispatch and synchronisation, not its arithmetic,
+# bound the draws per second there.
 CHUNK_ELEMENTS = 1 << 22
+ACCELERATOR_CHUNK_ELEMENTS = 1 << 26
 # The random modules whose code draws the tokens, recorded in the hello with their sha256.
 RAN_FILES = (
     "jax/random.py",
@@ -85,18 +89,31 @@ def request_key(words: Any, impl: KeyImpl) -> Any:
     return key
 
 
-def row_bucket(rows: int, vocab: int) -> int:
-    """Rows per jitted call: the next power of two of `rows`, at most CHUNK_ELEMENTS / V."""
-    cap = max(1, CHUNK_ELEMENTS // max(1, vocab))
+def row_bucket(rows: int, vocab: int, chunk: int = CHUNK_ELEMENTS) -> int:
+    """Rows per jitted call: the next power of two of `rows`, at most `chunk` elements / V."""
+    cap = max(1, chunk // max(1, vocab))
     cap = 1 << (cap.bit_length() - 1)
-    return min(cap, 1 << max(0, rows - 1).bit_length())
+    return power_of_two(min(cap, rows))
+
+
+def power_of_two(n: int) -> int:
+    """The next power of two of n (1 for n <= 1)."""
+    return 1 << max(0, n - 1).bit_length()
+
+
+def chunk_elements() -> int:
+    """Gumbel elements per jitted call on jax's default device."""
+    import jax
+
+    return CHUNK_ELEMENTS if jax.default_backend() == "cpu" else max(CHUNK_ELEMENTS, ACCELERATOR_CHUNK_ELEMENTS)
 
 
 _compiled: dict[tuple[str, str | None], Any] = {}
 
 
 def draw_fn(impl: KeyImpl, mode: GumbelMode) -> Any:
-    """The jitted draw of a chunk: per row key words, logits row and temperature -> token."""
+    """The jitted draw of a chunk: per output row its key words and the index of its input
+    row, the call's input rows (on the device) and their temperatures -> token."""
     if (impl, mode) not in _compiled:
         import jax
         import jax.numpy as jnp
@@ -107,7 +124,10 @@ def draw_fn(impl: KeyImpl, mode: GumbelMode) -> Any:
             token = jax.random.categorical(request_key(words, impl), scaled, mode=mode)
             return jnp.where(greedy, jnp.argmax(logits), token)
 
-        _compiled[impl, mode] = jax.jit(jax.vmap(one))
+        def chunk(words: Any, index: Any, rows: Any, t: Any) -> Any:
+            return jax.vmap(one)(words, jnp.take(rows, index, axis=0), jnp.take(t, index))
+
+        _compiled[impl, mode] = jax.jit(chunk)
     return _compiled[impl, mode]
 
 
@@ -119,23 +139,37 @@ def logits_rows(b: SampleBatch) -> np.ndarray:
     return np.asarray(b.input).view(kinds[b.input_dtype])
 
 
+def device_rows(b: SampleBatch) -> tuple[Any, Any]:
+    """The call's input rows and temperatures, copied to jax's device once per call; padded
+    to a power of two of rows (with row 0) so that the jitted draw compiles for few shapes."""
+    import jax
+
+    rows = logits_rows(b).reshape(b.num_input_rows, b.vocab_size)
+    t = np.ones(b.num_input_rows, np.float32) if b.temperature is None else np.asarray(b.temperature, np.float32)
+    pad = power_of_two(b.num_input_rows) - b.num_input_rows
+    rows = np.concatenate([rows, np.repeat(rows[:1], pad, 0)])
+    return jax.device_put(rows), jax.device_put(np.concatenate([t, np.repeat(t[:1], pad)]))
+
+
 def sample(impl: KeyImpl, mode: GumbelMode) -> Callable[[SampleBatch], Any]:
     def fn(b: SampleBatch) -> Any:
         import jax
 
-        n, v = b.num_output_rows, b.vocab_size
-        rows = logits_rows(b)
+        n = b.num_output_rows
+        rows, t = device_rows(b)
         source = np.arange(n) if b.row_index is None else np.asarray(b.row_index, dtype=np.int64)
-        t = np.ones(b.num_input_rows, np.float32) if b.temperature is None else np.asarray(b.temperature, np.float32)
+        source = source.astype(np.int32)
         words = key_words(b.seed, b.offset)
-        draw, step = draw_fn(impl, mode), row_bucket(n, v)
-        tokens = np.empty(n, dtype=np.int32)
+        draw, step = draw_fn(impl, mode), row_bucket(n, b.vocab_size, chunk_elements())
+        pending = []
         for start in range(0, n, step):
-            idx = source[start : start + step]
-            m = idx.size
-            pad = np.concatenate([idx, np.full(step - m, idx[0])])  # same shape every chunk
-            w = np.concatenate([words[start : start + m], np.repeat(words[start : start + 1], step - m, 0)])
-            out = draw(w, rows[pad], t[pad])
+            m = min(step, n - start)
+            pad = step - m  # same shape every chunk: the last one repeats its first request
+            idx = np.concatenate([source[start : start + m], np.repeat(source[start : start + 1], pad)])
+            w = np.concatenate([words[start : start + m], np.repeat(words[start : start + 1], pad, 0)])
+            pending.append((start, m, draw(w, idx, rows, t)))  # dispatched; gathered below
+        tokens = np.empty(n, dtype=np.int32)
+        for start, m, out in pending:
             tokens[start : start + m] = np.asarray(jax.device_get(out))[:m]
         return tokens, None
 
