@@ -3,11 +3,16 @@
 // its subject process and in-process, with the bits of cpu.allreduce.fixed_order; X13
 // planted in it is killed by message_invariance in the kill matrix; and a device collective
 // that overruns an output, leaves an element unwritten or writes an input is caught as a host
-// one is.
+// one is (run_ranks, the one call of the subject host and of an in-process run).
+//
+// The subject processes are samplecheck-subject-host behind an exec (found beside this test),
+// not forks of this process: the GPU main has initialised CUDA here, and a child forked
+// after that cannot use CUDA.
 #include <cuda_runtime.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +31,22 @@ using samplecheck::harness::call_collective;
 
 namespace {
 [[maybe_unused]] const bool checks_registered = (register_checks(), true);
+
+// The two CUDA collectives, served by one exec'd subject host.
+const subject_roster& served() {
+  static const subject_roster roster = [] {
+    subject_roster r;
+    const std::filesystem::path host =
+        std::filesystem::read_symlink("/proc/self/exe").parent_path() /
+        SAMPLECHECK_TEST_SUBJECT_HOST;
+    std::string command = "'";
+    command += host.string();
+    command += "' --in-tree cuda.allreduce.fixed_order cuda.allreduce.fixed_order:X13";
+    r.add_exec(command);
+    return r;
+  }();
+  return roster;
+}
 
 const sc_collective& named(const char* name) {
   const sc_collective* c = samplecheck::registry::find_collective(name);
@@ -87,10 +108,11 @@ sc_collective device_fake(const char* name, decltype(sc_collective::run) run) {
 TEST_CASE(
     "cuda.allreduce.fixed_order passes through its process and in-process, with the CPU's bits",
     "[gpu][collective]") {
-  const subject served = hosted(named("cuda.allreduce.fixed_order"));
-  REQUIRE(served.process != nullptr);
-  const subject here{.collective = served.collective, .process = nullptr};
-  for (const subject* s : {&served, &here}) {
+  const subject* through = served().find("cuda.allreduce.fixed_order");
+  REQUIRE(through != nullptr);
+  REQUIRE(through->process != nullptr);
+  const subject here{.collective = &named("cuda.allreduce.fixed_order"), .process = nullptr};
+  for (const subject* s : {through, &here}) {
     const battery_report r = run(*s);
     CAPTURE(s->process != nullptr, format_report(r, false));
     CHECK(r.passed());
@@ -116,15 +138,11 @@ TEST_CASE(
 
 TEST_CASE("cuda.allreduce.fixed_order:X13 is killed by message_invariance in the kill matrix",
           "[gpu][collective][mutation]") {
-  subject_roster roster;
-  roster.add_in_tree();
-  std::vector<subject> cuda;
-  for (const auto& s : roster.all())
-    if (s.kind() == subject_kind::collective && s.name().rfind("cuda.", 0) == 0) cuda.push_back(s);
+  const std::vector<subject> cuda(served().all().begin(), served().all().end());
   run_options options;
   options.budget = quick_budget();
   const auto results =
-      samplecheck::campaigns::run_mutants(cuda, options, roster.lookup(), /*named_only=*/false);
+      samplecheck::campaigns::run_mutants(cuda, options, served().lookup(), /*named_only=*/false);
   std::fputs(samplecheck::campaigns::format_kill_matrix(results).c_str(), stdout);
   REQUIRE(results.size() == 1);
   CHECK(results[0].subject == "cuda.allreduce.fixed_order:X13");
@@ -132,8 +150,9 @@ TEST_CASE("cuda.allreduce.fixed_order:X13 is killed by message_invariance in the
   CHECK(results[0].killed_by_named);
 }
 
-TEST_CASE("a device collective's overrun, unwritten element and written input are caught",
-          "[gpu][collective]") {
+TEST_CASE(
+    "a device collective's overrun, unwritten element and written input are caught in-process",
+    "[gpu][collective]") {
   const struct {
     const char* name;
     decltype(sc_collective::run) run;
@@ -148,8 +167,7 @@ TEST_CASE("a device collective's overrun, unwritten element and written input ar
     const sc_collective c = device_fake(t.name, t.run);
     CAPTURE(t.name);
     CHECK_THAT(call_collective(c, in, 64).fault, Contains(t.words));
-    const subject served = hosted(c);
-    const battery_report r = run(served, {"run_to_run"});
+    const battery_report r = run(subject{.collective = &c, .process = nullptr}, {"run_to_run"});
     CAPTURE(format_report(r, false));
     CHECK(row(r, "run_to_run").result == verdict::fail);
     CHECK_THAT(row(r, "run_to_run").detail, Contains(t.words));
