@@ -58,24 +58,9 @@ float sum_tree(const float* const* in, int32_t lo, int32_t hi, int64_t i) {
   return sum_tree(in, lo, mid, i) + sum_tree(in, mid, hi, i);
 }
 
-// The rank that starts element i's sum in a ring over messages of `count`: the message goes
-// in loops of world chunks of ceil(rest / world) elements, at most kRingChunkElements each.
-int32_t ring_first_rank(int64_t count, int32_t world, int64_t i) {
-  int64_t start = 0;
-  for (;;) {
-    const int64_t rest = count - start;
-    const int64_t chunk = std::min(kRingChunkElements, (rest + world - 1) / world);
-    if (i < start + chunk * world) return static_cast<int32_t>((i - start) / chunk);
-    start += chunk * world;
-  }
-}
-
 int32_t first_rank(const cpu_collective& c, int64_t count, int32_t world, int64_t i) {
   if (c.kind == order::ring) return ring_first_rank(count, world, i);
-  // X13: from kX13ChunkedFrom elements up the message takes a ring's chunked order (vLLM hands
-  // large messages from its custom all-reduce to NCCL), while declaring size invariance.
-  if (c.planted == defect::X13 && count >= kX13ChunkedFrom) return ring_first_rank(count, world, i);
-  return 0;
+  return fixed_order_first_rank(c.planted == defect::X13, count, world, i);
 }
 
 sc_status run(void* context, const sc_collective_problem* p, char* error, size_t size) {

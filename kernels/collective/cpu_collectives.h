@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/collective/ring_order.h"
 #include "kernels/samplecheck_plugin.h"
 
 namespace samplecheck::collective {
@@ -43,13 +44,5 @@ inline sc_collective host_f32_sum(const char* name, uint32_t invariants, int32_t
 
 // The most ranks a CPU collective takes: a tensor-parallel group far beyond one node's 8 GPUs.
 inline constexpr int32_t kCpuMaxWorldSize = 64;
-
-// NCCL's ring moves a message in loops of world_size chunks of at most this many elements
-// (its chunk is a byte budget; 128 KiB of float32 here): a long message's chunk boundaries,
-// and so its elements' first ranks, repeat every loop.
-inline constexpr int64_t kRingChunkElements = 32768;
-
-// X13's chunked path starts at this count; shorter messages keep rank order.
-inline constexpr int64_t kX13ChunkedFrom = 4096;
 
 }  // namespace samplecheck::collective

@@ -9,6 +9,9 @@
 #ifdef SAMPLECHECK_REGISTRY_HAS_COLLECTIVE_CPU
 #include "kernels/collective/cpu_collectives.h"
 #endif
+#ifdef SAMPLECHECK_REGISTRY_HAS_CUDA
+#include "kernels/cuda/cuda_collectives.h"
+#endif
 
 namespace samplecheck::registry {
 
@@ -17,6 +20,9 @@ const std::vector<const sc_collective*>& in_tree_collectives() {
     std::vector<const sc_collective*> list;
 #ifdef SAMPLECHECK_REGISTRY_HAS_COLLECTIVE_CPU
     for (const sc_collective* c : samplecheck::collective::cpu_collectives()) list.push_back(c);
+#endif
+#ifdef SAMPLECHECK_REGISTRY_HAS_CUDA
+    for (const sc_collective* c : samplecheck::cuda_collectives()) list.push_back(c);
 #endif
     return list;
   }();

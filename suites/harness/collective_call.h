@@ -5,6 +5,7 @@
 // the guards, that every element was written, and that every rank holds rank 0's bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,9 +30,28 @@ struct collective_reply {
 };
 
 // inputs: world_size ranks of `count` float32 elements each. The subject is called in this
-// process, so it must live in host memory.
+// process (run_ranks), on copies of the inputs that are compared with `inputs` afterwards.
+// A memory space this process cannot serve (memory_space_available) is
+// std::invalid_argument naming the field and why.
 collective_reply call_collective(const sc_collective& c,
                                  const std::vector<std::vector<float>>& inputs, int64_t count);
+
+// One call of `c` over host arrays, the one way both the in-process call and the subject
+// host (subject_server.cpp) call a collective: inputs[r] holds count elements, outputs[r]
+// count elements then kGuardRows guards, pre-filled by the caller. A host collective gets
+// the arrays themselves. A device collective (SC_MEMORY_CUDA) gets device copies of every
+// one, guards included, and after the call the outputs with their guards and the inputs are
+// copied back over the host arrays, so the host judges what it wrote, and whether it wrote
+// into an input, as it judges a host collective. Returns the subject's status, or
+// SC_ERR_DEVICE (a failed copy or synchronisation, named in `error`) and SC_ERR_UNSUPPORTED
+// (a memory space this build cannot copy to).
+sc_status run_ranks(const sc_collective& c, const std::vector<float*>& inputs,
+                    const std::vector<float*>& outputs, int64_t count, char* error, size_t size);
+
+// "" or the first input element a call changed, in a report's words: `now` holds the
+// world_size inputs after the call, `sent` what the host sent.
+std::string changed_input(const std::vector<const float*>& now,
+                          const std::vector<std::vector<float>>& sent);
 
 // The reply of a call that returned `status`: on SC_OK, the guards of every rank's output
 // (count elements, then kGuardRows canaries), an element left unwritten, or a rank whose

@@ -12,30 +12,6 @@
 #include "suites/harness/subject_process.h"
 
 namespace samplecheck::harness {
-namespace {
-
-// The first input element the subject changed, in the words of a report; "" when none.
-std::string changed_rank_input(const protocol::shared_region& shm, const nlohmann::json& places,
-                               const std::vector<std::vector<float>>& inputs) {
-  for (size_t r = 0; r < inputs.size(); ++r) {
-    const uint8_t* at = shm.data() + places[r]["at"].get<size_t>();
-    const size_t bytes = inputs[r].size() * sizeof(float);
-    if (std::memcmp(at, inputs[r].data(), bytes) == 0) continue;
-    for (size_t i = 0; i < inputs[r].size(); ++i) {
-      uint32_t sent = 0, now = 0;
-      std::memcpy(&sent, &inputs[r][i], 4);
-      std::memcpy(&now, at + 4 * i, 4);
-      if (sent != now)
-        return fmt::format(
-            "the subject wrote into an input it only reads: inputs[{}] element {} changed from "
-            "0x{:08x} to 0x{:08x}",
-            r, i, sent, now);
-    }
-  }
-  return {};
-}
-
-}  // namespace
 
 collective_reply subject_process::collective(const std::string& name,
                                              const std::vector<std::vector<float>>& inputs,
@@ -84,8 +60,12 @@ collective_reply subject_process::collective(const std::string& name,
   collective_reply out =
       finish_collective(reply["status"].get<sc_status>(),
                         protocol::printable(reply.value("message", std::string())), outputs, count);
-  if (out.status == SC_OK && out.fault.empty())
-    out.fault = changed_rank_input(*shm_, arrays["inputs"], inputs);
+  if (out.status == SC_OK && out.fault.empty()) {
+    std::vector<const float*> now;
+    for (const nlohmann::json& place : arrays["inputs"])
+      now.push_back(reinterpret_cast<const float*>(shm_->data() + place["at"].get<size_t>()));
+    out.fault = changed_input(now, inputs);
+  }
   return out;
 }
 

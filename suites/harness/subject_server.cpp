@@ -193,7 +193,7 @@ class server {
     for (const sc_matmul* m : matmuls_)
       subjects.push_back(protocol::to_json(*m, why_not(m->memory_space)));
     for (const sc_collective* c : collectives_)
-      subjects.push_back(protocol::to_json(*c, why_not_collective(*c)));
+      subjects.push_back(protocol::to_json(*c, why_not(c->memory_space)));
     if (!protocol::send_frame(
             control_,
             {{"type", "hello"}, {"protocol", protocol::kVersion}, {"subjects", subjects}}))
@@ -226,15 +226,6 @@ class server {
   static std::string why_not(int32_t memory_space) {
     std::string why;
     return memory_space_available(memory_space, &why) ? std::string() : why;
-  }
-
-  // A collective's ranks arrive as buffers of the region: a device collective would need
-  // them copied to its devices, which this host does not do yet.
-  static std::string why_not_collective(const sc_collective& c) {
-    return c.memory_space == SC_MEMORY_HOST
-               ? std::string()
-               : "the subject host serves collectives in host memory only: it does not copy a "
-                 "collective's ranks to a device";
   }
 
   int error_frame(const std::string& message) {
@@ -325,19 +316,14 @@ class server {
     const auto ranks = static_cast<int32_t>(std::clamp<int64_t>(world, 0, INT32_MAX));
     if (std::string why = problem_violation(c, ranks, count, SC_DTYPE_F32); !why.empty())
       return {{"status", SC_ERR_INVALID_ARGUMENT}, {"message", why}};
-    if (!why_not_collective(c).empty())
-      return {{"status", SC_ERR_UNSUPPORTED}, {"message", why_not_collective(c)}};
-    const std::vector<const float*> in = r.rank_arrays<const float>("inputs", world, count, 0);
-    const std::vector<float*> out = r.rank_arrays<float>("outputs", world, count, 0);
-    const std::vector<const void*> inputs(in.begin(), in.end());
-    const std::vector<void*> outputs(out.begin(), out.end());
-    sc_collective_problem p{};
-    p.abi_version = {SC_ABI_VERSION_MAJOR, SC_ABI_VERSION_MINOR};
-    p.world_size = ranks, p.dtype = SC_DTYPE_F32, p.count = count;
-    p.inputs = inputs.data(), p.outputs = outputs.data();
+    // A device collective gets device copies of the ranks (run_ranks), guard rows included.
+    if (std::string why = why_not(c.memory_space); !why.empty())
+      return {{"status", SC_ERR_UNSUPPORTED}, {"message", why}};
+    const size_t guards = c.memory_space != SC_MEMORY_HOST ? kGuardRows : 0;
+    const std::vector<float*> in = r.rank_arrays<float>("inputs", world, count, 0);
+    const std::vector<float*> out = r.rank_arrays<float>("outputs", world, count, guards);
     char error[1024] = {0};
-    const sc_status st = c.run(c.context, &p, error, sizeof error);
-    error[sizeof error - 1] = '\0';
+    const sc_status st = run_ranks(c, in, out, count, error, sizeof error);
     return {{"status", st}, {"message", error}};
   }
 

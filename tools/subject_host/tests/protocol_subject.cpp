@@ -33,6 +33,12 @@
 //   protocol_subject many           5,000 subjects in its hello
 //   protocol_subject setsid         ok, but first starts a helper in a session of its own that
 //                                   writes its pid to $SAMPLECHECK_TEST_HELPER_PID and sleeps
+//   protocol_subject allreduce      a correct float32 all-reduce in host memory: every element
+//                                   summed in rank order 0..w-1, declaring size and run invariance
+//   protocol_subject allreduce_size_switch  the same, but from 2,048 elements up its sum starts
+//                                   at the last rank, while declaring size invariance (a lie)
+//   protocol_subject allreduce_disagree     rank 0 gets the rank-order sum, the others the
+//                                   reverse order's (ranks whose bits differ)
 //
 // Its stream is not cuRAND's but in the rule modes: u = mix(seed, subsequence, offset), one
 // draw per call, which is all the battery's stream checks ask of a per-request subject.
@@ -48,6 +54,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -243,9 +250,45 @@ json matmul(const json& q) {
   return {{"status", 0}, {"message", ""}};
 }
 
+// Element i summed over the ranks from rank `first` round to the one before it, or
+// (`backwards`) from the last rank down to rank 0.
+float rank_sum(const std::vector<const float*>& in, int64_t i, size_t first, bool backwards) {
+  const size_t w = in.size();
+  float acc = in[backwards ? w - 1 : first][i];
+  for (size_t s = 1; s < w; ++s) acc += in[backwards ? w - 1 - s : (first + s) % w][i];
+  return acc;
+}
+
+json collective(const json& q, const std::string& mode) {
+  const int64_t world = q["world_size"], count = q["count"];
+  if (world < 1 || world > 8 || count < 1)
+    return {{"status", 1}, {"message", "field world_size or count is out of range"}};
+  if (q["dtype"] != "f32") return {{"status", 2}, {"message", "field dtype: only f32 is declared"}};
+  std::vector<const float*> in;
+  std::vector<float*> out;
+  for (int64_t r = 0; r < world; ++r) {
+    in.push_back(
+        reinterpret_cast<const float*>(shm + q["arrays"]["inputs"][r]["at"].get<size_t>()));
+    out.push_back(reinterpret_cast<float*>(shm + q["arrays"]["outputs"][r]["at"].get<size_t>()));
+  }
+  const bool late_first = mode == "allreduce_size_switch" && count >= 2048;
+  for (int64_t i = 0; i < count; ++i) {
+    const float sum = rank_sum(in, i, late_first ? in.size() - 1 : 0, false);
+    for (size_t r = 0; r < out.size(); ++r)
+      out[r][i] = mode == "allreduce_disagree" && r > 0 ? rank_sum(in, i, 0, true) : sum;
+  }
+  return {{"status", 0}, {"message", ""}};
+}
+
 json descriptor(const std::string& mode) {
   if (mode == "matmul")
     return {{"kind", "matmul"}, {"name", "protocol.matmul"}, {"description", "fp32 in k order"}};
+  if (mode.rfind("allreduce", 0) == 0)
+    return {{"kind", "collective"},
+            {"name", "protocol." + mode},
+            {"description", "float32 sum over the ranks in the shared region"},
+            {"max_world_size", 8},
+            {"invariants", {"size", "run"}}};
   json d{
       {"kind", "sampler"},
       {"name", mode == "bad_name"    ? "protocol.\x1b[2Jbad"
@@ -336,7 +379,9 @@ int main(int argc, char** argv) {
         continue;
       }
     }
-    json reply = q["type"] == "matmul" ? matmul(q) : sample(q, mode);
+    json reply = q["type"] == "matmul"       ? matmul(q)
+                 : q["type"] == "collective" ? collective(q, mode)
+                                             : sample(q, mode);
     if (mode == "truncate" && ::ftruncate(shm_fd, 0) != 0)
       reply = {{"status", 4},
                {"message", std::string("ftruncate of the shared region: ") + std::strerror(errno)}};
