@@ -144,7 +144,7 @@ def keyed_uniform(seed: npt.ArrayLike, position: npt.ArrayLike) -> np.ndarray:
     return (key >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def zero_cleaned(row: np.ndarray, planted: Optional[str] = None) -> np.ndarray:
+def zero_cleaned(row: np.ndarray, planted: "str | None" = None) -> np.ndarray:
     """The row as degenerate_rows "treat_as_zero" reads it: +Inf entries alone if any (drawn
     uniformly), else NaN, negative and -0.0 entries set to 0."""
     if planted == "nan_largest":
@@ -299,9 +299,11 @@ def subjects() -> list[Pair]:
 # Standalone reproduction scripts (samplecheck_subject.repro_script): these subjects are
 # this package's own code, which a script may not import, so the rule's functions travel
 # as their source. The Philox stream is replaced by numpy's Generator: the checks a script
-# reproduces (support, goodness_of_fit, ties) judge where draws land, not the stream.
+# reproduces (support, goodness_of_fit, ties, tail, degenerate_rows' drawn tokens) judge where
+# draws land, not the stream.
 _SORT_FILTER_DRAW = """
 def draw(row, params, n, seed, device):
+    row = zero_cleaned(row, PLANTED) if ZERO else row
     kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
     if kept is None:
         raise SystemExit("the rule finds the row degenerate: nothing to draw")
@@ -317,21 +319,25 @@ def draw(row, params, n, seed, device):
 """
 
 
-def _script_call(planted: Optional[str]) -> ScriptCall:
+def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
+    """zero: degenerate rows read by treat_as_zero first (zero_cleaned), as make(zero=True) reads them."""
     code = "\n\n".join(
         [
-            f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}",
+            f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}\nZERO = {zero}",
             inspect.getsource(_kept),
             inspect.getsource(_invert),
+            inspect.getsource(zero_cleaned),
         ]
     )
-    what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert; its source inlined)"
+    what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert, zero_cleaned; their source inlined)"
     return ScriptCall(what=what, imports="import numpy as np", code=code + "\n" + _SORT_FILTER_DRAW)
 
 
 SCRIPT_CALLS = {
     descriptor().name: _script_call(None),
     "numpy.sort_filter.batch_slot": _script_call(None),
+    "numpy.sort_filter.zero": _script_call(None, zero=True),
+    "numpy.sort_filter.zero:nan_largest": _script_call("nan_largest", zero=True),
     **{descriptor(planted=p).name: _script_call(p) for p in PLANTED},
     "numpy.multinomial.generator": ScriptCall(
         what="samplecheck_subject.numpy_samplers' generator_sampler (inverse CDF; _invert's source inlined)",

@@ -36,9 +36,11 @@ ADAPTER_MODULES = (
     "samplecheck_subject.adapters.torch_samplers",
     "samplecheck_subject.adapters.flashinfer_samplers",
     "samplecheck_subject.adapters.jax_categorical",
+    "samplecheck_subject.adapters.vllm_shipped",
+    "samplecheck_subject.adapters.flashinfer_cake",
 )
 # Checks that judge where one row's draws land; the others judge streams or batches.
-ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail")
+ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
 
 
@@ -176,6 +178,13 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
     if field(record, "kind", str) != "sampler":
         raise RecordError("kind", f"{record['kind']}: only sampler checks have a row to draw from")
     check = field(record, "check", str)
+    if check == "degenerate_rows" and "row_data" not in record.get("evidence", {}):
+        raise RecordError(
+            "evidence.row_data",
+            "missing: of degenerate_rows' failures only a treat_as_zero row that drew a token it gives "
+            "probability 0 keeps its row (a refused batch, a valid flag or a changed neighbour is not a "
+            "draw to repeat); samplecheck replay runs it",
+        )
     if check not in ROW_CHECKS:
         raise RecordError(
             "check",
@@ -274,6 +283,22 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     )
 
 
+def sorted_imports(lines: list[str]) -> list[str]:
+    """Each run of import lines sorted as isort sorts one section (`import` before `from`, by
+    module), other lines (one that puts a tree on sys.path) kept where they are."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if line.startswith(("import ", "from ")):
+            run.append(line)
+            continue
+        out += sorted(run, key=lambda x: (x.startswith("from "), x.split()[1].lower()))
+        run = []
+        if line:
+            out.append(line)
+    return out
+
+
 def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
     v = verdict_inputs(record)
@@ -300,8 +325,11 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
             f"Q = {packed(row['q'])}",
         ]
     )
-    imports = "import argparse\nimport base64\nimport math\nimport sys\nimport traceback\nimport zlib\n"
-    upstream = ["import numpy as np"] + [line for line in call.imports.splitlines() if line != "import numpy as np"]
+    stdlib = sorted({"argparse", "base64", "math", "sys", "traceback", "zlib", *call.stdlib})
+    imports = "".join(f"import {name}\n" for name in stdlib)
+    upstream = sorted_imports(
+        ["import numpy as np", *(x for x in call.imports.splitlines() if x != "import numpy as np")]
+    )
     # A missing package is exit 2, never read as a verdict (Python's own exit is 1).
     extra = (
         "try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"

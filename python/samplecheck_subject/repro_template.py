@@ -129,7 +129,7 @@ def main():
     print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): {DRAWS} draws, seed {args.seed}")
     try:
         tokens = np.asarray(draw(row, PARAMS, DRAWS, args.seed, args.device)).astype(np.int64)
-    except Exception:  # the call could not run here: no verdict either way (Python's own exit is 1)
+    except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way (Python's own exit is 1)
         traceback.print_exc()
         print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
         return 2

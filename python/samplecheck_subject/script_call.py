@@ -20,7 +20,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ScriptCall:
     what: str  # the call, in words, for the script's header
-    imports: str  # import lines; only the upstream package, torch, numpy and the standard library
+    imports: str  # import lines of the upstream package, torch and numpy (with what locates them)
     code: str  # defines draw(row, params, n, seed, device)
     packages: tuple[str, ...] = ("numpy",)  # the environment's packages the header names, with versions
     run: str = "python3 {script}"  # how to run it; {script} is the file's name
+    stdlib: tuple[str, ...] = ()  # the standard library's modules `imports` and `code` use

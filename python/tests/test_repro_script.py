@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 
@@ -19,6 +20,7 @@ from conftest import qualify, subject_command
 # The script runs with Debian's Python and nothing on its path: numpy is all it may need.
 SCRIPT_PYTHON = "/usr/bin/python3"
 NUMPY = "samplecheck_subject.numpy_samplers:subjects"
+CONTRACTS = "samplecheck_subject.numpy_samplers:contract_subjects"
 
 
 def failing_record(run_qualify, tmp_path_factory, planted, check):
@@ -49,6 +51,27 @@ def s07(samplecheck_bin, tmp_path_factory):
 def s06(samplecheck_bin, tmp_path_factory):
     """S06 (keeps every tie at the k-th while declaring lowest_index) draws OUT tokens in ties."""
     return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S06", "ties")
+
+
+@pytest.fixture(scope="module")
+def nan_largest(samplecheck_bin, tmp_path_factory):
+    """treat_as_zero declared, a NaN read as the row's largest: degenerate_rows draws its token."""
+    folder = tmp_path_factory.mktemp("repro-nan_largest")
+    status, table = qualify(
+        samplecheck_bin,
+        subject_command(CONTRACTS, "--subject", "numpy.sort_filter.zero:nan_largest"),
+        "--budget",
+        "quick",
+        "--checks",
+        "degenerate_rows",
+        "--repro-dir",
+        str(folder),
+    )
+    assert status == 1, table
+    records = sorted(glob.glob(str(folder / "*.degenerate_rows.f32.json")))
+    assert records, table
+    with open(records[0]) as f:
+        return records[0], json.load(f)
 
 
 def generate(record_path, out, via=None):
@@ -128,6 +151,53 @@ def test_out_token_reproduces(s06, tmp_path):
     assert "REPRODUCED: a token outside the reference's support was drawn" in done.stdout
 
 
+def test_degenerate_row_drawn_token_reproduces(nan_largest, tmp_path):
+    """A treat_as_zero breach that drew a token keeps its row: the rule's tokens IN, the rest
+    OUT. The mutant's script draws the NaN's token; the correct subject's, on the same row, none."""
+    path, record = nan_largest
+    row = record["evidence"]["row_data"]
+    assert "NaN" in row["label"] and record["evidence"]["token"] == 7, record["evidence"]
+    assert row["status"][7] == "O" and "I" in row["status"]
+    out = tmp_path / "nan_largest.py"
+    made = generate(path, out)
+    assert made.returncode == 0, made.stderr
+    done = run_script(out)
+    print(done.stdout)
+    assert done.returncode == 1, done.stdout
+    assert "token 7 (OUT)" in done.stdout
+    correct = dict(record, subject="numpy.sort_filter.zero")
+    out = tmp_path / "zero.py"
+    made = generate(write_record(tmp_path, correct, "zero.json"), out)
+    assert made.returncode == 0, made.stderr
+    done = run_script(out)
+    assert done.returncode == 0 and "NOT REPRODUCED: no OUT token" in done.stdout, done.stdout
+
+
+def test_h200_loop_runs_scripts_and_lists_refusals(nan_largest, samplecheck_bin, tmp_path):
+    """tools/scripts/h200_repro_scripts.sh: a script per record, run, its exit and verdict in
+    the summary; a record repro-script refuses is listed with its field, and the loop exits 0."""
+    path, record = nan_largest
+    (tmp_path / "repro").mkdir()
+    shutil.copy(path, tmp_path / "repro" / "mutant.json")
+    tail = copy.deepcopy(record)
+    del tail["evidence"]["row_data"]
+    write_record(tmp_path / "repro", tail, "no_row.json")
+    loop = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "scripts", "h200_repro_scripts.sh")
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "SAMPLECHECK_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        ["bash", loop, str(tmp_path), samplecheck_bin], env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = (tmp_path / "repro_scripts" / "summary.md").read_text()
+    assert "| mutant | 1 | REPRODUCED: a token outside the reference's support was drawn |" in summary, summary
+    assert "| no_row | - | refused: field 'evidence.row_data': missing" in summary, summary
+    assert "token 7 (OUT)" in (tmp_path / "repro_scripts" / "mutant.txt").read_text()
+
+
 def test_record_text_never_becomes_code(s07, tmp_path):
     """A record is data: quotes and newlines in its fields stay text in the script's header."""
     _, record = s07
@@ -187,6 +257,62 @@ def test_sglang_script_calls_the_shipped_function(s07, tmp_path):
     assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
 
 
+# The vLLM and cake subjects' scripts (CI has neither torch nor the packages): subject, the
+# adapter module, what the script must call, and where it must find the package.
+SHIPPED_SCRIPTS = [
+    (
+        "vllm.apply_top_k_top_p_triton+random_sample",
+        "vllm_shipped",
+        ["topk_topp_triton.apply_top_k_top_p_triton(x, k, p)", "topk_topp_sampler.random_sample(", "SEEDED = True"],
+    ),
+    ("vllm.forward_native", "vllm_shipped", ["sampler().forward_native(x, g, k, p)[0]", "use_fp64_gumbel=False"]),
+    ("vllm.forward_native.unseeded", "vllm_shipped", ["SEEDED = False", "torch.manual_seed(seed)"]),
+    ("vllm.gumbel_sample", "vllm_shipped", ["gumbel.gumbel_sample(", "torch.arange(start, end, dtype=torch.int64"]),
+    (
+        "flashinfer.cake.top_k_top_p_sampling_from_probs",
+        "flashinfer_cake",
+        ["import flashinfer.cake_sampling as cake", "philox_seed=chunk_seed(seed, c)", "def chunk_seed("],
+    ),
+    (
+        "flashinfer.cake.top_k_top_p_sampling_from_probs.16bit",
+        "flashinfer_cake",
+        [".get(DTYPE, torch.float32)", "cake.cake_sampling_route(batch, ks, k)"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("subject", "module", "calls"), SHIPPED_SCRIPTS, ids=[s[0] for s in SHIPPED_SCRIPTS])
+def test_shipped_scripts_call_the_upstream_function(s07, tmp_path, subject, module, calls):
+    """vLLM's sampler subjects and FlashInfer's cake: the script imports the upstream module
+    (vLLM's from the extracted tree the adapter loads), calls it as the adapter does, names
+    the recorded wheel, needs nothing of samplecheck, is ruff-clean where ruff is here, and
+    without torch exits 2, not a verdict."""
+    _, record = s07
+    shipped = copy.deepcopy(record)
+    shipped["subject"] = subject
+    shipped["exec"] = f"env A=1 python3 -m samplecheck_subject.run samplecheck_subject.adapters.{module}:subjects"
+    wheel = "vllm wheel" if module == "vllm_shipped" else "flashinfer-python wheel"
+    shipped["environment"] = {"python": "3.12.3", "packages": {wheel: "9.9 sha256:abc", "torch": "2.11.0"}}
+    out = tmp_path / "shipped.py"
+    made = generate(write_record(tmp_path, shipped), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    for call in calls:
+        assert call in text, call
+    assert f"{wheel} 9.9 sha256:abc, torch 2.11.0" in text
+    assert "samplecheck_subject" not in text.split('"""', 2)[2]
+    if module == "vllm_shipped":
+        assert 'os.environ.get("SAMPLECHECK_VLLM_TREE", "build/shipped/vllm"), "site"' in text
+        assert "from vllm." in text
+    ruff = shutil.which("ruff")
+    if ruff:
+        linted = subprocess.run([ruff, "check", "--isolated", str(out)], capture_output=True, text=True)
+        assert linted.returncode == 0, linted.stdout
+    done = run_script(out)
+    assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
+
+
 def refused(record_path, field, *words, via=None):
     made = generate(record_path, str(record_path) + ".py", via=via)
     assert made.returncode == 2, (made.stdout, made.stderr)
@@ -215,6 +341,10 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
         "sglang.sampling_from_probs_torch.seeded",
         "declares no script call",
     )
+    degenerate = copy.deepcopy(dict(record, subject="flashinfer.cake.top_k_top_p_sampling_from_probs"))
+    degenerate["check"] = "degenerate_rows"
+    del degenerate["evidence"]["row_data"]  # a refused batch or a valid flag: no row to draw from
+    refused(write_record(tmp_path, degenerate, "degenerate.json"), "evidence.row_data", "treat_as_zero")
     in_tree = {k: v for k, v in record.items() if k != "exec"}
     in_tree["subject"] = "cpu.sort_filter"
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")

@@ -8,6 +8,7 @@
 #include "reference/philox.h"
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
+#include "suites/checks/report_evidence.h"
 
 namespace samplecheck::checks {
 namespace {
@@ -82,6 +83,30 @@ std::string zero_rule_breach(const zero_rule& z, bool valid, int32_t token) {
   return {};
 }
 
+// A breach that drew a token the rule gives probability 0, as the record's evidence: the token,
+// the row's parameters, and the row with the rule's tokens IN (at the rule's probabilities) and
+// every other OUT, so that a standalone script judges its draws as it judges a support failure
+// (docs/repro-format.md). Empty for the breaches a token cannot show (a valid flag).
+nlohmann::json zero_rule_evidence(const judged_row& row, size_t index, uint64_t draws, bool valid,
+                                  int32_t token) {
+  const zero_rule z = treat_as_zero_rule(row.values);
+  if (z.allowed.empty() || !valid || std::binary_search(z.allowed.begin(), z.allowed.end(), token))
+    return nlohmann::json::object();
+  std::string status(row.values.size(), 'O');
+  std::vector<double> q(row.values.size(), 0.0);
+  double mass = 0.0;
+  for (const int32_t t : z.allowed) {
+    const float v = row.values[static_cast<size_t>(t)];
+    status[static_cast<size_t>(t)] = 'I';
+    q[static_cast<size_t>(t)] = std::isinf(v) ? 1.0 : static_cast<double>(v);
+    mass += q[static_cast<size_t>(t)];
+  }
+  for (const int32_t t : z.allowed) q[static_cast<size_t>(t)] /= mass;
+  return {{"token", token},
+          {"params", setting_json(row.setting)},
+          {"row_data", row_data(row, index, draws, status, q)}};
+}
+
 // Draws of each degenerate row under treat_as_zero: a token that should hold probability 0
 // but is drawn as the row's largest holds at least a few percent of the row, so this many
 // draws miss it with a probability far below the check's level.
@@ -142,6 +167,8 @@ bool judge_zero_rule(const battery::check_context& ctx, const std::vector<judged
          {"token", call.tokens[r]},
          {"subsequence", 5000 + r},
          {"offset", 8}});
+    out.repro.update(zero_rule_evidence(row, static_cast<size_t>(call.row_index[r]), kZeroRuleDraws,
+                                        call.valid[r] != 0, call.tokens[r]));
     return false;
   }
   return true;
@@ -211,6 +238,7 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const harness::sam
           fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i, mixed[i]->label,
                       zero_breach),
           {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
+      out.repro.update(zero_rule_evidence(*mixed[i], i, 1, with_bad.valid[i] != 0, t));
       return false;
     }
     if (is_bad && !zero_contract && with_bad.valid[i]) {

@@ -56,11 +56,12 @@ std::string base64_of(const std::vector<T>& values) {
 }  // namespace
 
 nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws) {
-  nlohmann::json j{{"index", index},
-                   {"draws", draws},
-                   {"label", row.label},
-                   {"values_f32", base64_of(row.values)}};
-  if (!row.target.ok()) return j;
+  if (!row.target.ok()) {
+    return {{"index", index},
+            {"draws", draws},
+            {"label", row.label},
+            {"values_f32", base64_of(row.values)}};
+  }
   const filtered_distribution& d = row.target.distribution();
   std::string status(d.status.size(), 'O');
   std::vector<double> q(d.status.size(), 0.0);
@@ -68,10 +69,16 @@ nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws) {
     if (d.status[t] == membership::in) status[t] = 'I', q[t] = d.source[t] / d.in_source_mass;
     if (d.status[t] == membership::boundary) status[t] = 'B';
   }
-  j["status"] = status;
-  j["q_f64"] = base64_of(q);
+  nlohmann::json j = row_data(row, index, draws, status, q);
   j["boundary_mass"] = {d.boundary_target_mass_min, d.boundary_target_mass_max};
   return j;
+}
+
+nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws,
+                        const std::string& status, const std::vector<double>& q) {
+  return {{"index", index},     {"draws", draws},
+          {"label", row.label}, {"values_f32", base64_of(row.values)},
+          {"status", status},   {"q_f64", base64_of(q)}};
 }
 
 nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts) {

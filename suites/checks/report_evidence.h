@@ -42,6 +42,10 @@ nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t to
 // status per token (I, O, B) and its IN-conditional probabilities as float64 bits, both
 // little-endian base64; `draws` is what the check drew from the row.
 nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws);
+// A row judged by a rule other than the reference's (a degenerate row under treat_as_zero):
+// that rule's status per token and IN-conditional probabilities in their place.
+nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws,
+                        const std::string& status, const std::vector<double>& q);
 // The same, `draws` the sum of the row's counts.
 nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts);
 

@@ -44,6 +44,7 @@ each checked against the wheel's RECORD (shipped.installed).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -56,6 +57,7 @@ from .. import shipped
 from ..batch import SampleBatch, SubjectError
 from ..descriptor import DegenerateRows, Dtype, MemorySpace, Route, SamplerDescriptor, TiePolicy
 from ..protocol import SC_ERR_INTERNAL
+from ..script_call import ScriptCall
 from ..serve import SamplerPair as Pair
 from . import common
 
@@ -220,6 +222,57 @@ def descriptors(memory: MemorySpace = "cuda") -> list[Pair]:
 
 
 DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors()}
+
+
+# Standalone reproduction scripts (samplecheck_subject.repro_script): cake called as `draw`
+# calls it, on the record's row in the dtype it was sent in (DTYPE): the row repeated once
+# per draw, one cake call per chunk of rows, that chunk's philox_seed chunk_seed(seed, c).
+_SCRIPT_IMPORTS = """import torch
+import flashinfer.cake_sampling as cake  # FlashInfer's module, unmodified"""
+
+_SCRIPT_DRAW = """
+CHUNK_ELEMENTS = {chunk}  # probabilities per cake call, as the adapter chunks its rows
+
+
+{chunk_seed}
+
+def draw(row, params, n, seed, device):
+    dtype = {{"bf16": torch.bfloat16, "f16": torch.float16}}.get(DTYPE, torch.float32)
+    probs = torch.from_numpy(row).to(device or "cuda", dtype)  # exact: the row was sent so
+    vocab = row.size
+    k = int(params["top_k"])
+    k = vocab if k <= 0 or k >= vocab else k  # the ABI's 0 / >= V: off, as V
+    step = max(1, CHUNK_ELEMENTS // vocab)
+    tokens = []
+    for c, start in enumerate(range(0, n, step)):
+        m = min(n, start + step) - start
+        batch = probs.expand(m, -1).contiguous()  # one row per draw
+        ks = torch.full((m,), k, dtype=torch.int32, device=probs.device)
+        ps = torch.full((m,), float(params["top_p"]), dtype=torch.float32, device=probs.device)
+        if c == 0:
+            print(f"cake_sampling_route: {{cake.cake_sampling_route(batch, ks, k)}}")
+        tokens.append(
+            cake.top_k_top_p_sampling_from_probs(
+                batch, ks, ps, top_k_max=k, philox_seed=chunk_seed(seed, c), philox_offset=0
+            )
+        )
+    return torch.cat(tokens).cpu().numpy()
+"""
+
+
+def _script_call(name: str) -> ScriptCall:
+    return ScriptCall(
+        what=f"{MODULE}.top_k_top_p_sampling_from_probs ({name}), as adapters.flashinfer_cake calls it",
+        imports=_SCRIPT_IMPORTS,
+        code=_SCRIPT_DRAW.format(chunk=CHUNK_ELEMENTS, chunk_seed=inspect.getsource(chunk_seed)),
+        packages=(f"{DISTRIBUTION} wheel", "torch", "numpy"),
+        run="PYTHONPATH=carry/flashinfer CUDA_HOME=/usr/local/cuda python3 {script}  "
+        "(FlashInfer's trimmed tree, tools/scripts/trim_flashinfer.sh, or flashinfer-python installed; a GPU)",
+        stdlib=("hashlib",),
+    )
+
+
+SCRIPT_CALLS = {name: _script_call(name) for name in DESCRIPTORS}
 
 
 def ran_files() -> tuple[str, ...]:

@@ -48,7 +48,7 @@ from .. import shipped
 from ..batch import MatmulProblem, SampleBatch
 from ..descriptor import MatmulDescriptor, MemorySpace, Route, SamplerDescriptor
 from ..serve import Pair, Roster
-from . import common
+from . import common, vllm_scripts
 from .sglang_shipped import _bf16, _host, _torch, call_seed
 
 TREE_VARIABLE, TREE_DEFAULT = "SAMPLECHECK_VLLM_TREE", "build/shipped/vllm"
@@ -470,3 +470,8 @@ def cuda_subjects() -> Roster:
 
 # Every subject as a CUDA machine serves it, by name.
 DESCRIPTORS = {d.name: (fn, d) for fn, d in torch_descriptors("cuda") + triton_descriptors("cuda") + cuda_descriptors()}
+
+
+# Standalone reproduction scripts (samplecheck_subject.repro_script): every sampler subject,
+# called as above (adapters/vllm_scripts.py).
+SCRIPT_CALLS = vllm_scripts.script_calls(CHUNK_ELEMENTS)
