@@ -27,6 +27,9 @@ struct budget_settings {
   // still running then is stopped and reported as TIMEOUT.
   double check_timeout_s;
   double power = 0.99;
+  // tail: a row that keeps this fraction of its tail mass or less (a noise capped below the
+  // tail's gap, S23) is detected with prob. 0.99; losing all of it is the case S11 and S13
+  double tail_kept = 0.1;
   // ties: shares of two tied tokens in the ratio 1 + tie_ratio are detected with prob. 0.99
   double tie_ratio = 0.2;
   // ties, groups of more than 16 tied tokens: the lower-id half's share over the upper

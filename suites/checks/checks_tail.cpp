@@ -48,22 +48,25 @@ tail_plan plan_tail(const battery::check_context& ctx, uint64_t seed) {
   const double alpha_row = plan.alpha_row = stats::sidak_level(ctx.alpha_share, plan.tested);
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     const double q_tail = tail_mass[i];
-    // Enough draws that (a) an excess of tail_shift is detected with probability 0.99
-    // and (b) losing the whole tail (S11, S13) cannot pass: P(count = 0) <= alpha / 2.
+    // Enough draws that, each with probability 0.99, (a) an excess of tail_shift is
+    // detected and (b) a row keeping tail_kept of its tail mass or less is (so losing all
+    // of it, S11 and S13, always is: P(count = 0) <= alpha / 2).
+    const auto enough = [&](uint64_t n) {
+      if (stats::detectable_mass_shift(n, q_tail, alpha_row, ctx.budget.power) >
+          ctx.budget.tail_shift)
+        return false;
+      return q_tail == 0 || stats::detectable_mass_loss(n, q_tail, alpha_row, ctx.budget.power) <=
+                                (1 - ctx.budget.tail_kept) * q_tail;
+    };
     uint64_t lo = 64, hi = ctx.budget.max_draws_per_row;
     while (lo < hi) {
       const uint64_t mid = lo + (hi - lo) / 2;
-      if (stats::detectable_mass_shift(mid, q_tail, alpha_row, ctx.budget.power) <=
-          ctx.budget.tail_shift)
+      if (enough(mid))
         hi = mid;
       else
         lo = mid + 1;
     }
-    uint64_t n = lo;
-    if (q_tail > 0) {
-      const double n_loss = std::log(alpha_row / 2) / std::log1p(-q_tail);
-      n = std::max<uint64_t>(n, static_cast<uint64_t>(std::ceil(n_loss)));
-    }
+    uint64_t n = enough(lo) ? lo : ctx.budget.max_draws_per_row + 1;
     if (n > ctx.budget.max_draws_per_row) {
       n = ctx.budget.max_draws_per_row;
       plan.capped = true;
@@ -118,7 +121,7 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
   if (!out.nothing_to_test.empty()) return out;
   drawn_counts drawn;
   if (!draw_and_check_support(ctx, seed, rows, draws, drawn, out)) return out;
-  double worst_p = 1.0, worst_shift = 0.0;
+  double worst_p = 1.0, worst_shift = 0.0, worst_kept = 1.0;
   size_t worst_row = 0;
   nlohmann::json tail_rows = nlohmann::json::array();
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -127,6 +130,10 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
     tail_rows.push_back(tail_evidence(rows[i], t, alpha_row));
     worst_shift = std::max(worst_shift, stats::detectable_mass_shift(t.n, t.expected_mass,
                                                                      alpha_row, ctx.budget.power));
+    if (t.expected_mass > 0)
+      worst_kept = std::min(worst_kept, 1 - stats::detectable_mass_loss(
+                                                t.n, t.expected_mass, alpha_row, ctx.budget.power) /
+                                                t.expected_mass);
     if (t.p_value <= worst_p) {
       worst_p = t.p_value;
       worst_row = i;
@@ -142,9 +149,10 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
     out.detail +=
         "; the subnormal row (FTZ, S13) not sent: the subject declares "
         "probs_normalisation assume_sum_one, and the row sums to ~6e-37";
-  // "all lost": no tail draw at all would be significant, i.e. P(0 | expected) <= alpha.
-  out.power =
-      fmt::format("tail +{:.1e}{}{}", worst_shift, ", loss", plan.capped ? " (draw cap)" : "");
+  // "kept": a row keeping at most this fraction of its tail mass is detected with the
+  // budget's power (the worst row; 0 where only losing all of it is certain to be seen).
+  out.power = fmt::format("tail +{:.1e}, kept {:.2g}{}", worst_shift, std::max(worst_kept, 0.0),
+                          plan.capped ? " (draw cap)" : "");
   out.repro = repro_base(seed);
   out.repro.update({{"row", rows[worst_row].label},
                     {"params", setting_json(rows[worst_row].setting)},

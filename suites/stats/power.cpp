@@ -79,4 +79,30 @@ double detectable_mass_shift(uint64_t n, double p0, double alpha, double power) 
   return p1 - p0;
 }
 
+int64_t binomial_lower_critical(uint64_t n, double p0, double alpha) {
+  detail::check_level("binomial_lower_critical", "alpha", alpha);
+  if (n == 0) throw std::invalid_argument("binomial_lower_critical: n = 0");
+  if (!(p0 >= 0.0 && p0 <= 1.0))
+    throw std::invalid_argument("binomial_lower_critical: p0 = " + std::to_string(p0) +
+                                " is not in [0, 1]");
+  const double half = alpha / 2.0;
+  if (p0 == 0.0 || binomial_lower_tail(0, n, p0) > half) return -1;
+  // Boost's discrete quantile is a start; the exact tail settles the last step either way.
+  const double start = boost::math::quantile(
+      boost::math::binomial_distribution<double>(static_cast<double>(n), p0), half);
+  uint64_t c = static_cast<uint64_t>(std::min(std::max(start, 0.0), static_cast<double>(n)));
+  while (c > 0 && binomial_lower_tail(c, n, p0) > half) --c;
+  while (c < n && binomial_lower_tail(c + 1, n, p0) <= half) ++c;
+  return static_cast<int64_t>(c);
+}
+
+double detectable_mass_loss(uint64_t n, double p0, double alpha, double power) {
+  detail::check_level("detectable_mass_loss", "power", power);
+  const int64_t c = binomial_lower_critical(n, p0, alpha);
+  if (c < 0) return std::numeric_limits<double>::infinity();
+  const double p1 = boost::math::binomial_distribution<double>::find_upper_bound_on_p(
+      static_cast<double>(n), static_cast<double>(c), power);
+  return p0 - p1;
+}
+
 }  // namespace samplecheck::stats

@@ -26,6 +26,10 @@
 // p1 with P(X >= c | p1) = power (the Clopper-Pearson inversion). Upward shifts are the
 // ones reported because a tail or collision failure is excess mass; for the one-sided
 // collision test at alpha pass 2 * alpha. Returns +infinity if no p1 <= 1 reaches it.
+// detectable_mass_loss is its mirror for a deficit: c = the largest count with
+// P(X <= c | p0) <= alpha / 2, then p1 with P(X <= c | p1) = power; a tail that keeps
+// only part of its mass (a noise capped below the tail's gap, S23) is such a deficit.
+// Returns +infinity if no count rejects (P(X = 0 | p0) > alpha / 2).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +44,11 @@ double noncentrality_for_power(int64_t df, double alpha, double power = 0.99);
 double detectable_tvd(int64_t df, double alpha, uint64_t n, double power = 0.99);
 uint64_t samples_for_tvd(int64_t df, double alpha, double tvd, double power = 0.99);
 double detectable_mass_shift(uint64_t n, double p0, double alpha, double power = 0.99);
+double detectable_mass_loss(uint64_t n, double p0, double alpha, double power = 0.99);
 
 // The count c above: the exact two-sided test at alpha rejects whenever X >= c.
 uint64_t binomial_upper_critical(uint64_t n, double p0, double alpha);
+// Its mirror: the test rejects whenever X <= c; -1 where no count does.
+int64_t binomial_lower_critical(uint64_t n, double p0, double alpha);
 
 }  // namespace samplecheck::stats

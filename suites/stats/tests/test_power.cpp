@@ -109,6 +109,35 @@ TEST_CASE("power: detectable_mass_shift is exact and holds by simulation") {
         Approx(-std::expm1(std::log(0.01) / n)).epsilon(1e-9));
 }
 
+TEST_CASE("power: detectable_mass_loss is exact and holds by simulation") {
+  const uint64_t n = 200000;
+  const double p0 = 1.76e-4, alpha = 6e-8;
+  const int64_t c = st::binomial_lower_critical(n, p0, alpha);
+  // c is the largest rejecting count: its lower tail is <= alpha/2, the one above is not.
+  REQUIRE(c >= 0);
+  const auto k = static_cast<uint64_t>(c);
+  CHECK(st::binomial_lower_tail(k, n, p0) <= alpha / 2);
+  CHECK(st::binomial_lower_tail(k + 1, n, p0) > alpha / 2);
+  CHECK(st::binomial_two_sided_p(k, n, p0) <= alpha);
+  const double loss = st::detectable_mass_loss(n, p0, alpha);
+  REQUIRE(loss > 0);
+  REQUIRE(loss < p0);
+  CHECK(st::binomial_lower_tail(k, n, p0 - loss) == Approx(0.99).epsilon(1e-9));
+
+  std::mt19937_64 rng(11);
+  std::binomial_distribution<uint64_t> alt(n, p0 - loss);
+  const uint64_t replicates = 400;
+  uint64_t rejected = 0;
+  for (uint64_t r = 0; r < replicates; ++r)
+    rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
+  const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.99);
+  CAPTURE(loss, rejected, band.low);
+  CHECK(rejected >= band.low);
+  // Too few draws for even a count of 0 to reject: no loss is detectable.
+  CHECK(st::binomial_lower_critical(1000, p0, alpha) == -1);
+  CHECK(std::isinf(st::detectable_mass_loss(1000, p0, alpha)));
+}
+
 TEST_CASE("power: the promise holds on a merged Zipf row, where Pearson's scale c > 1") {
   // Zipf(1.0) over 4,000 tokens, n = 30,000: merging leaves cells of unequal E, so the
   // exact-moment reference is c chi2(nu) with c > 1 while the power formulas use plain
