@@ -53,7 +53,7 @@ def changed(dtype: Any, v: int, requests: int) -> dict[str, Any]:
     return {"dtype": jnp.dtype(dtype).name, "v": v, "requests": requests, "batches": by_batch}
 
 
-def main(out_dir: str, v: int = 151936, requests: int = 4096) -> None:
+def main(out_dir: str, v: int = 151936, requests: int = 256) -> None:
     import jax
     import jax.numpy as jnp
 
