@@ -138,14 +138,19 @@ def test_correct_subject_is_not_reproduced(s07, tmp_path):
     assert "NOT REPRODUCED: p" in done.stdout
 
 
-def test_out_token_reproduces(s06, tmp_path):
-    path, record = s06
-    assert "token" in record["evidence"], record["evidence"]
-    out = tmp_path / "s06.py"
-    made = generate(path, out)
+def generated_and_run(record_path, out):
+    """The record's script, written (which must succeed) and run alone; its output printed."""
+    made = generate(record_path, out)
     assert made.returncode == 0, made.stderr
     done = run_script(out)
     print(done.stdout)
+    return done
+
+
+def test_out_token_reproduces(s06, tmp_path):
+    path, record = s06
+    assert "token" in record["evidence"], record["evidence"]
+    done = generated_and_run(path, tmp_path / "s06.py")
     assert done.returncode == 1, done.stdout
     assert f"token {record['evidence']['token']} (OUT)" in done.stdout
     assert "REPRODUCED: a token outside the reference's support was drawn" in done.stdout
@@ -158,18 +163,11 @@ def test_degenerate_row_drawn_token_reproduces(nan_largest, tmp_path):
     row = record["evidence"]["row_data"]
     assert "NaN" in row["label"] and record["evidence"]["token"] == 7, record["evidence"]
     assert row["status"][7] == "O" and "I" in row["status"]
-    out = tmp_path / "nan_largest.py"
-    made = generate(path, out)
-    assert made.returncode == 0, made.stderr
-    done = run_script(out)
-    print(done.stdout)
+    done = generated_and_run(path, tmp_path / "nan_largest.py")
     assert done.returncode == 1, done.stdout
     assert "token 7 (OUT)" in done.stdout
     correct = dict(record, subject="numpy.sort_filter.zero")
-    out = tmp_path / "zero.py"
-    made = generate(write_record(tmp_path, correct, "zero.json"), out)
-    assert made.returncode == 0, made.stderr
-    done = run_script(out)
+    done = generated_and_run(write_record(tmp_path, correct, "zero.json"), tmp_path / "zero.py")
     assert done.returncode == 0 and "NOT REPRODUCED: no OUT token" in done.stdout, done.stdout
 
 

@@ -344,6 +344,12 @@ bool battery_report::unavailable() const {
   return all_applicable_are(checks, verdict::unavailable);
 }
 
+const check_report* battery_report::find(std::string_view check) const {
+  for (const auto& c : checks)
+    if (c.check == check) return &c;
+  return nullptr;
+}
+
 bool battery_report::nothing_judged() const {
   return std::all_of(checks.begin(), checks.end(),
                      [](const check_report& c) { return c.result == verdict::not_applicable; });

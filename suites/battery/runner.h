@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "suites/battery/check.h"
@@ -135,6 +136,8 @@ struct battery_report {
   // "PASS", "SKIPPED" (device absent, or nothing judged), "INCOMPLETE" (a merge missing a
   // shard) or "FAIL".
   const char* verdict_word() const;
+  // The first row of this check (of any dtype), or nullptr when the run has none.
+  const check_report* find(std::string_view check) const;
 };
 
 // options.checks must name checks of all_checks() (the CLI refuses others with exit 2);

@@ -166,8 +166,7 @@ sc_sampler fake(const char* name, sc_status (*fn)(void*, const sc_sample_batch*,
 subject as_subject(const sc_sampler& s) { return hosted(s); }
 
 const check_report& find(const battery_report& r, const std::string& check) {
-  for (const auto& c : r.checks)
-    if (c.check == check) return c;
+  if (const check_report* c = r.find(check)) return *c;
   FAIL("no row for check " << check);
   return r.checks.front();
 }

@@ -44,8 +44,7 @@ battery_report run(const subject& s, const budget_settings& budget) {
 }
 
 const check_report& row(const battery_report& r, std::string_view check) {
-  for (const auto& c : r.checks)
-    if (c.check == check) return c;
+  if (const check_report* c = r.find(check)) return *c;
   FAIL("no row " << check);
   throw;
 }

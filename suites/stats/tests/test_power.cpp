@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "suites/stats/binomial_intervals.h"
 #include "suites/stats/goodness_of_fit.h"
@@ -84,6 +85,19 @@ TEST_CASE("power: detectable_tvd holds for the worst-case alternative, by simula
   CHECK(rejected >= band.low);
 }
 
+// Of 400 binomial(n, p_alt) counts, how many a two-sided test against p0 at alpha rejects,
+// and the fewest a test of power 0.99 rejects (the low end of the 99% band).
+std::pair<uint64_t, uint64_t> simulated_rejections(uint64_t n, double p_alt, double p0,
+                                                   double alpha, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::binomial_distribution<uint64_t> alt(n, p_alt);
+  const uint64_t replicates = 400;
+  uint64_t rejected = 0;
+  for (uint64_t r = 0; r < replicates; ++r)
+    rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
+  return {rejected, samplecheck::stats::testing::binomial_band(replicates, 0.99).low};
+}
+
 TEST_CASE("power: detectable_mass_shift is exact and holds by simulation") {
   const uint64_t n = 100000;
   const double p0 = 1e-4, alpha = 1e-3;
@@ -95,15 +109,9 @@ TEST_CASE("power: detectable_mass_shift is exact and holds by simulation") {
   const double shift = st::detectable_mass_shift(n, p0, alpha);
   CHECK(st::binomial_upper_tail(c, n, p0 + shift) == Approx(0.99).epsilon(1e-9));
 
-  std::mt19937_64 rng(7);
-  std::binomial_distribution<uint64_t> alt(n, p0 + shift);
-  const uint64_t replicates = 400;
-  uint64_t rejected = 0;
-  for (uint64_t r = 0; r < replicates; ++r)
-    rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
-  const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.99);
-  CAPTURE(shift, rejected, band.low);
-  CHECK(rejected >= band.low);
+  const auto [rejected, least] = simulated_rejections(n, p0 + shift, p0, alpha, 7);
+  CAPTURE(shift, rejected, least);
+  CHECK(rejected >= least);
   // p0 = 0: a single hit rejects, so the shift is the p with P(X >= 1) = 0.99.
   CHECK(st::detectable_mass_shift(n, 0.0, alpha) ==
         Approx(-std::expm1(std::log(0.01) / n)).epsilon(1e-9));
@@ -124,15 +132,9 @@ TEST_CASE("power: detectable_mass_loss is exact and holds by simulation") {
   REQUIRE(loss < p0);
   CHECK(st::binomial_lower_tail(k, n, p0 - loss) == Approx(0.99).epsilon(1e-9));
 
-  std::mt19937_64 rng(11);
-  std::binomial_distribution<uint64_t> alt(n, p0 - loss);
-  const uint64_t replicates = 400;
-  uint64_t rejected = 0;
-  for (uint64_t r = 0; r < replicates; ++r)
-    rejected += st::binomial_two_sided_p(alt(rng), n, p0) <= alpha;
-  const auto band = samplecheck::stats::testing::binomial_band(replicates, 0.99);
-  CAPTURE(loss, rejected, band.low);
-  CHECK(rejected >= band.low);
+  const auto [rejected, least] = simulated_rejections(n, p0 - loss, p0, alpha, 11);
+  CAPTURE(loss, rejected, least);
+  CHECK(rejected >= least);
   // Too few draws for even a count of 0 to reject: no loss is detectable.
   CHECK(st::binomial_lower_critical(1000, p0, alpha) == -1);
   CHECK(std::isinf(st::detectable_mass_loss(1000, p0, alpha)));
