@@ -24,6 +24,18 @@ inline constexpr int kTile = kThreads * kItems;
 using float_block = gpu::block_primitives<float, kThreads>;
 using int_block = gpu::block_primitives<int, kThreads>;
 
+// binary16 bits to float: on NVIDIA the hardware conversion, exact like the rebias of
+// f16_to_float but without its branches, which made f16 rows the slowest to read.
+__device__ __forceinline__ float f16_bits_to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  return f16_to_float(h);
+#endif
+}
+
 // Elements first .. first + kItems - 1 of a row; `fill` past the end.
 __device__ __forceinline__ void load_items(const unsigned char* row, storage_type dtype, int64_t v,
                                            int64_t first, float (&out)[kItems], float fill) {
@@ -38,7 +50,7 @@ __device__ __forceinline__ void load_items(const unsigned char* row, storage_typ
     const uint16_t h[4] = {static_cast<uint16_t>(x.x), static_cast<uint16_t>(x.x >> 16),
                            static_cast<uint16_t>(x.y), static_cast<uint16_t>(x.y >> 16)};
     for (int j = 0; j < kItems; ++j)
-      out[j] = dtype == storage_type::bf16 ? bf16_to_float(h[j]) : f16_to_float(h[j]);
+      out[j] = dtype == storage_type::bf16 ? bf16_to_float(h[j]) : f16_bits_to_float(h[j]);
     return;
   }
   for (int j = 0; j < kItems; ++j)

@@ -46,6 +46,8 @@ check_run run_check(const check_definition& check, const check_context& ctx, dou
   }
   result.seconds = protocol::now_seconds() - start;
   result.subject_seconds = std::min(clock.seconds(), result.seconds);
+  result.subject_calls = clock.calls();
+  result.subject_input_rows = clock.input_rows();
   return result;
 }
 

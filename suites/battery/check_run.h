@@ -18,6 +18,8 @@ struct check_run {
   std::string why;              // what happened to the subject process when it failed
   double seconds = 0;
   double subject_seconds = 0;  // of `seconds`, spent in subject calls (subject_clock)
+  uint64_t subject_calls = 0;
+  uint64_t subject_input_rows = 0;  // summed over the calls
 };
 
 // A check's exceptions become harness errors; a subject process's failure, `subject_failed`.

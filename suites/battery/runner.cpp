@@ -195,6 +195,8 @@ check_report report_row(const planned_check& p,
   c.seconds = r.seconds;
   c.subject_seconds = r.subject_seconds;
   c.judge_seconds = r.seconds - r.subject_seconds;
+  c.subject_calls = r.subject_calls;
+  c.subject_input_rows = r.subject_input_rows;
   c.detail = r.outcome.detail;
   c.evidence = r.outcome.repro;
   // The judged row's bits are for the record's standalone script alone: report.json and

@@ -100,10 +100,12 @@ struct check_report {
   double planning_share = -1;  // the first-step share the samples were planned for
   std::string power;
   uint64_t samples = 0;
-  double seconds = 0;          // the check's wall time: subject_seconds + judge_seconds
-  double subject_seconds = 0;  // in subject calls, from each request to its reply
-  double judge_seconds = 0;    // the rest: plans, references, statistics, copies
-  std::string detail;          // failure reason, n/a reason, or what was seen
+  double seconds = 0;               // the check's wall time: subject_seconds + judge_seconds
+  double subject_seconds = 0;       // in subject calls, from each request to its reply
+  double judge_seconds = 0;         // the rest: plans, references, statistics, copies
+  uint64_t subject_calls = 0;       // the calls behind subject_seconds
+  uint64_t subject_input_rows = 0;  // the input rows those calls were sent, summed
+  std::string detail;               // failure reason, n/a reason, or what was seen
   nlohmann::json
       evidence;            // the check's evidence (check_outcome::repro), pass or fail: report.json
   nlohmann::json repro;    // on failure: the reproduction record (also written to repro_dir)

@@ -31,20 +31,21 @@ uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence) {
 
 namespace {
 std::atomic<bool> clock_open{false};
-std::atomic<uint64_t> clock_nanoseconds{0}, clock_samples{0};
+std::atomic<uint64_t> clock_nanoseconds{0}, clock_samples{0}, clock_calls{0}, clock_rows{0};
 
-// Runs one subject call on the open clock.
+// Runs one subject call on the open clock; input_rows: the rows (or ranks) it was sent.
 template <typename Call>
-auto timed(uint64_t samples, Call&& call) {
+auto timed(uint64_t samples, uint64_t input_rows, Call&& call) {
   const auto start = std::chrono::steady_clock::now();
   struct stop {
     std::chrono::steady_clock::time_point start;
-    uint64_t samples;
+    uint64_t samples, input_rows;
     ~stop() {
       subject_clock::add(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), samples);
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), samples,
+          input_rows);
     }
-  } on_return{start, samples};
+  } on_return{start, samples, input_rows};
   return call();
 }
 }  // namespace
@@ -52,20 +53,26 @@ auto timed(uint64_t samples, Call&& call) {
 subject_clock::subject_clock() {
   clock_nanoseconds = 0;
   clock_samples = 0;
+  clock_calls = 0;
+  clock_rows = 0;
   clock_open = true;
 }
 subject_clock::~subject_clock() { clock_open = false; }
 double subject_clock::seconds() const { return static_cast<double>(clock_nanoseconds) * 1e-9; }
-void subject_clock::add(double seconds, uint64_t samples) {
+uint64_t subject_clock::calls() const { return clock_calls; }
+uint64_t subject_clock::input_rows() const { return clock_rows; }
+void subject_clock::add(double seconds, uint64_t samples, uint64_t input_rows) {
   if (!clock_open) return;
   clock_nanoseconds += static_cast<uint64_t>(seconds * 1e9);
   clock_samples += samples;
+  clock_calls += 1;
+  clock_rows += input_rows;
 }
 uint64_t subject_clock::samples_now() { return clock_open ? clock_samples.load() : 0; }
 
 call_status run_call(const subject& s, sample_call& call) {
   const auto call_subject = [&] {
-    return timed(call.seed.size(), [&] {
+    return timed(call.seed.size(), static_cast<uint64_t>(call.num_input_rows), [&] {
       if (s.process) return s.process->sample(s.name(), call);
       return harness::run_call(*s.sampler, call);
     });
@@ -112,7 +119,7 @@ class process_runner final : public matmul_suite::matmul_runner {
                                 " out of range");
       std::copy_n(ops.pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
-    harness::subject_process::matmul_reply reply = timed(0, [&] {
+    harness::subject_process::matmul_reply reply = timed(0, static_cast<uint64_t>(m), [&] {
       return process_->matmul(
           name_, {m, n, k, batch_.data(), ops.weight.data(),
                   ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
@@ -154,7 +161,7 @@ class timed_runner final : public matmul_suite::matmul_runner {
   void load(const matmul_suite::matmul_operands& operands) override { inner_->load(operands); }
   std::vector<uint16_t> run(const std::vector<int32_t>& rows, int32_t launch_config,
                             const std::vector<int64_t>& keep) override {
-    return timed(0, [&] { return inner_->run(rows, launch_config, keep); });
+    return timed(0, rows.size(), [&] { return inner_->run(rows, launch_config, keep); });
   }
 
  private:
@@ -166,7 +173,7 @@ harness::collective_reply run_collective(const subject& s,
                                          const std::vector<std::vector<float>>& inputs,
                                          int64_t count) {
   if (s.collective == nullptr) throw std::logic_error(s.name() + " is not a collective");
-  return timed(static_cast<uint64_t>(count), [&] {
+  return timed(static_cast<uint64_t>(count), inputs.size(), [&] {
     return s.process ? s.process->collective(s.name(), inputs, count)
                      : harness::call_collective(*s.collective, inputs, count);
   });

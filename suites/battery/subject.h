@@ -72,7 +72,9 @@ struct subject {
 
 // Where a running check's time goes: each call of its subject, from sending the request
 // to its reply (or an in-process subject's call), is added to the open clock, with the
-// samples (sampler outputs) it returned; the rest of the check's wall time is the judge's.
+// samples (sampler outputs) it returned, and counted with the input rows it was sent (a
+// call's fixed cost and its per-row cost then show apart from its per-draw cost); the
+// rest of the check's wall time is the judge's.
 // run_check opens one per check (one check runs at a time); the progress line reads
 // samples_now() from its own thread while the check draws.
 class subject_clock {
@@ -82,8 +84,10 @@ class subject_clock {
   subject_clock(const subject_clock&) = delete;
   subject_clock& operator=(const subject_clock&) = delete;
   double seconds() const;
+  uint64_t calls() const;
+  uint64_t input_rows() const;
   // Called around every subject call; nothing is counted while no clock is open.
-  static void add(double seconds, uint64_t samples);
+  static void add(double seconds, uint64_t samples, uint64_t input_rows);
   static uint64_t samples_now();
 };
 

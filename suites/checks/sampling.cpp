@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <exception>
+#include <future>
 #include <map>
 
 #include "suites/checks/parallel_for.h"
@@ -247,6 +250,36 @@ bool count_outputs(const std::vector<judged_row>& rows, const harness::sample_ca
 
 }  // namespace
 
+namespace {
+
+// Where the next call's outputs continue: the row, and the draws of it already asked for.
+struct draw_cursor {
+  size_t row = 0;
+  uint64_t done_in_row = 0;
+};
+
+// Refills `call`'s outputs with up to `per_call` draws from `at` on; `owner`: each
+// output's row.
+void next_outputs(harness::sample_call& call, std::vector<size_t>& owner, draw_cursor& at,
+                  const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
+                  uint64_t seed, uint64_t per_call) {
+  for (auto* v : {&call.seed, &call.subsequence, &call.offset}) v->clear();
+  call.row_index.clear();
+  owner.clear();
+  while (at.row < draws.size() && call.seed.size() < per_call) {
+    if (at.done_in_row == draws[at.row]) {
+      ++at.row;
+      at.done_in_row = 0;
+      continue;
+    }
+    add_output(call, static_cast<int32_t>(at.row), seed, first[at.row] + at.done_in_row, 0);
+    owner.push_back(at.row);
+    ++at.done_in_row;
+  }
+}
+
+}  // namespace
+
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
                uint64_t seed, drawn_counts& out, const route_buckets* buckets) {
@@ -254,40 +287,43 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
-  // One call object for every call: its input rows are built once (a copy of every row
-  // per call cost as much as a fast subject's draws); only the outputs change.
-  harness::sample_call call = call_for_rows(s, row_ptrs);
-  size_t row = 0;
-  uint64_t done_in_row = 0;
-  std::vector<size_t> owner;
-  while (row < rows.size()) {
-    for (auto* v : {&call.seed, &call.subsequence, &call.offset}) v->clear();
-    call.row_index.clear();
-    owner.clear();
-    while (row < rows.size() && call.seed.size() < kOutputsPerCall) {
-      if (done_in_row == draws[row]) {
-        ++row;
-        done_in_row = 0;
-        continue;
-      }
-      add_output(call, static_cast<int32_t>(row), seed, first[row] + done_in_row, 0);
-      owner.push_back(row);
-      ++done_in_row;
-    }
+  // Two call objects, each with the input rows built once (a copy of every row per call
+  // cost as much as a fast subject's draws): while the subject draws one, a second thread
+  // counts the other's outputs, so counting adds nothing to a check's wall time.
+  std::array<harness::sample_call, 2> calls{call_for_rows(s, row_ptrs), {}};
+  calls[1] = calls[0];
+  std::array<std::vector<size_t>, 2> owners;
+  draw_cursor cursor;
+  std::future<bool> counting;  // the previous call's outputs, counted in order
+  for (size_t k = 0;; k ^= 1) {
+    harness::sample_call& call = calls[k];
+    next_outputs(call, owners[k], cursor, first, draws, seed, kOutputsPerCall);
     if (call.seed.empty()) break;
-    const harness::call_status st = run_call(s, call);
+    harness::call_status st;
+    std::exception_ptr thrown;
+    try {
+      st = run_call(s, call);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+    // The previous call's fault is the check's finding, whatever this call did.
+    if (counting.valid() && !counting.get()) return;
+    if (thrown) std::rethrow_exception(thrown);
     out.samples += call.seed.size();
     if (!st.ok()) {
       out.failure = fmt::format("on a valid batch: {}", st.describe());
       out.repro = {{"seed", seed},
                    {"subsequence_first", call.subsequence.front()},
                    {"offset", 0},
-                   {"row", rows[owner.front()].label},
-                   {"params", setting_json(rows[owner.front()].setting)}};
+                   {"row", rows[owners[k].front()].label},
+                   {"params", setting_json(rows[owners[k].front()].setting)}};
       return;
     }
-    if (!count_outputs(rows, call, owner, seed, out, buckets)) return;
+    counting = std::async(std::launch::async, [&, k] {
+      return count_outputs(rows, calls[k], owners[k], seed, out, buckets);
+    });
   }
+  if (counting.valid()) counting.get();
 }
 
 std::optional<std::string> first_out_token(const judged_row& row,

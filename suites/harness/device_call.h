@@ -1,7 +1,9 @@
 // A sample_call in CUDA device memory: run_call's CUDA leg, and the batch a test
 // captures in a CUDA graph and replays after rewriting the seed and offset tensors in
 // place (Megatron-LM #5697: an offset frozen at capture repeats every decode step).
-// Every array is uploaded once; the outputs carry the guard rows of call.h.
+// Every array is uploaded once; the outputs carry the guard rows of call.h. load() reuses
+// the device memory of the previous call where it is large enough: a cudaFree waits for
+// the whole device, and a battery makes thousands of calls.
 //
 // Header-only, no device code; CUDA builds only (device_buffer.h).
 #pragma once
@@ -17,8 +19,14 @@ namespace samplecheck::harness {
 
 class device_call {
  public:
+  device_call() = default;
   // Uploads the call; throws bad_request (input not representable) or device_error.
-  explicit device_call(const sample_call& call) : shape_(shape_of(call)) {
+  explicit device_call(const sample_call& call) { load(call); }
+
+  // Uploads another call in place of the last (the same rules as the constructor).
+  void load(const sample_call& call) {
+    shape_ = shape_of(call);
+    input_f32_.assign({}), input_16_.assign({});
     if (call.input_dtype == SC_DTYPE_F32)
       input_f32_.assign(call.input);
     else

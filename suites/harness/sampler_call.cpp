@@ -36,7 +36,9 @@ call_status run_call(const sc_sampler& s, sample_call& c) {
   if (s.memory_space == SC_MEMORY_CUDA) {
     if (call_status refused = refuse_undeclared(s, c); !refused.ok()) return refused;
     try {
-      device_call d(c);
+      // One per thread: the next call reuses its device memory.
+      thread_local device_call d;
+      d.load(c);
       return run_device_call(s, d, c);
     } catch (const bad_request& e) {
       return {call_fault::harness, SC_OK, e.what(), -1};

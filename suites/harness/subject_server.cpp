@@ -99,44 +99,82 @@ class request_reader {
 };
 
 #ifdef SAMPLECHECK_HAVE_CUDA
-// One device copy of a host array (NULL stays NULL), and its way back.
+// A host array copied into `buffer` (NULL stays NULL). The buffers outlive the request,
+// so memory moves only when a request needs more: a cudaFree waits for the whole device,
+// and a battery makes thousands of calls.
 template <class T>
-struct device_copy {
-  device_buffer<T> buffer;
-  device_copy(const T* host, size_t count) {
-    if (host == nullptr) return;
-    buffer.resize(count);
-    buffer.upload(host, count);
+T* device_copy(device_buffer<T>& buffer, const T* host, size_t count) {
+  if (host == nullptr) return nullptr;
+  buffer.resize(count);
+  buffer.upload(host, count);
+  return or_null(buffer);
+}
+
+// The shared region page-locked for the device's copies, which then run at the bus's
+// speed instead of through the driver's staging buffer. Released before the region may
+// move (a request that needs a larger mapping); where it cannot be locked, copies stay
+// pageable and work as before.
+class pinned_region {
+ public:
+  pinned_region() = default;
+  ~pinned_region() { release(); }
+  pinned_region(const pinned_region&) = delete;
+  pinned_region& operator=(const pinned_region&) = delete;
+  void pin(uint8_t* base, size_t size) {
+    if (base == base_ && size == size_) return;
+    release();
+    if (cudaHostRegister(base, size, cudaHostRegisterDefault) == cudaSuccess)
+      base_ = base, size_ = size;
+    else
+      (void)cudaGetLastError();  // not sticky: clear it so the next call does not see it
   }
-  T* get() { return or_null(buffer); }
+  void release() {
+    if (base_ != nullptr) (void)cudaHostUnregister(base_);
+    (void)cudaGetLastError();
+    base_ = nullptr, size_ = 0;
+  }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The device arrays of a sampling request, kept from one request to the next.
+struct device_sample_arrays {
+  device_buffer<uint8_t> input, valid, route;
+  device_buffer<int32_t> row_index, top_k, token;
+  device_buffer<float> top_p, min_p, temperature;
+  device_buffer<uint64_t> seed, subsequence, offset;
 };
 
 sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, batch_arrays h,
-                           size_t input_count, char* error, size_t size) {
+                           size_t input_count, device_sample_arrays& w, char* error, size_t size) {
   const auto rows = static_cast<size_t>(shape.num_output_rows);
   const auto inputs = static_cast<size_t>(shape.num_input_rows);
   const bool by_output = registry::contracts_of(s).parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
   const size_t params = by_output ? rows : inputs;
+  const size_t guarded = rows + kGuardRows;  // the outputs with the host's guard rows after them
   try {
     const size_t input_bytes = input_count * (shape.input_dtype == SC_DTYPE_F32 ? 4 : 2);
-    device_copy<uint8_t> input(static_cast<const uint8_t*>(h.input), input_bytes);
-    device_copy<int32_t> row_index(h.row_index, rows), top_k(h.top_k, params);
-    device_copy<float> top_p(h.top_p, params), min_p(h.min_p, params), temp(h.temperature, params);
-    device_copy<uint64_t> seed(h.seed, rows), sub(h.subsequence, rows), offset(h.offset, rows);
-    // The outputs with the guard rows the host placed after them.
-    device_copy<int32_t> token(h.out_token, rows + kGuardRows);
-    device_copy<uint8_t> valid(h.out_valid, rows + kGuardRows);
-    device_copy<uint8_t> route(h.out_route, rows + kGuardRows);
-    batch_arrays d{input.get(),  row_index.get(), top_k.get(), top_p.get(),
-                   min_p.get(),  temp.get(),      seed.get(),  sub.get(),
-                   offset.get(), token.get(),     valid.get(), route.get()};
+    batch_arrays d{device_copy(w.input, static_cast<const uint8_t*>(h.input), input_bytes),
+                   device_copy(w.row_index, h.row_index, rows),
+                   device_copy(w.top_k, h.top_k, params),
+                   device_copy(w.top_p, h.top_p, params),
+                   device_copy(w.min_p, h.min_p, params),
+                   device_copy(w.temperature, h.temperature, params),
+                   device_copy(w.seed, h.seed, rows),
+                   device_copy(w.subsequence, h.subsequence, rows),
+                   device_copy(w.offset, h.offset, rows),
+                   device_copy(w.token, static_cast<const int32_t*>(h.out_token), guarded),
+                   device_copy(w.valid, static_cast<const uint8_t*>(h.out_valid), guarded),
+                   device_copy(w.route, static_cast<const uint8_t*>(h.out_route), guarded)};
     const sc_sample_batch b = make_batch(shape, d, nullptr);
     const sc_status st = s.sample(s.context, &b, error, size);
     error[size - 1] = '\0';
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after sample");
-    if (h.out_token != nullptr) token.buffer.download(h.out_token, rows + kGuardRows);
-    if (h.out_valid != nullptr) valid.buffer.download(h.out_valid, rows + kGuardRows);
-    if (h.out_route != nullptr) route.buffer.download(h.out_route, rows + kGuardRows);
+    if (h.out_token != nullptr) w.token.download(h.out_token, guarded);
+    if (h.out_valid != nullptr) w.valid.download(h.out_valid, guarded);
+    if (h.out_route != nullptr) w.route.download(h.out_route, guarded);
     return st;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "the subject host's CUDA copies failed: %s", e.what());
@@ -147,7 +185,7 @@ sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, batch_
 // Device copies of the operands, kept while the request's operands_generation stays.
 struct device_operands {
   uint64_t generation = 0;
-  device_buffer<uint16_t> weight, bias;
+  device_buffer<uint16_t> weight, bias, a, out;  // a and out: the last request's
 };
 
 sc_status matmul_on_device(const sc_matmul& m, sc_matmul_problem p, uint64_t generation,
@@ -161,14 +199,14 @@ sc_status matmul_on_device(const sc_matmul& m, sc_matmul_problem p, uint64_t gen
       if (p.bias != nullptr) ops.bias.upload(p.bias, static_cast<size_t>(p.n));
       ops.generation = generation;
     }
-    device_copy<uint16_t> a(p.a, static_cast<size_t>(p.m * p.k)), out(p.out, cells + kGuardRows);
     uint16_t* host_out = p.out;
-    p.a = a.get(), p.weight = ops.weight.get(), p.bias = p.bias ? ops.bias.get() : nullptr;
-    p.out = out.get();
+    p.a = device_copy(ops.a, p.a, static_cast<size_t>(p.m * p.k));
+    p.out = device_copy(ops.out, static_cast<const uint16_t*>(p.out), cells + kGuardRows);
+    p.weight = ops.weight.get(), p.bias = p.bias ? ops.bias.get() : nullptr;
     const sc_status st = m.run(m.context, &p, error, size);
     error[size - 1] = '\0';
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after run");
-    out.buffer.download(host_out, cells + kGuardRows);
+    ops.out.download(host_out, cells + kGuardRows);
     return st;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "the subject host's CUDA copies failed: %s", e.what());
@@ -207,6 +245,7 @@ class server {
       if (st != protocol::frame_status::ok) return error_frame("unreadable request: " + why);
       const std::string type = q["type"].get<std::string>();
       if (type == "shutdown") return 0;
+      unpin_if_moving(q);
       nlohmann::json reply;
       try {
         reply = type == "sample"       ? sample(q)
@@ -223,6 +262,17 @@ class server {
   }
 
  private:
+  // A request that needs a larger mapping moves the region: it is unpinned first.
+  void unpin_if_moving(const nlohmann::json& q) {
+#ifdef SAMPLECHECK_HAVE_CUDA
+    const auto size = q.find("shm_size");
+    if (size != q.end() && size->is_number_unsigned() && size->get<size_t>() > shm_.size())
+      pinned_.release();
+#else
+    (void)q;
+#endif
+  }
+
   static std::string why_not(int32_t memory_space) {
     std::string why;
     return memory_space_available(memory_space, &why) ? std::string() : why;
@@ -268,7 +318,8 @@ class server {
       st = s.sample(s.context, &b, error, sizeof error);
     } else {
 #ifdef SAMPLECHECK_HAVE_CUDA
-      st = sample_on_device(s, shape, a, r.count("input"), error, sizeof error);
+      pinned_.pin(shm_.data(), shm_.size());
+      st = sample_on_device(s, shape, a, r.count("input"), device_arrays_, error, sizeof error);
 #else
       std::snprintf(error, sizeof error, "this subject host was built without CUDA");
 #endif
@@ -334,6 +385,8 @@ class server {
   std::vector<const sc_collective*> collectives_;
 #ifdef SAMPLECHECK_HAVE_CUDA
   device_operands device_operands_;
+  device_sample_arrays device_arrays_;
+  pinned_region pinned_;  // after the arrays: released first, before the device memory
 #endif
 };
 

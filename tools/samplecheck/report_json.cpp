@@ -22,6 +22,8 @@ nlohmann::json check_json(const check_report& c) {
           {"seconds", c.seconds},
           {"subject_seconds", c.subject_seconds},
           {"judge_seconds", c.judge_seconds},
+          {"subject_calls", c.subject_calls},
+          {"subject_input_rows", c.subject_input_rows},
           {"detail", c.detail},
           {"evidence", c.evidence.is_object() ? c.evidence : nlohmann::json::object()},
           {"repro_path", c.repro_path.empty() ? nlohmann::json() : nlohmann::json(c.repro_path)}};
@@ -183,6 +185,9 @@ check_report check_from_json(const nlohmann::json& j) {
   c.seconds = j.at("seconds").get<double>();
   c.subject_seconds = j.at("subject_seconds").get<double>();
   c.judge_seconds = j.at("judge_seconds").get<double>();
+  // Reports written before the call counts read as zero calls.
+  c.subject_calls = j.value("subject_calls", uint64_t{0});
+  c.subject_input_rows = j.value("subject_input_rows", uint64_t{0});
   c.detail = j.at("detail").get<std::string>();
   c.evidence = j.at("evidence");
   c.repro_path = j.at("repro_path").is_null() ? "" : j.at("repro_path").get<std::string>();

@@ -203,6 +203,8 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
   const auto c = run_alone(fake("test.slow", slow_token_zero_sample), quick({"support"}));
   CHECK(c.result == verdict::fail);
   CHECK(c.subject_seconds >= 0.25);
+  CHECK(c.subject_calls == 1);
+  CHECK(c.subject_input_rows >= 1);
   CHECK(c.judge_seconds >= 0);
   CHECK(c.subject_seconds + c.judge_seconds == Approx(c.seconds));
   // An in-tree subject in its process: every call is on the clock, and a fast subject
@@ -215,6 +217,10 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
     CAPTURE(row.check, row.dtype, row.seconds, row.subject_seconds);
     CHECK(row.subject_seconds > 0);
     CHECK(row.subject_seconds <= row.seconds);
+    // Every call returned outputs and was sent at least one row.
+    CHECK(row.subject_calls > 0);
+    CHECK(row.subject_calls <= row.samples);
+    CHECK(row.subject_input_rows >= row.subject_calls);
   }
 }
 

@@ -1,6 +1,6 @@
 // Protocol overhead: draws per second of one kernel called three ways in one run, the
-// way the battery's sampling checks call it (one zipf row of V tokens, a call of many
-// output rows, each on its own subsequence):
+// way the battery's sampling checks call it (zipf rows of V tokens, one by default, a
+// call of many output rows shared among them, each on its own subsequence):
 //   in-process  the C ABI called here (harness::run_call), no subject process
 //   forked      the same descriptor in a forked subject process (what qualify does)
 //   exec        samplecheck-subject-host --in-tree NAME behind --exec (what a foreign
@@ -10,7 +10,9 @@
 // its median to in-process's.
 //
 //   protocol_bench [--subject cpu.multinomial] [--vocab-size 151936] [--outputs 65536]
-//                  [--calls 4] [--repetitions 11] [--host PATH]
+//                  [--rows 1] [--dtype f32] [--calls 4] [--repetitions 11] [--host PATH]
+// --rows and --dtype give a call the shape of the battery's goodness_of_fit calls (a few
+// rows, 16-bit inputs), whose per-row and encoding costs one f32 row leaves out.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -63,16 +65,39 @@ void print_rates(std::vector<way>& ways) {
   }
 }
 
+// The call every way is timed on: `rows` zipf rows of V tokens in the subject's input
+// dtype, the outputs dealt among them in turn.
+sb::sample_call template_call(const sb::subject& judged, int64_t vocab, int rows,
+                              uint64_t outputs) {
+  std::vector<checks::judged_row> judged_rows;
+  for (int r = 0; r < rows; ++r)
+    judged_rows.push_back(checks::make_row(judged, samplecheck::fixtures::shape::zipf,
+                                           {.vocab_size = vocab, .seed = 7 + uint64_t(r)}, {}));
+  std::vector<const checks::judged_row*> row_pointers;
+  for (const auto& r : judged_rows) row_pointers.push_back(&r);
+  sb::sample_call templ = checks::call_for_rows(judged, row_pointers);
+  for (uint64_t j = 0; j < outputs; ++j)
+    checks::add_output(templ, static_cast<int32_t>(j % uint64_t(rows)), 1234, j, 0);
+  return templ;
+}
+
+int32_t dtype_named(const std::string& dtype) {
+  return dtype == "f32" ? SC_DTYPE_F32 : dtype == "bf16" ? SC_DTYPE_BF16 : SC_DTYPE_F16;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"subject-process protocol overhead bench"};
-  std::string name = "cpu.multinomial", host;
+  std::string name = "cpu.multinomial", host, dtype = "f32";
   int64_t vocab = 151936;    // the standard budget's V
   uint64_t outputs = 65536;  // the battery's largest call (sampling.cpp kOutputsPerCall)
-  int calls = 4, repetitions = 11;
+  int calls = 4, repetitions = 11, rows = 1;
   app.add_option("--subject", name, "an in-tree sampler");
   app.add_option("--vocab-size", vocab, "V of the row");
+  app.add_option("--rows", rows, "input rows per call, the outputs dealt among them")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--dtype", dtype, "the input dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--outputs", outputs, "output rows per call");
   app.add_option("--calls", calls, "calls per repetition");
   app.add_option("--repetitions", repetitions, "repetitions of each way");
@@ -82,8 +107,10 @@ int main(int argc, char** argv) {
   sb::subject_roster catalog;
   catalog.add_in_tree();
   const sb::subject* in_tree = catalog.find(name);
-  if (in_tree == nullptr || in_tree->sampler == nullptr) {
-    std::fprintf(stderr, "protocol_bench: no in-tree sampler %s\n", name.c_str());
+  if (in_tree == nullptr || in_tree->sampler == nullptr ||
+      !(in_tree->sampler->input_dtypes & SC_DTYPE_BIT(dtype_named(dtype)))) {
+    std::fprintf(stderr, "protocol_bench: no in-tree sampler %s of input dtype %s\n", name.c_str(),
+                 dtype.c_str());
     return 2;
   }
   std::vector<way> ways;
@@ -93,24 +120,22 @@ int main(int argc, char** argv) {
   sb::subject_roster exec_catalog;
   if (!host.empty())
     ways.push_back({"exec", *exec_catalog.add_exec(host + " --in-tree " + name).front(), {}});
+  for (auto& w : ways) w.subj.input_dtype = dtype_named(dtype);
 
   // Both subject processes start before anything here may initialise a device: a
   // process forked after CUDA's initialisation could not use it.
   for (auto& w : ways)
     if (w.subj.process) w.subj.process->descriptors();
-  const checks::judged_row row = checks::make_row(*in_tree, samplecheck::fixtures::shape::zipf,
-                                                  {.vocab_size = vocab, .seed = 7}, {});
-  sb::sample_call templ = checks::call_for_rows(*in_tree, {&row});
-  for (uint64_t j = 0; j < outputs; ++j) checks::add_output(templ, 0, 1234, j, 0);
+  const sb::sample_call templ = template_call(ways.front().subj, vocab, rows, outputs);
   for (int rep = 0; rep < repetitions + 1; ++rep)  // the first is a warm-up, not counted
     for (auto& w : ways) {
       const double rate = draws_per_second(w, templ, calls, outputs);
       if (rate < 0) return 1;
       if (rep > 0) w.rates.push_back(rate);
     }
-  std::printf("subject %s  V %lld  %llu outputs a call  %d calls a repetition  %d repetitions\n",
-              name.c_str(), static_cast<long long>(vocab), static_cast<unsigned long long>(outputs),
-              calls, repetitions);
+  std::printf("subject %s  V %lld  %s  %d rows  %llu outputs a call  %d calls  %d repetitions\n",
+              name.c_str(), static_cast<long long>(vocab), dtype.c_str(), rows,
+              static_cast<unsigned long long>(outputs), calls, repetitions);
   print_rates(ways);
   return 0;
 }
