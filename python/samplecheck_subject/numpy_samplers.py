@@ -42,6 +42,7 @@ PLANTED = {
     "S08": "NaN or all-zero rows return token 0 marked valid",
     "S09": "filter parameters read by output row, not input row",
     "S10": "outputs sharing an input row share one random draw",
+    "S11": "tokens below 1e-5 of the row's mass are dropped before the draw",
 }
 
 
@@ -72,6 +73,8 @@ def _kept(
     total = float(row.sum(dtype=np.float64))
     if not 0.0 < total <= FLT_MAX:
         return None
+    if planted == "S11" and (row >= 1e-5 * total).any():  # the tiny tail renormalised away
+        row = np.where(row >= 1e-5 * total, row, np.float32(0))
     k_on = 0 < top_k < vocab
     p_on = top_p < 1.0
     m_on = min_p > 0.0

@@ -6,8 +6,9 @@ Writes one Python file that reproduces a failed check's record (docs/repro-forma
 "Standalone scripts") with the subject's upstream package, numpy and torch only: the
 judged row's values as the subject was sent them, the subject called as its adapter calls
 it (the adapter's SCRIPT_CALLS), the check's number of draws of that row, and the
-verdict: an OUT token drawn, or Pearson's chi-square over the check's merged cells below
-the record's level. The script exits 1 when it reproduces, 0 when not.
+verdict: an OUT token drawn, or the statistic the check judged below the record's level
+(goodness_of_fit's Pearson and directed family, the tail count, a tie group's split). The
+script exits 1 when it reproduces, 0 when not.
 
 Exit status here: 0 written; 2 a record this cannot script, naming the file and the field.
 """
@@ -174,7 +175,8 @@ def decode(record: dict[str, Any], name: str) -> bytes:
 
 
 def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
-    """Which verdict the script gives (an OUT draw, or Pearson at the record's level)."""
+    """Which verdict the script gives: an OUT draw ("out"), the row's goodness-of-fit
+    statistics ("fit"), the tail count ("tail") or one tie group's split ("ties")."""
     if field(record, "kind", str) != "sampler":
         raise RecordError("kind", f"{record['kind']}: only sampler checks have a row to draw from")
     check = field(record, "check", str)
@@ -191,19 +193,100 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
             f"{check} judges streams or batches, not one row's draws; a script reproduces {', '.join(ROW_CHECKS)}",
         )
     evidence = field(record, "evidence", dict)
-    fit = "token" not in evidence and check in ("goodness_of_fit", "ties")
-    if "token" not in evidence and not fit:
-        raise RecordError(
-            "evidence.token",
-            f"missing: a {check} failure without an OUT token is judged by a statistic a script does not reproduce",
-        )
-    level = field(record, "decision_level", (int, float)) if fit else 0.0
-    if fit and not 0 < level <= 0.5:
+    verdict = statistic(check, evidence)
+    level = field(record, "decision_level", (int, float)) if verdict != "out" else 0.0
+    if verdict != "out" and not 0 < level <= 0.5:
         raise RecordError("decision_level", f"{level} is outside (0, 0.5]")
     params = field(record, "evidence.params", dict)
     for name in PARAMS:
         field(record, f"evidence.params.{name}", (int, float))
-    return {"check": check, "fit": fit, "level": float(level), "params": {k: params[k] for k in PARAMS}}
+    return {"check": check, "verdict": verdict, "level": float(level), "params": {k: params[k] for k in PARAMS}}
+
+
+def statistic(check: str, evidence: dict[str, Any]) -> str:
+    """The verdict of a record: an OUT token's wherever one was drawn, else the check's statistic."""
+    if "token" in evidence:
+        return "out"
+    if check == "goodness_of_fit" or (check == "ties" and "group_size" not in evidence):
+        return "fit"  # ties at the k-th are judged as goodness_of_fit judges its rows
+    if check == "ties" and "tie_group" not in evidence:
+        raise RecordError("evidence.tie_group", "missing: a ties record written before records kept the tied group")
+    if check == "tail" and "tail" not in evidence:
+        raise RecordError("evidence.tail", "missing: a tail record written before records kept the tail set")
+    if check in ("ties", "tail"):
+        return check
+    raise RecordError("evidence.token", f"missing: a {check} failure is an OUT token, and the record names none")
+
+
+def verdict_constants(record: dict[str, Any], v: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """The script's constants of its verdict (the tail set, the tie group, the BOUNDARY mass)."""
+    bounds = record["evidence"]["row_data"].get("boundary_mass")
+    mass = None
+    if bounds is not None:
+        if not isinstance(bounds, list) or len(bounds) != 2 or not all(fraction(b) for b in bounds):
+            raise RecordError("evidence.row_data.boundary_mass", f"{bounds!r} is not two masses in [0, 1]")
+        mass = (float(bounds[0]), float(bounds[1]))
+    lines = [
+        f"VERDICT = {v['verdict']!r}  # out: an OUT draw alone; fit, tail, ties: the check's statistic",
+        f"LEVEL = {v['level']!r}  # the record's decision_level",
+        f"BOUNDARY_MASS = {mass!r}  # the BOUNDARY tokens' target mass, [min, max] (None: not recorded)",
+    ]
+    tail = tail_constants(record, row) if v["verdict"] == "tail" else ["TAIL_THRESHOLD = TAIL_MASS = TAIL_SET = None"]
+    return lines + tail + [f"GROUP_FIRST = {tie_group(record, row) if v['verdict'] == 'ties' else None}"]
+
+
+def fraction(value: object) -> bool:
+    """A number in [0, 1] (a NaN or infinity, which JSON's readers accept, is none)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def tail_constants(record: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    mask = field(record, "evidence.tail.set", str).encode("ascii", "replace")
+    if len(mask) != row["vocab"] or set(mask) - set(b"T-"):
+        raise RecordError("evidence.tail.set", f"{len(mask)} characters of T and -, not V = {row['vocab']}")
+    bounds = {}
+    for name in ("threshold", "expected_mass"):
+        bounds[name] = float(field(record, f"evidence.tail.{name}", (int, float)))
+        if not fraction(bounds[name]):
+            raise RecordError(f"evidence.tail.{name}", f"{bounds[name]} is outside [0, 1]")
+    return [
+        f"TAIL_THRESHOLD = {bounds['threshold']!r}",
+        f"TAIL_MASS = {bounds['expected_mass']!r}  # its target mass",
+        "# The tail set: T for a token whose target probability is below the threshold. zlib, then base64.",
+        f"TAIL_SET = {packed(mask)}",
+    ]
+
+
+def tie_group(record: dict[str, Any], row: dict[str, Any]) -> int:
+    """The group's first token, once the row's values hold the recorded group: the IN tokens
+    of that token's value (GROUP_FIRST in the script)."""
+    first = field(record, "evidence.tie_group.first", int)
+    size = field(record, "evidence.tie_group.size", int)
+    if not 0 <= first < row["vocab"]:
+        raise RecordError("evidence.tie_group.first", f"token {first} is outside [0, {row['vocab']})")
+    values = memoryview(row["values"]).cast("f")
+    group = [t for t in range(row["vocab"]) if row["status"][t] == ord("I") and values[t] == values[first]]
+    if len(group) != size:
+        raise RecordError("evidence.tie_group", f"token {first}'s value holds {len(group)} IN tokens, not {size}")
+    return first
+
+
+def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(the check's stream seed, the row's first subsequence): draw i of the row was the request
+    (seed, first + i, offset 0); (None, None) where the record does not say."""
+    evidence = record["evidence"]
+    seed = evidence.get("seed", evidence.get("check_seed"))
+    per_row = evidence.get("draws_per_row")
+    index = record["evidence"]["row_data"].get("index")
+    if not isinstance(seed, int) or not isinstance(per_row, list) or not isinstance(index, int):
+        return None, None
+    if isinstance(seed, bool) or not 0 <= seed < 1 << 64 or index < 0:
+        return None, None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_row):
+        return None, None
+    if record["check"] not in ("support", "goodness_of_fit", "tail") or index >= len(per_row):
+        return None, None
+    return seed, sum(per_row[:index])
 
 
 def packed(data: bytes) -> str:
@@ -230,8 +313,7 @@ Record: {record}
   (budget {budget}, V = {vocab}, run seed {seed}).
 Upstream, as the record's environment names it: {versions}
 Calls: {what}; declared in {module}.SCRIPT_CALLS.
-Draws {draws} tokens from the row (the check's draws of it) from a seed of its own (the
-subject's own generator or numpy's, not the check's streams) and judges them:
+Draws {draws} tokens from the row (the check's draws of it) {drawing} and judges them:
 {judged}.
 Needs the subject's package, numpy and/or torch; nothing of samplecheck.
 
@@ -252,14 +334,23 @@ def inert_fields(**fields: object) -> dict[str, str]:
     return {name: inert(value) for name, value in fields.items()}
 
 
+JUDGED = {
+    "out": "a token the reference gives probability 0 (OUT) drawn",
+    "fit": "the statistics the check judged the row by (row_tests.h): Pearson's chi-square over\n"
+    "the merged cells, the cuts and the heavy tokens (exact binomial tails), Sidak over\n"
+    "the two, the BOUNDARY count beside them; p below {level:.3e} (the record's decision_level)",
+    "tail": "the draws on the tail set against its target mass, the exact two-sided binomial\n"
+    "p-value below {level:.3e} (the record's decision_level)",
+    "ties": "the tied group's draws against equal shares (Pearson up to 16 tokens, else 7\n"
+    "dyadic splits by exact binomial tails, Sidak over them), p below {level:.3e}\n"
+    "(the record's decision_level)",
+}
+
+
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, v: dict[str, Any]) -> str:
     row = record["evidence"]["row_data"]
     p_value = record.get("p_value")
-    judged = (
-        f"Pearson's chi-square over the check's merged cells, p below {v['level']:.3e} (the record's decision_level)"
-        if v["fit"]
-        else "a token the reference gives probability 0 (OUT) drawn"
-    )
+    judged = JUDGED[v["verdict"]].format(level=v["level"])
     return HEADER.format(
         **inert_fields(
             subject=record["subject"],
@@ -277,9 +368,12 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
             what=call.what,
             module=module,
             draws=row["draws"],
-            judged=judged,
             run=run,
-        )
+        ),
+        judged=judged,  # this module's own text, not the record's
+        drawing="as the check's requests of it (its seed and subsequences: the check's draws)"
+        if call.keyed
+        else "from a seed of its own (the\nsubject's own generator or numpy's, not the check's streams)",
     )
 
 
@@ -307,6 +401,13 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     run = call.run.format(script=out)
     seed = record["evidence"].get("check_seed", record.get("seed", 0))
     dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
+    stream_seed, first = addressing(record)
+    if call.keyed and first is None:
+        raise RecordError(
+            "evidence.draws_per_row",
+            f"{record['subject']} keys its noise by the check's request: the record must give the "
+            "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do)",
+        )
     constants = "\n".join(
         [
             f"SUBJECT = {record['subject']!r}",
@@ -316,8 +417,9 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
             f"DRAWS = {row['draws']}",
             f"SEED = {int(seed) % (1 << 63)}",
             f"DTYPE = {dtype!r}  # the dtype the row was sent in (its float32 values are exact in it)",
-            f"FIT = {v['fit']}  # False: the verdict is an OUT draw alone",
-            f"LEVEL = {v['level']!r}  # the record's decision_level",
+            *verdict_constants(record, v, row),
+            f"STREAM_SEED = {stream_seed!r}  # the check's: draw i of the row was its request (seed, subsequence",
+            f"FIRST_SUBSEQUENCE = {first!r}  # FIRST_SUBSEQUENCE + i, offset 0); None: the record does not say",
             f"# The row as the subject was sent it (float32, V = {row['vocab']}), the reference's status per token",
             "# (I in, O out, B boundary) and its IN-conditional probabilities (float64): zlib, then base64.",
             f"ROW = {packed(row['values'])}",

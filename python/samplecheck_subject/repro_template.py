@@ -48,6 +48,54 @@ def chi_square_upper_tail(x, df):
     return float(q), "torch.special.gammaincc(df/2, x/2) in float64"
 
 
+def betainc(a, b, x):
+    """I_x(a, b), the regularized incomplete beta function (Numerical Recipes' betai: the
+    continued fraction by Lentz's method, on the side of x where it converges fast)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * beta_fraction(a, b, x) / a
+    return 1.0 - front * beta_fraction(b, a, 1 - x) / b
+
+
+def beta_fraction(a, b, x):
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1 / (tiny if abs(d) < tiny else d)
+    h = d
+    for m in range(1, 1000000):
+        for an in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + an * d
+            d = 1 / (tiny if abs(d) < tiny else d)
+            c = 1 + an / c
+            c = tiny if abs(c) < tiny else c
+            h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return h
+
+
+def binomial_two_sided(k, n, p):
+    """2 min(P(X <= k), P(X >= k)), X ~ Binomial(n, p), capped at 1: the exact doubled tail
+    (at least the check's randomised two-sided p-value, which splits the atom P(X = k))."""
+    if p <= 0:
+        return 1.0 if k == 0 else 0.0
+    if p >= 1:
+        return 1.0 if k == n else 0.0
+    lower = 1.0 if k >= n else betainc(n - k, k + 1, 1 - p)
+    upper = 1.0 if k <= 0 else betainc(k, n - k + 1, p)
+    return min(1.0, 2 * min(lower, upper))
+
+
+def sidak(p, k):
+    """The smallest of k p-values as one p-value (Sidak): 1 - (1 - p)^k."""
+    return 1.0 if p >= 1 else min(1.0, -math.expm1(k * math.log1p(-p)))
+
+
 def merged_cells(q, n):
     """The check's cells: IN tokens by q descending (stable), each pool closed once its
     expected count n q reaches 5, a last short pool joined to the cell before it."""
@@ -91,14 +139,10 @@ def out_tokens(counts, status):
     return True
 
 
-def pearson(counts, status, q):
-    """Pearson's X2 over the check's merged cells of the IN draws; (p-value, method)."""
-    in_counts = np.where(status == ord("I"), counts, 0)
-    n = int(in_counts.sum())
-    boundary = int(counts[status == ord("B")].sum())
-    cells = merged_cells(q, n)
+def pearson(in_counts, q, n):
+    """Pearson's X2 over the check's merged cells of the IN draws; the plain chi-square's p."""
     rows = []
-    for members, expected in cells:
+    for members, expected in merged_cells(q, n):
         observed = int(in_counts[members].sum())
         name = f"token {members[0]}" if members.size == 1 else f"{members.size} tokens from {members[0]}"
         rows.append((name, observed, expected, (observed - expected) ** 2 / expected))
@@ -112,12 +156,140 @@ def pearson(counts, status, q):
     if len(rows) > 20:
         print(f"... {len(rows) - 20} more cells (the 20 largest terms shown)")
     if df <= 0:
-        print(f"one cell over {n} IN draws: nothing for Pearson to judge")
-        return 1.0, "none"
+        print(f"Pearson: one cell over {n} IN draws, nothing to judge: p = 1")
+        return 1.0
     p, method = chi_square_upper_tail(x2, df)
-    print(f"Pearson X2 {x2:.2f}, df {df}, over {len(rows)} merged cells of {n} IN draws "
-          f"({boundary} on BOUNDARY tokens, left out): p = {p:.3e} ({method})")
-    return p, method
+    print(f"Pearson X2 {x2:.2f}, df {df}, over {len(rows)} merged cells of {n} IN draws: p = {p:.3e} ({method})")
+    return p
+
+
+def cut_points(prefix, n):
+    """The check's cuts (row_tests.h): the first r tokens in q order whose mass reaches
+    2^-j, and the first whose rest falls to 2^-j or below, j = 1, 3, 5, ..., while n 2^-j >= 5."""
+    cuts, last = set(), prefix.size - 1
+    for j in range(1, 64, 2):
+        t = math.ldexp(1.0, -j)
+        if n * t < 5.0:
+            break
+        for r in np.searchsorted(prefix[1:], [t, 1.0 - t], side="left") + 1:
+            if 1 <= r < last and prefix[r] < 1.0:
+                cuts.add(int(r))
+    return sorted(cuts)
+
+
+def directed(in_counts, q, n):
+    """The check's directed family (row_tests.h): the count on the first r tokens in q order
+    at each cut, Binomial(n, Q_r), and each token with n q >= 20 (the 64 of largest Poisson
+    deviance tested), every one by the exact doubled tail; Sidak over the family's size.
+    (p, the family's size), or (1, 0) where the check has no family."""
+    order = np.flatnonzero(q > 0)
+    order = order[np.argsort(-q[order], kind="stable")]
+    qs = q[order] / np.cumsum(q)[-1]  # as the check renormalises: a sum in token order
+    prefix = np.concatenate([[0.0], np.cumsum(qs)])
+    prefix = np.minimum(prefix / prefix[-1], 1.0)
+    seen = np.concatenate([[0], np.cumsum(in_counts[order])])
+    cuts = cut_points(prefix, n)
+    p_cut, worst = 1.0, None
+    for r in cuts:
+        p = binomial_two_sided(int(seen[r]), n, float(prefix[r]))
+        if p < p_cut:
+            p_cut, worst = p, r
+    if worst is not None:
+        print(f"cuts: the first {worst} tokens in q order (mass {prefix[worst]:.6g}, expected "
+              f"{n * prefix[worst]:.1f}) drew {seen[worst]} of {n}: p = {p_cut:.3e} (exact binomial, "
+              f"doubled tail), the smallest of {len(cuts)} cuts")
+    heavy = np.flatnonzero(n * qs >= 20.0)
+    observed, expected = in_counts[order[heavy]].astype(np.float64), n * qs[heavy]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        deviance = 2 * (np.where(observed > 0, observed * np.log(observed / expected), 0.0) - observed + expected)
+    top = heavy[np.lexsort((order[heavy], -deviance))[:64]]
+    p_tok, token = 1.0, None
+    for k in top if heavy.size >= 2 else []:
+        p = binomial_two_sided(int(in_counts[order[k]]), n, min(float(qs[k]), 1.0))
+        if p < p_tok:
+            p_tok, token = p, k
+    if token is not None:
+        print(f"tokens: token {order[token]} (q {qs[token]:.4g}, expected {n * qs[token]:.1f}) drew "
+              f"{in_counts[order[token]]}: p = {p_tok:.3e} (exact binomial), the smallest of {heavy.size} tokens")
+    family = len(cuts) + (heavy.size if heavy.size >= 2 else 0)
+    if order.size <= 2 or family == 0:
+        return 1.0, 0
+    return sidak(min(p_cut, p_tok if heavy.size >= 2 else 1.0), family), family
+
+
+def weighted_share(p, w):
+    """The check's p-value of a part given the share w of the level (stats::weighted_share_p)."""
+    return p / w if p <= w / 2 else 0.5 + 0.5 * (p - w / 2) / (1 - w / 2)
+
+
+def fit_row(counts, status, q):
+    """The row's p-value as the check forms it (distribution_tests.cpp's fit_row without its
+    Monte Carlo, which changes p-values above 1/20 only): the IN draws' Pearson and directed
+    family, Sidak over the two; the BOUNDARY count against the mass in BOUNDARY_MASS that
+    fits it best at 1/20 of the level (weighted Bonferroni)."""
+    in_counts = np.where(status == ord("I"), counts, 0)
+    n, n_all = int(in_counts.sum()), int(counts.sum())
+    p_in = -1.0
+    if np.count_nonzero(status == ord("I")) >= 2 and n > 0:
+        p_pearson = pearson(in_counts, q, n)
+        p_directed, family = directed(in_counts, q, n)
+        p_in = sidak(min(p_pearson, p_directed), 2) if family else p_pearson
+        alone = "Pearson alone (the check has no directed family where the row has <= 2 tokens)"
+        over = f"Pearson and the directed family of {family}" if family else alone
+        print(f"IN part: Sidak over {over}: p = {p_in:.3e}")
+    p_b = -1.0
+    if BOUNDARY_MASS is not None and (status == ord("B")).any() and n_all > 0:
+        k = int(counts[status == ord("B")].sum())
+        m = min(max(k / n_all, BOUNDARY_MASS[0]), BOUNDARY_MASS[1])
+        p_b = binomial_two_sided(k, n_all, m)
+        print(f"BOUNDARY: {k} of {n_all} draws vs mass [{BOUNDARY_MASS[0]:.4g}, {BOUNDARY_MASS[1]:.4g}]: "
+              f"p = {p_b:.3e} (exact binomial at {m:.4g})")
+    if p_in >= 0 and p_b >= 0:
+        return min(weighted_share(p_in, 0.95), min(1.0, p_b / 0.05))
+    return p_in if p_in >= 0 else p_b if p_b >= 0 else 1.0
+
+
+def tail_row(counts):
+    """The tail check's test: the draws on the tail set against its mass, exact two-sided."""
+    tail = unpack(TAIL_SET, np.uint8) == ord("T")
+    k, n = int(counts[tail].sum()), int(counts.sum())
+    p = binomial_two_sided(k, n, TAIL_MASS)
+    print(f"{k} of {n} draws on the {int(tail.sum())} tokens below {TAIL_THRESHOLD:g} (expected mass "
+          f"{TAIL_MASS:.6g}, {n * TAIL_MASS:.1f} draws; seen {k / n:.6g}): p = {p:.3e} (exact binomial, doubled tail)")
+    return p
+
+
+def tie_group(counts, row, status):
+    """The ties check's test of one group of IN tokens holding one value: Pearson against equal
+    shares (chi-square, m - 1 df) up to 16 tokens, else its 7 dyadic splits of the ids, each
+    an exact binomial (doubled tail; the check's are randomised), Sidak over the 7."""
+    group = np.flatnonzero((status == ord("I")) & (row == row[GROUP_FIRST]))
+    observed = counts[group]
+    n_g, m = int(observed.sum()), group.size
+    print(f"group: {m} IN tokens of value {row[GROUP_FIRST]!r} from token {GROUP_FIRST}, {n_g} draws in it")
+    if n_g == 0:
+        return 1.0
+    if m <= 16:
+        e = n_g / m
+        for token, o in zip(group, observed):
+            print(f"{'token ' + str(token):<28}{o:>10}{e:>12.2f}")
+        x2 = float(((observed - e) ** 2).sum() / e)
+        p, method = chi_square_upper_tail(x2, m - 1)
+        print(f"Pearson X2 {x2:.2f} on {m - 1} df against equal shares: p = {p:.3e} ({method})")
+        return p
+    prefix, nodes, ps = np.concatenate([[0], np.cumsum(observed)]), [(0, m)], []
+    for _ in range(3):
+        deeper = []
+        for a, e in nodes:
+            h = a + (e - a) // 2
+            lower, total = int(prefix[h] - prefix[a]), int(prefix[e] - prefix[a])
+            p = binomial_two_sided(lower, total, (h - a) / (e - a)) if total else 1.0
+            print(f"ids {group[a]}..{group[h - 1]} hold {lower} of the {total} draws of ids {group[a]}..{group[e - 1]} "
+                  f"(expected {total * (h - a) / (e - a):.1f}): p = {p:.3e}")
+            ps.append(p)
+            deeper += [(a, h), (h, e)]
+        nodes = deeper
+    return sidak(min(ps), len(ps))
 
 
 def main():
@@ -140,10 +312,15 @@ def main():
     if out_tokens(counts, status):
         print("REPRODUCED: a token outside the reference's support was drawn")
         return 1
-    if not FIT:
+    if VERDICT == "out":
         print(f"NOT REPRODUCED: no OUT token in {DRAWS} draws")
         return 0
-    p, _ = pearson(counts, status, q)
+    if VERDICT == "fit":
+        p = fit_row(counts, status, q)
+    elif VERDICT == "tail":
+        p = tail_row(counts)
+    else:
+        p = tie_group(counts, row, status)
     if p < LEVEL:
         print(f"REPRODUCED: p {p:.3e} < {LEVEL:.3e}, the level the check's p-value was compared with")
         return 1

@@ -9,7 +9,8 @@ upstream package, torch and/or numpy), then `code`, which defines
 calling the subject's function as its adapter does: `row` a float32 numpy array (the
 values the subject was sent, bit for bit), `params` the row's filter setting (top_k,
 top_p, min_p, temperature, as the record holds it), `seed` an int, `device` a string or
-None (the subject's default).
+None (the subject's default). A keyed call also reads STREAM_SEED and FIRST_SUBSEQUENCE:
+draw i of the row was the check's request (STREAM_SEED, FIRST_SUBSEQUENCE + i, offset 0).
 """
 
 from __future__ import annotations
@@ -25,3 +26,6 @@ class ScriptCall:
     packages: tuple[str, ...] = ("numpy",)  # the environment's packages the header names, with versions
     run: str = "python3 {script}"  # how to run it; {script} is the file's name
     stdlib: tuple[str, ...] = ()  # the standard library's modules `imports` and `code` use
+    # The subject's noise is keyed by the request (seed, subsequence, offset): `draw` reads the
+    # script's STREAM_SEED and FIRST_SUBSEQUENCE, so its draws are the check's draws of the row.
+    keyed: bool = False

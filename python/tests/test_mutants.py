@@ -15,6 +15,7 @@ KILLED_BY = {  # kernels/mutant_catalog.h
     "S08": "degenerate_rows",
     "S09": "parameter_routing",
     "S10": "parallel_samples",
+    "S11": "tail",
 }
 
 

@@ -328,15 +328,15 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     refused(truncated, "file", "not JSON", via=samplecheck_bin)
     unknown = dict(record, subject="no.such.sampler")
     refused(write_record(tmp_path, unknown, "unknown.json"), "subject", "unknown subject no.such.sampler")
-    seeded = dict(
+    no_call = dict(
         record,
-        subject="sglang.sampling_from_probs_torch.seeded",
+        subject="sglang.matmul_persistent",
         exec="python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects",
     )
     refused(
-        write_record(tmp_path, seeded, "seeded.json"),
+        write_record(tmp_path, no_call, "no_call.json"),
         "subject",
-        "sglang.sampling_from_probs_torch.seeded",
+        "sglang.matmul_persistent",
         "declares no script call",
     )
     degenerate = copy.deepcopy(dict(record, subject="flashinfer.cake.top_k_top_p_sampling_from_probs"))

@@ -199,9 +199,13 @@ check_report report_row(const planned_check& p,
   c.subject_input_rows = r.subject_input_rows;
   c.detail = r.outcome.detail;
   c.evidence = r.outcome.repro;
-  // The judged row's bits are for the record's standalone script alone: report.json and
-  // report.html would carry a row of V values per failed check for nothing.
-  if (c.evidence.is_object()) c.evidence.erase("row_data");
+  // The judged row's bits and the tail set (a character per token) are for the record's
+  // standalone script alone: report.json and report.html would carry V values per failed
+  // check for nothing.
+  if (c.evidence.is_object()) {
+    c.evidence.erase("row_data");
+    c.evidence.erase("tail");
+  }
   if (!p.ran) {
     c.result = verdict::fail;
     c.detail =

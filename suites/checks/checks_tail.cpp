@@ -161,6 +161,11 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
                     {"subsequences", "one per draw, from 0 in row order"},
                     {"draws_per_row", draws}});
   out.repro["tail_rows"] = tail_rows;
+  // The worst row and its tail set, for the standalone script (docs/repro-format.md).
+  out.repro["row_data"] = row_data(rows[worst_row], worst_row, draws[worst_row]);
+  out.repro["tail"] = tail_set(
+      rows[worst_row],
+      stats::tail_test(drawn.counts[worst_row], rows[worst_row].target.distribution().prob));
   return out;
 }
 

@@ -348,10 +348,19 @@ struct group_findings {
   }
 };
 
-// Notes a group's cells and, when it is the worst so far, what shows it and where it was drawn.
-void note_group(const group_verdict& v, const judged_row& row, const tie_group& g,
+// Where a group was drawn: its row (index among the rows drawn together) and the row's draws.
+struct drawn_row {
+  const judged_row& row;
+  size_t index;
+  uint64_t draws;
+};
+
+// Notes a group's cells and, when it is the worst so far, what shows it and where it was drawn
+// (with the row and the group, for the standalone script).
+void note_group(const group_verdict& v, const drawn_row& at, const tie_group& g,
                 const tie_split_plan& plan, uint64_t seed, group_findings& found,
                 battery::check_outcome& out) {
+  const judged_row& row = at.row;
   if (v.detail.empty()) return;
   uint64_t drawn = 0;  // a group no draw reached shows nothing (its splits' p-values are u)
   for (const auto& cell : v.cells) drawn += cell["observed"].get<uint64_t>();
@@ -372,6 +381,8 @@ void note_group(const group_verdict& v, const judged_row& row, const tie_group& 
                     {"offset", 0},
                     {"draws_per_row", plan.draws},
                     {"flat_draws", plan.flat_draws}});
+  out.repro["row_data"] = row_data(row, at.index, at.draws);
+  out.repro["tie_group"] = {{"first", g.tokens.front()}, {"size", g.tokens.size()}};
 }
 }  // namespace
 
@@ -397,13 +408,14 @@ battery::check_outcome run_tie_split(const battery::check_context& ctx, double a
       note_group(g.large()
                      ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j, plan.alpha_test)
                      : judge_small_group(g, drawn.counts[i], plan.alpha_test),
-                 buckets[i], g, plan, seed, found, out);
+                 {buckets[i], i, plan.draws[plan.buckets.input[i]]}, g, plan, seed, found, out);
     }
   std::vector<uint64_t> pooled(plan.flat_group.tokens.size(), 0);
   for (const auto& counts : flat.counts)
     for (size_t t = 0; t < pooled.size(); ++t) pooled[t] += counts[t];
   note_group(judge_large_group(plan.flat_group, pooled, seed, 64 * buckets.size(), plan.alpha_test),
-             plan.flat_rows.front(), plan.flat_group, plan, seed, found, out);
+             {plan.flat_rows.front(), 0, total_draws(plan.flat_draws)}, plan.flat_group, plan, seed,
+             found, out);
   out.p_value = stats::sidak_combine(found.worst_p, plan.tests);
   out.repro["tie_groups"] = found.shown();
   out.repro["tie_groups_judged"] = found.plotted.size();

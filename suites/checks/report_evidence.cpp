@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "suites/stats/binomial_intervals.h"
+#include "suites/stats/input_checks.h"
 
 namespace samplecheck::checks {
 namespace {
@@ -138,6 +139,15 @@ nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t,
           {"seen_lower", lo},
           {"seen_upper", hi},
           {"p_value", t.p_value}};
+}
+
+nlohmann::json tail_set(const judged_row& row, const stats::tail_result& t) {
+  // The set as stats::tail_test forms it: the renormalised probabilities below the threshold.
+  const std::vector<double> q = stats::detail::normalised(row.target.distribution().prob);
+  std::string set(q.size(), '-');
+  for (size_t i = 0; i < q.size(); ++i)
+    if (q[i] < t.threshold) set[i] = 'T';
+  return {{"threshold", t.threshold}, {"expected_mass", t.expected_mass}, {"set", set}};
 }
 
 nlohmann::json tie_cell(const std::string& label, uint64_t observed, uint64_t total, double share,

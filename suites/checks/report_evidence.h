@@ -29,6 +29,10 @@ nlohmann::json fit_evidence(const judged_row& row, const std::vector<uint64_t>& 
 // Clopper-Pearson interval at the row's level alpha.
 nlohmann::json tail_evidence(const judged_row& row, const stats::tail_result& t, double alpha);
 
+// The tail set of a row for the standalone script: the threshold, the set's target mass, and
+// per token T (in the set) or - as one string (docs/repro-format.md).
+nlohmann::json tail_set(const judged_row& row, const stats::tail_result& t);
+
 // One cell of a tie group against the even split: `observed` of the group's `total` draws
 // where the split expects total * share, with the observed count's Clopper-Pearson
 // interval at `level` (two-sided), scaled to counts.

@@ -347,10 +347,11 @@ def subjects() -> Roster:
 DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors("cuda", True, True)}
 
 
-# Standalone reproduction scripts (samplecheck_subject.repro_script): the unseeded functions
-# as the adapter calls them (one row per request, chunked, the default generator seeded).
-# The seeded pair has none yet: its noise is keyed by request and position, which a script
-# would have to rebuild from the record's streams.
+# Standalone reproduction scripts (samplecheck_subject.repro_script): each function as the
+# adapter calls it, one row per request, chunked. The unseeded pair draws from the default
+# generator, seeded from the script's seed; the seeded pair gets each draw's request keys as
+# request_keys forms them from the check's (seed, subsequence, offset), so its draws are the
+# check's draws of the row.
 _SCRIPT_IMPORTS = """import torch
 from sglang.srt.layers import sampler  # SGLang's module, unmodified"""
 
@@ -386,14 +387,52 @@ def top_k(params, vocab):
 """
 
 
-def _script_call(function: str, call: str, extra: str = "") -> ScriptCall:
+_SEEDED_DRAW = """
+TOP_K_ALL = 1 << 30  # sglang.srt.sampling.sampling_params.TOP_K_ALL: top-k off
+CHUNK_ELEMENTS = 1 << 26  # requests per call: a chunk's sort and temporaries near 1 GiB
+
+
+def request_keys(seed, start, end, device):
+    \"\"\"(sampling_seed, positions) of draws start..end as the adapter's request_keys forms them:
+    draw i is the check's request (seed, FIRST_SUBSEQUENCE + i, offset 0), its three words
+    hashed by blake2b to 63 bits; the position is the offset's low word.\"\"\"
+    keys = []
+    for i in range(start, end):
+        words = struct.pack("<3Q", seed, FIRST_SUBSEQUENCE + i, 0)
+        keys.append(int.from_bytes(hashlib.blake2b(words, digest_size=8).digest(), "little") & ((1 << 63) - 1))
+    positions = torch.zeros(end - start, dtype=torch.int64, device=device)
+    return torch.tensor(keys, dtype=torch.int64, device=device), positions
+
+
+def draw(row, params, n, seed, device):
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    seed = STREAM_SEED if seed == SEED else seed  # the check's requests unless --seed names others
+    probs = torch.from_numpy(row).to(device)
+    step = max(1, CHUNK_ELEMENTS // row.size)
+    tokens = []
+    for start in range(0, n, step):
+        m = min(n, start + step) - start
+        batch = probs.expand(m, -1).contiguous()  # one row per request, as SGLang's Sampler has them
+        keys, positions = request_keys(seed, start, start + m, device)
+        tokens.append(CALL)
+    return torch.cat(tokens).cpu().numpy()
+"""
+
+_SEEDED_FILTERED_CALL = _FILTERED_CALL.replace("None, None)", "keys, positions)")
+
+
+def _script_call(function: str, call: str, extra: str = "", seeded: bool = False) -> ScriptCall:
+    on_cpu = "; on the CPU with TRITON_INTERPRET=1 TORCHDYNAMO_DISABLE=1" if seeded else ""
     return ScriptCall(
-        what=f"sglang.srt.layers.sampler.{function}, as samplecheck_subject.adapters.sglang_shipped calls it",
+        what=f"sglang.srt.layers.sampler.{function}{' with sampling_seed, positions' if seeded else ''}, "
+        "as samplecheck_subject.adapters.sglang_shipped calls it",
         imports=_SCRIPT_IMPORTS,
-        code=_SCRIPT_DRAW.replace("CALL", call) + extra,
+        code=(_SEEDED_DRAW if seeded else _SCRIPT_DRAW).replace("CALL", call) + extra,
         packages=("sglang wheel", "torch", "numpy"),
         run="PYTHONPATH=build/shipped/sglang/site python3 {script} [--device cpu|cuda]  "
-        "(with SGLang installed in full, no PYTHONPATH)",
+        f"(with SGLang installed in full, no PYTHONPATH{on_cpu})",
+        stdlib=("hashlib", "struct") if seeded else (),
+        keyed=seeded,
     )
 
 
@@ -403,5 +442,11 @@ SCRIPT_CALLS = {
     ),
     "sglang.top_k_top_p_min_p_sampling_from_probs_torch": _script_call(
         "top_k_top_p_min_p_sampling_from_probs_torch", _FILTERED_CALL, _TOP_K
+    ),
+    "sglang.sampling_from_probs_torch.seeded": _script_call(
+        "sampling_from_probs_torch", "sampler.sampling_from_probs_torch(batch, keys, positions)", seeded=True
+    ),
+    "sglang.top_k_top_p_sampling_from_probs_torch.seeded": _script_call(
+        "top_k_top_p_min_p_sampling_from_probs_torch", _SEEDED_FILTERED_CALL, _TOP_K, seeded=True
     ),
 }

@@ -1,0 +1,138 @@
+// What a tail or tie-split failure's record keeps for the standalone script
+// (docs/repro-format.md, "Standalone scripts"): the worst row (row_data) with its tail set, or
+// the worst tie group's row with the group. The fakes fail those checks by their counts, not
+// by an OUT token: one never draws the tokens below the tail threshold, one draws the lower
+// half of the ids 1.5 times their share; a correct fake fails neither.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/tests/host_descriptor.h"
+#include "reference/philox.h"
+#include "suites/battery/runner.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/checks.h"
+
+using namespace samplecheck::battery;
+
+namespace {
+[[maybe_unused]] const bool checks_registered = (samplecheck::checks::register_checks(), true);
+
+enum class planted { none, no_tail, low_ids_heavier };
+
+// Cumulative weights of one row under the planted rule: the tail (below 1e-5 of the row's
+// mass) never drawn, or the lower half of the ids drawn 1.5 times their share.
+std::vector<double> row_cdf(const float* p, int64_t V, planted bug) {
+  double total = 0, sum = 0;
+  for (int64_t t = 0; t < V; ++t) total += p[t];
+  std::vector<double> cdf(static_cast<size_t>(V));
+  for (int64_t t = 0; t < V; ++t) {
+    double w = p[t];
+    if (bug == planted::no_tail && p[t] / total < 1e-5) w = 0.0;
+    if (bug == planted::low_ids_heavier && t < V / 2) w *= 1.5;
+    cdf[t] = sum += w;
+  }
+  return cdf;
+}
+
+sc_status sample(void* context, const sc_sample_batch* b, char*, size_t) {
+  const planted bug = *static_cast<const planted*>(context);
+  const auto* input = static_cast<const float*>(b->input);
+  const int64_t V = b->vocab_size;
+  std::vector<std::vector<double>> cdfs(static_cast<size_t>(b->num_input_rows));
+  for (int64_t j = 0; j < b->num_output_rows; ++j) {
+    const int32_t r = b->row_index != nullptr ? b->row_index[j] : static_cast<int32_t>(j);
+    auto& cdf = cdfs[static_cast<size_t>(r)];
+    if (cdf.empty()) cdf = row_cdf(input + r * V, V, bug);
+    samplecheck::philox_stream s(b->seed[j], b->subsequence != nullptr ? b->subsequence[j] : j,
+                                 b->offset[j]);
+    const double u = (static_cast<double>(s.next()) + 0.5) / 4294967296.0 * cdf.back();
+    b->out_token[j] =
+        static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+    b->out_valid[j] = 1;
+  }
+  return SC_OK;
+}
+
+check_report run_check(const char* name, const planted& bug, const char* check) {
+  sc_sampler s = samplecheck::testing::host_descriptor(name, SC_ABI_VERSION_MINOR);
+  s.context = const_cast<planted*>(&bug);
+  s.sample = sample;
+  run_options o;
+  o.budget = quick_budget();
+  o.checks = {check};
+  const battery_report report = run_battery(hosted(s), o, {});
+  REQUIRE(report.checks.size() == 1);
+  return report.checks.front();
+}
+
+template <typename T>
+std::vector<T> decoded(const std::string& text) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes;
+  uint32_t word = 0;
+  int bits = 0;
+  for (const char ch : text) {
+    if (ch == '=') break;
+    word = (word << 6) | static_cast<uint32_t>(std::strchr(kDigits, ch) - kDigits);
+    if ((bits += 6) >= 8) bytes += static_cast<char>((word >> (bits -= 8)) & 0xff);
+  }
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a tail failure by its count keeps the worst row and its tail set", "[tail][repro]") {
+  CHECK(run_check("test.tail", planted::none, "tail").result == verdict::pass);
+  const check_report c = run_check("test.tail:no_tail", planted::no_tail, "tail");
+  CAPTURE(c.detail);
+  REQUIRE(c.result == verdict::fail);
+  const auto& e = c.repro.at("evidence");
+  CHECK_FALSE(e.contains("token"));
+  const auto& row = e.at("row_data");
+  CHECK(row.at("label") == e.at("row"));
+  const auto values = decoded<float>(row.at("values_f32").get<std::string>());
+  const std::string set = e.at("tail").at("set").get<std::string>();
+  REQUIRE(set.size() == values.size());
+  double total = 0, mass = 0;
+  for (const float v : values) total += v;
+  for (size_t t = 0; t < values.size(); ++t) {
+    const bool below = values[t] / total < 1e-5;  // the row as sent is the reference's probs
+    CHECK((set[t] == 'T') == below);
+    mass += below ? values[t] / total : 0.0;
+  }
+  CHECK(e.at("tail").at("expected_mass").get<double>() == Approx(mass).epsilon(1e-9));
+  for (const auto& r : e.at("tail_rows"))
+    if (r.at("row") == e.at("row")) {
+      CHECK(r.at("tokens").get<size_t>() ==
+            static_cast<size_t>(std::count(set.begin(), set.end(), 'T')));
+      CHECK(r.at("draws") == row.at("draws"));
+    }
+  CHECK_FALSE(c.evidence.contains("tail"));  // report.json leaves the set to the record
+}
+
+TEST_CASE("a tie-split failure by its counts keeps the group's row and the group",
+          "[ties][repro]") {
+  CHECK(run_check("test.ties", planted::none, "ties").result == verdict::pass);
+  const check_report c = run_check("test.ties:low_ids", planted::low_ids_heavier, "ties");
+  CAPTURE(c.detail);
+  REQUIRE(c.result == verdict::fail);
+  const auto& e = c.repro.at("evidence");
+  CHECK_FALSE(e.contains("token"));
+  const auto& row = e.at("row_data");
+  CHECK(row.at("label") == e.at("row"));
+  const auto values = decoded<float>(row.at("values_f32").get<std::string>());
+  const std::string status = row.at("status").get<std::string>();
+  const auto first = e.at("tie_group").at("first").get<size_t>();
+  REQUIRE(first < values.size());
+  size_t members = 0;
+  for (size_t t = 0; t < values.size(); ++t)
+    members += status[t] == 'I' && values[t] == values[first];
+  CHECK(members == e.at("tie_group").at("size").get<size_t>());
+  CHECK(members == e.at("group_size").get<size_t>());
+  CHECK(row.at("draws").get<uint64_t>() > 0);
+}
