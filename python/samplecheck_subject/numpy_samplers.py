@@ -309,7 +309,7 @@ def draw(row, params, n, seed, device):
     row = zero_cleaned(row, PLANTED) if ZERO else row
     kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
     if kept is None:
-        raise SystemExit("the rule finds the row degenerate: nothing to draw")
+        raise ValueError("the rule finds the row degenerate: nothing to draw")
     order, cdf = kept
     hit = _invert(cdf, np.random.default_rng(seed).random(n) * cdf[-1])
     return hit if order is None else order[hit]

@@ -171,6 +171,16 @@ def test_degenerate_row_drawn_token_reproduces(nan_largest, tmp_path):
     assert done.returncode == 0 and "NOT REPRODUCED: no OUT token" in done.stdout, done.stdout
 
 
+def test_a_row_the_rule_refuses_is_no_verdict(nan_largest, tmp_path):
+    """A subject that refuses the row (valid_flag on a NaN row: nothing to draw) gives exit 2,
+    never the 1 that says reproduced."""
+    _, record = nan_largest
+    refusing = dict(record, subject="numpy.sort_filter")
+    done = generated_and_run(write_record(tmp_path, refusing, "refusing.json"), tmp_path / "refusing.py")
+    assert done.returncode == 2, done.stdout
+    assert "nothing to draw" in done.stdout and "neither reproduced nor not" in done.stdout
+
+
 def test_h200_loop_runs_scripts_and_lists_refusals(nan_largest, samplecheck_bin, tmp_path):
     """tools/scripts/h200_repro_scripts.sh: a script per record, run, its exit and verdict in
     the summary; a record repro-script refuses is listed with its field, and the loop exits 0."""

@@ -165,6 +165,7 @@ void evaluate(const row_layout& l, const std::vector<uint64_t>& blocks, uint64_t
               uint64_t stream, bool position_ids, row_test_result& r) {
   omnibus_pearson(l, blocks, r);
   const double p_cut = cuts_min_p(l, blocks, n, seed, stream, r);
+  r.cuts = static_cast<int64_t>(l.cuts.size());
   r.p_cumulative = l.cuts.empty() ? 1.0 : sidak_combine(p_cut, l.cuts.size());
   const double p_tok = tokens_min_p(l, blocks, n, seed, stream, position_ids, r);
   const size_t tokens = l.heavy.size();  // the deviance ranking's size
