@@ -48,6 +48,33 @@ inline uint16_t nearest_bits(float x, int32_t dtype) {
   }
 }
 
+// exact_bits' common case by shifts alone, for encoding whole rows: a finite float whose
+// dropped mantissa bits are zero and whose exponent the dtype holds (an f16 subnormal
+// included: a row's small probabilities are mostly f16 subnormals); nothing for every
+// other value, which exact_bits then decides.
+inline std::optional<uint16_t> plain_bits(float x, int32_t dtype) {
+  const uint32_t f = float_to_bits(x);
+  const auto sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
+  if (dtype == SC_DTYPE_BF16) {
+    const uint32_t exponent = (f >> 23) & 0xffu;
+    if ((f & 0xffffu) == 0 && exponent != 0xffu) return static_cast<uint16_t>(f >> 16);
+    return std::nullopt;
+  }
+  if (dtype != SC_DTYPE_F16) return std::nullopt;
+  if ((f & 0x7fffffffu) == 0) return sign;
+  const uint32_t exponent = (f >> 23) & 0xffu;  // f16's normal exponents 1..30 are 113..142
+  if (exponent >= 113u && exponent <= 142u) {
+    if ((f & 0x1fffu) != 0) return std::nullopt;
+    return static_cast<uint16_t>(sign | ((exponent - 112u) << 10) | ((f >> 13) & 0x3ffu));
+  }
+  // An f16 subnormal m 2^-24 (m = 1..1023) is a float of exponent 103..112 whose 24-bit
+  // significand s gives m = s 2^(exponent - 126) exactly.
+  if (exponent < 103u || exponent > 112u) return std::nullopt;
+  const uint32_t significand = (f & 0x7fffffu) | 0x800000u, shift = 126u - exponent;
+  if ((significand & ((1u << shift) - 1u)) != 0) return std::nullopt;
+  return static_cast<uint16_t>(sign | (significand >> shift));
+}
+
 inline float widen_bits(uint16_t bits, int32_t dtype) {
   return dtype == SC_DTYPE_BF16 ? bf16_to_float(bits) : f16_to_float(bits);
 }

@@ -35,6 +35,10 @@ inline std::vector<uint16_t> encode_input(const sample_call& call) {
     throw bad_request("the harness cannot encode an input as " + dtype_name(dtype));
   std::vector<uint16_t> bits(call.input.size());
   for (size_t i = 0; i < bits.size(); ++i) {
+    if (const std::optional<uint16_t> plain = plain_bits(call.input[i], dtype)) {
+      bits[i] = *plain;
+      continue;
+    }
     const std::optional<uint16_t> exact = exact_bits(call.input[i], dtype);
     if (exact) {
       bits[i] = *exact;

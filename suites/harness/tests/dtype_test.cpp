@@ -168,3 +168,35 @@ TEST_CASE("exact_bits accepts exactly the representable values", "[harness][dtyp
   CHECK(exact_bits(-0.0f, SC_DTYPE_F16) == uint16_t{0x8000});
   CHECK(exact_bits(0x1p-24f, SC_DTYPE_F16) == uint16_t{0x0001});
 }
+
+TEST_CASE("plain_bits, the encoder's shortcut, agrees with exact_bits wherever it answers",
+          "[harness][dtype]") {
+  for (const int32_t dtype : {SC_DTYPE_BF16, SC_DTYPE_F16}) {
+    CAPTURE(dtype);
+    // Every pattern's value, and its float neighbours, which no 16-bit dtype holds.
+    uint64_t answered = 0, finite = 0;
+    for (uint32_t h = 0; h <= 0xffffu; ++h) {
+      const float x = widen_bits(static_cast<uint16_t>(h), dtype);
+      for (const float v : {x, std::nextafter(x, INFINITY), std::nextafter(x, -INFINITY)}) {
+        const auto plain = plain_bits(v, dtype);
+        if (!plain) continue;
+        ++answered;
+        const auto exact = exact_bits(v, dtype);
+        REQUIRE(exact.has_value());
+        CHECK(*plain == *exact);
+      }
+      if (std::isfinite(x)) {
+        ++finite;
+        CHECK(plain_bits(x, dtype).has_value());  // the shortcut takes every finite value
+      }
+    }
+    CHECK(finite > 0);
+    CHECK(answered >= finite);
+    // A sweep of float patterns (NaN, Inf, subnormals and out-of-range exponents included).
+    for (uint64_t f = 0; f <= 0xffffffffu; f += 4099) {
+      const float v = bits_to_float(static_cast<uint32_t>(f));
+      const auto plain = plain_bits(v, dtype);
+      if (plain) CHECK(exact_bits(v, dtype) == plain);
+    }
+  }
+}
