@@ -84,18 +84,35 @@ std::vector<T> decoded(const std::string& text) {
   std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
   return out;
 }
+
+// A correct fake passes `check` and the planted one fails it by its counts, without an OUT
+// token; the failure's record, with its row as sent (row_data) decoded.
+struct failed_record {
+  check_report report;
+  nlohmann::json evidence, row;
+  std::vector<float> values;
+};
+
+failed_record fails_by_counts(const char* name, const planted& bug, const char* check) {
+  CHECK(run_check("test.correct", planted::none, check).result == verdict::pass);
+  failed_record f;
+  f.report = run_check(name, bug, check);
+  CAPTURE(f.report.detail);
+  REQUIRE(f.report.result == verdict::fail);
+  f.evidence = f.report.repro.at("evidence");
+  CHECK_FALSE(f.evidence.contains("token"));
+  f.row = f.evidence.at("row_data");
+  CHECK(f.row.at("label") == f.evidence.at("row"));
+  f.values = decoded<float>(f.row.at("values_f32").get<std::string>());
+  return f;
+}
 }  // namespace
 
 TEST_CASE("a tail failure by its count keeps the worst row and its tail set", "[tail][repro]") {
-  CHECK(run_check("test.tail", planted::none, "tail").result == verdict::pass);
-  const check_report c = run_check("test.tail:no_tail", planted::no_tail, "tail");
-  CAPTURE(c.detail);
-  REQUIRE(c.result == verdict::fail);
-  const auto& e = c.repro.at("evidence");
-  CHECK_FALSE(e.contains("token"));
-  const auto& row = e.at("row_data");
-  CHECK(row.at("label") == e.at("row"));
-  const auto values = decoded<float>(row.at("values_f32").get<std::string>());
+  const failed_record f = fails_by_counts("test.tail:no_tail", planted::no_tail, "tail");
+  const auto& e = f.evidence;
+  const auto& row = f.row;
+  const auto& values = f.values;
   const std::string set = e.at("tail").at("set").get<std::string>();
   REQUIRE(set.size() == values.size());
   double total = 0, mass = 0;
@@ -112,20 +129,15 @@ TEST_CASE("a tail failure by its count keeps the worst row and its tail set", "[
             static_cast<size_t>(std::count(set.begin(), set.end(), 'T')));
       CHECK(r.at("draws") == row.at("draws"));
     }
-  CHECK_FALSE(c.evidence.contains("tail"));  // report.json leaves the set to the record
+  CHECK_FALSE(f.report.evidence.contains("tail"));  // report.json leaves the set to the record
 }
 
 TEST_CASE("a tie-split failure by its counts keeps the group's row and the group",
           "[ties][repro]") {
-  CHECK(run_check("test.ties", planted::none, "ties").result == verdict::pass);
-  const check_report c = run_check("test.ties:low_ids", planted::low_ids_heavier, "ties");
-  CAPTURE(c.detail);
-  REQUIRE(c.result == verdict::fail);
-  const auto& e = c.repro.at("evidence");
-  CHECK_FALSE(e.contains("token"));
-  const auto& row = e.at("row_data");
-  CHECK(row.at("label") == e.at("row"));
-  const auto values = decoded<float>(row.at("values_f32").get<std::string>());
+  const failed_record f = fails_by_counts("test.ties:low_ids", planted::low_ids_heavier, "ties");
+  const auto& e = f.evidence;
+  const auto& row = f.row;
+  const auto& values = f.values;
   const std::string status = row.at("status").get<std::string>();
   const auto first = e.at("tie_group").at("first").get<size_t>();
   REQUIRE(first < values.size());
