@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <type_traits>
 
 #include "suites/harness/guard.h"
 
@@ -34,19 +35,25 @@ std::atomic<bool> clock_open{false};
 std::atomic<uint64_t> clock_nanoseconds{0}, clock_samples{0}, clock_calls{0}, clock_rows{0};
 
 // Runs one subject call on the open clock; input_rows: the rows (or ranks) it was sent.
+// A sampling call's status carries the subject's own time (from the request to its reply),
+// which leaves the judge's encoding, copies and output checks on the judge's side; other
+// calls, and a call that throws, count their whole wall time.
 template <typename Call>
 auto timed(uint64_t samples, uint64_t input_rows, Call&& call) {
   const auto start = std::chrono::steady_clock::now();
   struct stop {
     std::chrono::steady_clock::time_point start;
     uint64_t samples, input_rows;
+    double measured = -1;
     ~stop() {
-      subject_clock::add(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), samples,
-          input_rows);
+      const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
+      subject_clock::add(measured >= 0 ? measured : wall.count(), samples, input_rows);
     }
   } on_return{start, samples, input_rows};
-  return call();
+  auto result = call();
+  if constexpr (std::is_same_v<decltype(result), harness::call_status>)
+    on_return.measured = result.subject_seconds;
+  return result;
 }
 }  // namespace
 

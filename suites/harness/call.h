@@ -61,6 +61,10 @@ struct call_status {
   sc_status status = SC_OK;  // what the subject returned; SC_OK when it was not called
   std::string message;       // the subject's message (subject_status), else the harness's words
   int64_t row = -1;          // the output row a contract or out_of_range fault names, else -1
+  // The subject's own time in the call: from handing it the batch (or sending the request)
+  // to its return (and the device's synchronisation, or the reply); -1 when not measured.
+  // The judge's encoding, copies and checks around it are not in it.
+  double subject_seconds = -1;
   bool ok() const { return fault == call_fault::none; }
   std::string describe() const;  // one line for a report, naming who did what
 };

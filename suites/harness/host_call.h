@@ -6,6 +6,7 @@
 // Header-only: the kernel tests and the peers use it without linking the harness.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -196,9 +197,13 @@ inline call_status run_host_call(const sc_sampler& s, sample_call& call) {
     host_call h(call);
     sc_sample_batch b = h.view();
     char message[1024] = {0};
+    const auto start = std::chrono::steady_clock::now();
     const sc_status st = s.sample(s.context, &b, message, sizeof message);
+    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
     message[sizeof message - 1] = '\0';  // a subject that forgot the NUL cannot overrun us
-    return h.finish(st, message);
+    call_status judged = h.finish(st, message);
+    judged.subject_seconds = seconds.count();
+    return judged;
   } catch (const bad_request& e) {
     return {call_fault::harness, SC_OK, e.what(), -1};
   }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -383,6 +384,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   put(*shm_, arrays["out_token"], tokens.data(), tokens.size());
   put(*shm_, arrays["out_valid"], valid.data(), valid.size());
   if (num_routes > 0) put_route_sentinels(*shm_, arrays, rows);
+  const auto start = std::chrono::steady_clock::now();
   const nlohmann::json reply = request({{"type", "sample"},
                                         {"subject", name},
                                         {"vocab_size", call.vocab_size},
@@ -390,6 +392,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
                                         {"num_output_rows", rows},
                                         {"input_dtype", dtype_name(call.input_dtype)},
                                         {"arrays", arrays}});
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
   const uint8_t* base = shm_->data();
   std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
   std::memcpy(valid.data(), base + arrays["out_valid"]["at"].get<size_t>(), valid.size());
@@ -406,6 +409,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
             -1};
   if (by_output_row) original.tokens = call.tokens, original.valid = call.valid;
   if (by_output_row) original.route = call.route;
+  st.subject_seconds = seconds.count();
   return st;
 }
 

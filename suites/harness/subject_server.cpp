@@ -16,7 +16,7 @@
 #include "suites/harness/protocol.h"
 #include "suites/harness/sampler_call.h"
 #ifdef SAMPLECHECK_HAVE_CUDA
-#include "suites/harness/device_buffer.h"
+#include "suites/harness/device_call.h"
 #endif
 
 namespace samplecheck::harness {
@@ -139,43 +139,18 @@ class pinned_region {
   size_t size_ = 0;
 };
 
-// The device arrays of a sampling request, kept from one request to the next.
-struct device_sample_arrays {
-  device_buffer<uint8_t> input, valid, route;
-  device_buffer<int32_t> row_index, top_k, token;
-  device_buffer<float> top_p, min_p, temperature;
-  device_buffer<uint64_t> seed, subsequence, offset;
-};
-
-sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, batch_arrays h,
-                           size_t input_count, device_sample_arrays& w, char* error, size_t size) {
-  const auto rows = static_cast<size_t>(shape.num_output_rows);
-  const auto inputs = static_cast<size_t>(shape.num_input_rows);
+// A sampling request on the device: its arrays copied into `d` (kept from one request to
+// the next), the subject called there, the outputs and their guard rows copied back.
+sc_status sample_on_device(const sc_sampler& s, const batch_shape& shape, const batch_arrays& h,
+                           size_t input_count, device_call& d, char* error, size_t size) {
   const bool by_output = registry::contracts_of(s).parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
-  const size_t params = by_output ? rows : inputs;
-  const size_t guarded = rows + kGuardRows;  // the outputs with the host's guard rows after them
+  const auto params = static_cast<size_t>(by_output ? shape.num_output_rows : shape.num_input_rows);
+  sc_status returned = SC_OK;
   try {
-    const size_t input_bytes = input_count * (shape.input_dtype == SC_DTYPE_F32 ? 4 : 2);
-    batch_arrays d{device_copy(w.input, static_cast<const uint8_t*>(h.input), input_bytes),
-                   device_copy(w.row_index, h.row_index, rows),
-                   device_copy(w.top_k, h.top_k, params),
-                   device_copy(w.top_p, h.top_p, params),
-                   device_copy(w.min_p, h.min_p, params),
-                   device_copy(w.temperature, h.temperature, params),
-                   device_copy(w.seed, h.seed, rows),
-                   device_copy(w.subsequence, h.subsequence, rows),
-                   device_copy(w.offset, h.offset, rows),
-                   device_copy(w.token, static_cast<const int32_t*>(h.out_token), guarded),
-                   device_copy(w.valid, static_cast<const uint8_t*>(h.out_valid), guarded),
-                   device_copy(w.route, static_cast<const uint8_t*>(h.out_route), guarded)};
-    const sc_sample_batch b = make_batch(shape, d, nullptr);
-    const sc_status st = s.sample(s.context, &b, error, size);
-    error[size - 1] = '\0';
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after sample");
-    if (h.out_token != nullptr) w.token.download(h.out_token, guarded);
-    if (h.out_valid != nullptr) w.valid.download(h.out_valid, guarded);
-    if (h.out_route != nullptr) w.route.download(h.out_route, guarded);
-    return st;
+    d.load(shape, h, input_count, params);
+    call_on_device(s, d, returned, error, size);
+    d.download(h);
+    return returned;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "the subject host's CUDA copies failed: %s", e.what());
     return SC_ERR_DEVICE;
@@ -319,7 +294,7 @@ class server {
     } else {
 #ifdef SAMPLECHECK_HAVE_CUDA
       pinned_.pin(shm_.data(), shm_.size());
-      st = sample_on_device(s, shape, a, r.count("input"), device_arrays_, error, sizeof error);
+      st = sample_on_device(s, shape, a, r.count("input"), device_call_, error, sizeof error);
 #else
       std::snprintf(error, sizeof error, "this subject host was built without CUDA");
 #endif
@@ -385,8 +360,8 @@ class server {
   std::vector<const sc_collective*> collectives_;
 #ifdef SAMPLECHECK_HAVE_CUDA
   device_operands device_operands_;
-  device_sample_arrays device_arrays_;
-  pinned_region pinned_;  // after the arrays: released first, before the device memory
+  device_call device_call_;  // the last sampling request's device arrays
+  pinned_region pinned_;     // after the arrays: released first, before the device memory
 #endif
 };
 

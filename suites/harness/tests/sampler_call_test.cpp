@@ -3,7 +3,9 @@
 // prints; a call the harness cannot make as asked never reaches the subject.
 #include "suites/harness/sampler_call.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -381,4 +383,59 @@ TEST_CASE("a memory space this build cannot reach is refused, not called", "[har
   CHECK_FALSE(memory_space_available(SC_MEMORY_HIP, &why));
   CHECK(why == "memory space 10 is not supported by this samplecheck");
   CHECK(memory_space_available(SC_MEMORY_HOST, &why));
+}
+
+namespace {
+// A subject that notes when it was entered and when it returned, and writes token 0.
+struct clocked_subject {
+  std::chrono::steady_clock::time_point entered, left;
+};
+sc_status clocked_sample(void* context, const sc_sample_batch* b, char*, size_t) {
+  auto& c = *static_cast<clocked_subject*>(context);
+  c.entered = std::chrono::steady_clock::now();
+  std::fill_n(b->out_token, b->num_output_rows, 0);
+  std::fill_n(b->out_valid, b->num_output_rows, uint8_t{1});
+  c.left = std::chrono::steady_clock::now();
+  return SC_OK;
+}
+}  // namespace
+
+TEST_CASE("a call's subject_seconds is the subject's own time, not the harness's encoding",
+          "[harness][clock]") {
+  // 4M bf16 elements: encoding them takes the harness milliseconds before the subject is
+  // called, which the subject's time must leave out (the report's judge column holds it).
+  using clock = std::chrono::steady_clock;
+  clocked_subject times;
+  fake_behaviour unused{nullptr};
+  sc_sampler s = fake_subject(unused, SC_DTYPE_BIT(SC_DTYPE_BF16));
+  s.context = &times, s.sample = clocked_sample;
+  sample_call c;
+  c.vocab_size = 4096;
+  c.num_input_rows = 1024;
+  c.input.assign(size_t{4096} * 1024, 1.0f / 4096);
+  c.input_dtype = SC_DTYPE_BF16;
+  c.seed = {1, 2}, c.offset = {0, 0};
+  const clock::time_point before = clock::now();
+  const call_status st = run_call(s, c);
+  const clock::time_point after = clock::now();
+  REQUIRE(st.ok());
+  const std::chrono::duration<double> inside = times.left - times.entered,
+                                      encoding = times.entered - before,
+                                      from_entry = after - times.entered;
+  CAPTURE(st.subject_seconds, inside.count(), encoding.count(), from_entry.count());
+  CHECK(st.subject_seconds >= inside.count());
+  // The clock starts just before the subject is called (a function call's nanoseconds
+  // before `entered`), long after the encoding began.
+  CHECK(st.subject_seconds <= from_entry.count() + 1e-4);
+  CHECK(encoding.count() > 1e-4);  // else the line above could not tell the two apart
+}
+
+TEST_CASE("a call the harness refuses carries no subject time", "[harness][clock]") {
+  fake_behaviour f{[](const sc_sample_batch&, char*, size_t) { return SC_OK; }};
+  const sc_sampler s = fake_subject(f);  // f32 only
+  sample_call c = four_outputs();
+  c.input_dtype = SC_DTYPE_BF16;
+  const call_status st = run_call(s, c);
+  CHECK(st.fault == call_fault::harness);
+  CHECK(st.subject_seconds == -1);
 }
