@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "suites/battery/process_memory.h"
 #include "suites/battery/replay.h"
 #include "suites/campaigns/calibration.h"
 #include "suites/campaigns/kill_matrix.h"
@@ -352,6 +353,7 @@ int run_parsed(const subcommands& c, command_requests& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  samplecheck::battery::keep_freed_memory();
   command_line.assign(argv, argv + argc);
   samplecheck::checks::register_checks();  // the check kit's rows, before --checks is read against
                                            // them

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "suites/battery/process_memory.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/sampling.h"
 
@@ -16,6 +17,7 @@ namespace sb = samplecheck::battery;
 namespace checks = samplecheck::checks;
 
 int main(int argc, char** argv) {
+  samplecheck::battery::keep_freed_memory();
   CLI::App app{"battery throughput bench"};
   uint64_t draws = 4096;
   std::vector<std::string> names;

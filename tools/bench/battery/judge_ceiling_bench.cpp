@@ -17,6 +17,7 @@
 #include "kernels/cpu/sampler_core.h"
 #include "reference/filtered_distribution.h"
 #include "reference/uniform.h"
+#include "suites/battery/process_memory.h"
 #include "suites/battery/runner.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
@@ -105,6 +106,7 @@ sc_sampler descriptor() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  samplecheck::battery::keep_freed_memory();
   CLI::App app{"the judge's ceiling: the battery against a subject that draws from the reference"};
   std::string budget_name = "standard", dtype;
   uint64_t seed = sb::kDefaultSeed;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "suites/battery/process_memory.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/sampling.h"
 #include "suites/harness/subject_server.h"
@@ -88,6 +89,7 @@ int32_t dtype_named(const std::string& dtype) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  samplecheck::battery::keep_freed_memory();
   CLI::App app{"subject-process protocol overhead bench"};
   std::string name = "cpu.multinomial", host, dtype = "f32";
   int64_t vocab = 151936;    // the standard budget's V
