@@ -355,23 +355,39 @@ DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors("cuda", True, True)}
 _SCRIPT_IMPORTS = """import torch
 from sglang.srt.layers import sampler  # SGLang's module, unmodified"""
 
-_SCRIPT_DRAW = """
+_SCRIPT_CONSTANTS = """
 TOP_K_ALL = 1 << 30  # sglang.srt.sampling.sampling_params.TOP_K_ALL: top-k off
 CHUNK_ELEMENTS = 1 << 26  # requests per call: a chunk's sort and temporaries near 1 GiB
+"""
 
+# The chunk loop both script kinds share: SEED_LINE picks the draws' randomness, PREPARE_LINE
+# (the seeded kind's request keys; the unseeded kind has none) readies each chunk for CALL.
+_CHUNKED_DRAW = """
 
 def draw(row, params, n, seed, device):
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    torch.manual_seed(seed)  # SGLang draws from the device's default generator
+    SEED_LINE
     probs = torch.from_numpy(row).to(device)
     step = max(1, CHUNK_ELEMENTS // row.size)
     tokens = []
     for start in range(0, n, step):
         m = min(n, start + step) - start
         batch = probs.expand(m, -1).contiguous()  # one row per request, as SGLang's Sampler has them
+        PREPARE_LINE
         tokens.append(CALL)
     return torch.cat(tokens).cpu().numpy()
 """
+
+
+def _chunked_draw(seed_line: str, prepare_line: str = "") -> str:
+    """The chunk loop with its seed line and its per-chunk line (none when empty)."""
+    prepare = f"        {prepare_line}\n" if prepare_line else ""
+    return _CHUNKED_DRAW.replace("SEED_LINE", seed_line).replace("        PREPARE_LINE\n", prepare)
+
+
+_SCRIPT_DRAW = _SCRIPT_CONSTANTS + _chunked_draw(
+    "torch.manual_seed(seed)  # SGLang draws from the device's default generator"
+)
 
 _FILTERED_CALL = """sampler.top_k_top_p_min_p_sampling_from_probs_torch(
             batch, torch.full((m,), top_k(params, row.size), dtype=torch.int32, device=device),
@@ -387,10 +403,9 @@ def top_k(params, vocab):
 """
 
 
-_SEEDED_DRAW = """
-TOP_K_ALL = 1 << 30  # sglang.srt.sampling.sampling_params.TOP_K_ALL: top-k off
-CHUNK_ELEMENTS = 1 << 26  # requests per call: a chunk's sort and temporaries near 1 GiB
-
+_SEEDED_DRAW = (
+    _SCRIPT_CONSTANTS
+    + """
 
 def request_keys(seed, start, end, device):
     \"\"\"(sampling_seed, positions) of draws start..end as the adapter's request_keys forms them:
@@ -402,21 +417,12 @@ def request_keys(seed, start, end, device):
         keys.append(int.from_bytes(hashlib.blake2b(words, digest_size=8).digest(), "little") & ((1 << 63) - 1))
     positions = torch.zeros(end - start, dtype=torch.int64, device=device)
     return torch.tensor(keys, dtype=torch.int64, device=device), positions
-
-
-def draw(row, params, n, seed, device):
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    seed = STREAM_SEED if seed == SEED else seed  # the check's requests unless --seed names others
-    probs = torch.from_numpy(row).to(device)
-    step = max(1, CHUNK_ELEMENTS // row.size)
-    tokens = []
-    for start in range(0, n, step):
-        m = min(n, start + step) - start
-        batch = probs.expand(m, -1).contiguous()  # one row per request, as SGLang's Sampler has them
-        keys, positions = request_keys(seed, start, start + m, device)
-        tokens.append(CALL)
-    return torch.cat(tokens).cpu().numpy()
 """
+    + _chunked_draw(
+        "seed = STREAM_SEED if seed == SEED else seed  # the check's requests unless --seed names others",
+        "keys, positions = request_keys(seed, start, start + m, device)",
+    )
+)
 
 _SEEDED_FILTERED_CALL = _FILTERED_CALL.replace("None, None)", "keys, positions)")
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "kernels/cpu/tests/host_descriptor.h"
-#include "reference/philox.h"
 #include "suites/battery/runner.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
+#include "suites/checks/tests/inverse_cdf_draw.h"
 
 using namespace samplecheck::battery;
 
@@ -46,11 +46,7 @@ sc_status sample(void* context, const sc_sample_batch* b, char*, size_t) {
     const int32_t r = b->row_index != nullptr ? b->row_index[j] : static_cast<int32_t>(j);
     auto& cdf = cdfs[static_cast<size_t>(r)];
     if (cdf.empty()) cdf = row_cdf(input + r * V, V, bug);
-    samplecheck::philox_stream s(b->seed[j], b->subsequence != nullptr ? b->subsequence[j] : j,
-                                 b->offset[j]);
-    const double u = (static_cast<double>(s.next()) + 0.5) / 4294967296.0 * cdf.back();
-    b->out_token[j] =
-        static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+    b->out_token[j] = samplecheck::testing::inverse_cdf_draw(b, j, cdf);
     b->out_valid[j] = 1;
   }
   return SC_OK;

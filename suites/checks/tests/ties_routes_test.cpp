@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "kernels/cpu/tests/host_descriptor.h"
-#include "reference/philox.h"
 #include "suites/battery/runner.h"
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
+#include "suites/checks/tests/inverse_cdf_draw.h"
 
 using namespace samplecheck::battery;
 
@@ -67,11 +67,7 @@ sc_status routed_sample(void* context, const sc_sample_batch* b, char*, size_t) 
       auto& cdf = cdfs[static_cast<size_t>(r)];
       if (cdf.empty())
         cdf = kept_cdf(input + r * V, V, b->top_k != nullptr ? b->top_k[r] : 0, route, bug);
-      samplecheck::philox_stream s(b->seed[j], b->subsequence != nullptr ? b->subsequence[j] : j,
-                                   b->offset[j]);
-      const double u = (static_cast<double>(s.next()) + 0.5) / 4294967296.0 * cdf.back();
-      b->out_token[j] =
-          static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+      b->out_token[j] = samplecheck::testing::inverse_cdf_draw(b, j, cdf);
       b->out_valid[j] = 1;
       if (b->out_route != nullptr) b->out_route[j] = route;
     }
