@@ -259,7 +259,7 @@ struct draw_cursor {
 };
 
 // Refills `call`'s outputs with up to `per_call` draws from `at` on; `owner`: each
-// output's row.
+// output's row (of `rows`).
 void next_outputs(harness::sample_call& call, std::vector<size_t>& owner, draw_cursor& at,
                   const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
                   uint64_t seed, uint64_t per_call) {
@@ -278,6 +278,34 @@ void next_outputs(harness::sample_call& call, std::vector<size_t>& owner, draw_c
   }
 }
 
+// A call object that carries only the input rows its outputs draw from: the cursor walks
+// the rows in order, so a call's outputs span a run of rows [lo, hi), and the next call
+// mostly the same run. A subject does per-row work for every row it is sent (a sort, a
+// scan), and the judge copies every row into the request; rows nobody draws from cost
+// both for nothing. The input is rebuilt only when the run changes.
+struct row_run_call {
+  harness::sample_call call;
+  size_t lo = 0, hi = 0;  // the run of rows call.input holds; empty before the first call
+
+  // Points the outputs' row_index (absolute rows of `owner`) into the run's input.
+  void carry_rows(const battery::subject& s, const std::vector<const judged_row*>& rows,
+                  const std::vector<size_t>& owner) {
+    const size_t first = owner.front(), last = owner.back() + 1;
+    if (first != lo || last != hi || call.input.empty()) {
+      harness::sample_call fresh =
+          call_for_rows(s, {rows.begin() + static_cast<std::ptrdiff_t>(first),
+                            rows.begin() + static_cast<std::ptrdiff_t>(last)});
+      fresh.row_index = std::move(call.row_index);
+      fresh.seed = std::move(call.seed), fresh.subsequence = std::move(call.subsequence);
+      fresh.offset = std::move(call.offset);
+      call = std::move(fresh);
+      lo = first, hi = last;
+    }
+    for (size_t j = 0; j < owner.size(); ++j)
+      call.row_index[j] = static_cast<int32_t>(owner[j] - lo);
+  }
+};
+
 }  // namespace
 
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
@@ -287,18 +315,17 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
-  // Two call objects, each with the input rows built once (a copy of every row per call
-  // cost as much as a fast subject's draws): while the subject draws one, a second thread
-  // counts the other's outputs, so counting adds nothing to a check's wall time.
-  std::array<harness::sample_call, 2> calls{call_for_rows(s, row_ptrs), {}};
-  calls[1] = calls[0];
+  // Two call objects: while the subject draws one, a second thread counts the other's
+  // outputs, so counting adds nothing to a check's wall time.
+  std::array<row_run_call, 2> calls;
   std::array<std::vector<size_t>, 2> owners;
   draw_cursor cursor;
   std::future<bool> counting;  // the previous call's outputs, counted in order
   for (size_t k = 0;; k ^= 1) {
-    harness::sample_call& call = calls[k];
+    harness::sample_call& call = calls[k].call;
     next_outputs(call, owners[k], cursor, first, draws, seed, kOutputsPerCall);
     if (call.seed.empty()) break;
+    calls[k].carry_rows(s, row_ptrs, owners[k]);
     harness::call_status st;
     std::exception_ptr thrown;
     try {
@@ -320,7 +347,7 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
       return;
     }
     counting = std::async(std::launch::async, [&, k] {
-      return count_outputs(rows, calls[k], owners[k], seed, out, buckets);
+      return count_outputs(rows, calls[k].call, owners[k], seed, out, buckets);
     });
   }
   if (counting.valid()) counting.get();
