@@ -72,21 +72,20 @@ support_plan plan_support(const battery::check_context& ctx, uint64_t seed) {
   // support rate, and a rejection sampler accepts in its first round on most draws (flat
   // and zipf rows cost it several rounds a draw: docs/judging-power.md).
   const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
-  plan.edges = edges.size();
+  std::vector<row_spec> edge_rows;  // built together on the host's cores (make_rows)
   for (size_t i = 0; i < edges.size(); ++i)
-    rows.push_back(make_row(ctx.subj, shape::peaked,
-                            {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i},
-                            edges[i]));
+    edge_rows.push_back(
+        {shape::peaked, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 3000 + i}, edges[i]});
   // top_p = 1 - 1e-7 above where the rows' float cumsums end (the tiny tail's additions,
   // under half an ulp of the running sum, are lost): a search for the first cumsum >= p
   // finds none and returns V (S22). Peaked and tiny-tail rows, counted as edges.
-  if (declared_params(ctx.subj) & SC_FILTER_TOP_P) {
+  if (declared_params(ctx.subj) & SC_FILTER_TOP_P)
     for (const shape sh : {shape::tiny_tail, shape::peaked})
-      rows.push_back(make_row(ctx.subj, sh,
-                              {.vocab_size = ctx.budget.vocab_size, .seed = seed + 4000},
-                              {.top_p = 1.0f - 1e-7f}));
-    plan.edges += 2;
-  }
+      edge_rows.push_back({sh,
+                           {.vocab_size = ctx.budget.vocab_size, .seed = seed + 4000},
+                           {.top_p = 1.0f - 1e-7f}});
+  plan.edges = edge_rows.size();
+  for (auto& r : make_rows(ctx.subj, edge_rows)) rows.push_back(std::move(r));
   // V on both sides of 65,536 whatever the budget's V: a fast path switched there is reached.
   plan.wide = wide_vocab_rows(ctx, seed);
   // Draws per row: an OUT rate of support_rate is seen with probability 0.99.
