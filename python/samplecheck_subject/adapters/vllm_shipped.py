@@ -123,18 +123,24 @@ class Call:
     n: int
     v: int
     source: Any  # the input row of each output row, int64 on dev
-    logits: Any  # float32 [n, v] on dev
+    x: Any  # the call's input rows, float32 on dev
 
     def __init__(self, b: SampleBatch, dev: str) -> None:
         import torch
 
         self.b, self.dev = b, dev
         self.n, self.v = b.num_output_rows, b.vocab_size
-        x = _torch(b.input, dev, torch.float32)
+        self.x = _torch(b.input, dev, torch.float32)
         self.source = torch.arange(self.n, device=dev) if b.row_index is None else _torch(b.row_index, dev).long()
-        # vLLM's logits rows are the requests' own: where the call's rows are its input rows,
-        # forward_native gets (and may write) samplecheck's array itself.
-        self.logits = x if b.row_index is None and self.n == x.shape[0] else x.index_select(0, self.source)
+
+    def logits(self, start: int, end: int) -> Any:
+        """Output rows start..end as float32 [end - start, v] on dev, gathered per chunk: a call
+        of 184k outputs at V = 151,936 gathered at once needs 104 GiB. vLLM's logits rows are
+        the requests' own: where the call's rows are its input rows, forward_native gets (and
+        may write) samplecheck's array itself."""
+        if self.b.row_index is None and self.n == self.x.shape[0]:
+            return self.x[start:end]
+        return self.x.index_select(0, self.source[start:end])
 
     def per_output(self, name: str) -> Any:
         values = getattr(self.b, name)
@@ -207,7 +213,7 @@ def _draw(
         _ran.clear()
         tokens.append(
             step(
-                c.logits[s:e],
+                c.logits(s, e),
                 None if k is None else k[s:e],
                 None if p is None else p[s:e],
                 c.generators(s, e, seeds) if seeded else {},
@@ -277,7 +283,7 @@ def gumbel_sample(b: SampleBatch) -> Any:
         ones = torch.ones(e - s, dtype=torch.float32, device=c.dev)
         tokens.append(
             _modules()[GUMBEL].gumbel_sample(
-                c.logits[s:e], rows, ones, seed[s:e], pos[s:e], apply_temperature=True, is_drafting=False
+                c.logits(s, e), rows, ones, seed[s:e], pos[s:e], apply_temperature=True, is_drafting=False
             )
         )
     return torch.cat(tokens), None
