@@ -9,9 +9,9 @@
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
 #include "suites/checks/distribution_tests.h"
-#include "suites/checks/parallel_for.h"
 #include "suites/checks/report_evidence.h"
 #include "suites/stats/combine.h"
+#include "suites/stats/parallel_for.h"
 
 namespace samplecheck::checks {
 
@@ -129,7 +129,7 @@ fit_run start_fit(const battery::check_context& ctx, const std::vector<judged_ro
   for (size_t i = 1; i < rows.size(); ++i) f.first[i] = f.first[i - 1] + f.plan.draws[i - 1];
   f.drawn = empty_counts(judged);
   f.orders.resize(judged.size());
-  parallel_for(judged.size(), [&](size_t i) {
+  stats::parallel_for(judged.size(), [&](size_t i) {
     if (gof_testable(judged[i]) && judged[i].target.distribution().num_in >= 2)
       f.orders[i] = in_probs_order(judged[i]);
   });
@@ -181,7 +181,7 @@ look_result judge_look(const fit_run& f, size_t look) {
   // is 1 above 1%), so only there is it calibrated by Monte Carlo.
   const uint32_t replicates = last ? kBodyReplicates : 0;
   std::vector<std::optional<row_fit>> row_fits(f.judged.size());
-  parallel_for(f.judged.size(), [&](size_t i) {
+  stats::parallel_for(f.judged.size(), [&](size_t i) {
     if (gof_testable(f.judged[i]))
       row_fits[i] = fit_row(f.judged[i], f.drawn.counts[i], alpha_row, f.ctx.budget.power, f.seed,
                             1 + i, replicates, f.orders[i]);

@@ -8,7 +8,7 @@
 #include <future>
 #include <map>
 
-#include "suites/checks/parallel_for.h"
+#include "suites/stats/parallel_for.h"
 
 namespace samplecheck::checks {
 
@@ -143,7 +143,7 @@ route_buckets bucket_by_route(const battery::subject& s, const std::vector<judge
 
 std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs) {
   std::vector<judged_row> rows(specs.size());
-  parallel_for(specs.size(), [&](size_t i) {
+  stats::parallel_for(specs.size(), [&](size_t i) {
     const row_spec& r = specs[i];
     rows[i] = r.with_reference ? make_row(s, r.shape, r.options, r.setting)
                                : fixture_row(s, r.shape, r.options, r.setting);

@@ -62,7 +62,7 @@ struct row_spec {
   // the row's target is then left unset.
   bool with_reference = true;
 };
-// make_row on each spec, in order, built on the host's cores (parallel_for.h).
+// make_row on each spec, in order, built on the host's cores (suites/stats/parallel_for.h).
 std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs);
 
 // A call holding `rows` as input rows, with parameter arrays only for the filters the
