@@ -350,6 +350,20 @@ nlohmann::json subject_process::request(nlohmann::json message) {
   return reply;
 }
 
+namespace {
+// The request frame of a sampling call whose arrays `arrays` placed in the region.
+nlohmann::json sample_frame(const std::string& name, const sample_call& call,
+                            const nlohmann::json& arrays) {
+  return {{"type", "sample"},
+          {"subject", name},
+          {"vocab_size", call.vocab_size},
+          {"num_input_rows", call.num_input_rows},
+          {"num_output_rows", call.num_output_rows()},
+          {"input_dtype", dtype_name(call.input_dtype)},
+          {"arrays", arrays}};
+}
+}  // namespace
+
 call_status subject_process::sample(const std::string& name, sample_call& original) {
   const protocol::descriptor& d = find(name);
   if (d.kind != protocol::subject_kind::sampler)
@@ -385,13 +399,7 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
   put(*shm_, arrays["out_valid"], valid.data(), valid.size());
   if (num_routes > 0) put_route_sentinels(*shm_, arrays, rows);
   const auto start = std::chrono::steady_clock::now();
-  const nlohmann::json reply = request({{"type", "sample"},
-                                        {"subject", name},
-                                        {"vocab_size", call.vocab_size},
-                                        {"num_input_rows", call.num_input_rows},
-                                        {"num_output_rows", rows},
-                                        {"input_dtype", dtype_name(call.input_dtype)},
-                                        {"arrays", arrays}});
+  const nlohmann::json reply = request(sample_frame(name, call, arrays));
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
   const uint8_t* base = shm_->data();
   std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
@@ -407,8 +415,8 @@ call_status subject_process::sample(const std::string& name, sample_call& origin
                         "preserved): {}",
                         name, changed),
             -1};
-  if (by_output_row) original.tokens = call.tokens, original.valid = call.valid;
-  if (by_output_row) original.route = call.route;
+  if (by_output_row)
+    original.tokens = call.tokens, original.valid = call.valid, original.route = call.route;
   st.subject_seconds = seconds.count();
   return st;
 }
