@@ -291,7 +291,7 @@ struct row_run_call {
   void carry_rows(const battery::subject& s, const std::vector<const judged_row*>& rows,
                   const std::vector<size_t>& owner) {
     const size_t first = owner.front(), last = owner.back() + 1;
-    if (first != lo || last != hi || call.input.empty()) {
+    if (first != lo || last != hi) {  // [0, 0) before the first call: never a run
       harness::sample_call fresh =
           call_for_rows(s, {rows.begin() + static_cast<std::ptrdiff_t>(first),
                             rows.begin() + static_cast<std::ptrdiff_t>(last)});

@@ -22,12 +22,16 @@ namespace samplecheck::harness {
 class device_call {
  public:
   device_call() = default;
-  // Uploads the call; throws bad_request (input not representable) or device_error.
-  explicit device_call(const sample_call& call) { load(call); }
+  // Uploads the call, with sentinels and canaries in its outputs; throws bad_request
+  // (input not representable) or device_error.
+  explicit device_call(const sample_call& call) {
+    load(call);
+    reset_outputs();
+  }
 
-  // Uploads another call in place of the last (the same rules as the constructor), with
-  // fresh sentinels and canaries in its outputs. An input the last call also sent is
-  // not encoded again.
+  // Uploads another call in place of the last (the same rules as the constructor); its
+  // outputs are sized, and run_device_call writes their sentinels before the call. An
+  // input the last call also sent is not encoded again.
   void load(const sample_call& call) {
     const std::vector<uint16_t>& bits = encoder_.encode(call);
     shape_ = shape_of(call);
@@ -40,7 +44,6 @@ class device_call {
     put(seed_, call.seed), put(subsequence_, call.subsequence), put(offset_, call.offset);
     const auto guarded = static_cast<size_t>(shape_.num_output_rows) + kGuardRows;
     token_.resize(guarded), valid_.resize(guarded), route_.resize(0);
-    reset_outputs();
   }
 
   // Uploads a batch whose arrays are host memory (the subject host's view of the shared
