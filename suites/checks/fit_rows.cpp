@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <optional>
 
 #include "suites/checks/check_helpers.h"
@@ -138,7 +139,8 @@ fit_run start_fit(const battery::check_context& ctx, const std::vector<judged_ro
 
 // Draws every row up to its size at `look`; false (`out` failed exactly) when a call
 // fails or a row drew an OUT token.
-bool draw_look(fit_run& f, size_t look, battery::check_outcome& out) {
+bool draw_look(fit_run& f, size_t look, battery::check_outcome& out,
+               const rows_done_fn& rows_done) {
   const size_t n = f.rows.size();
   std::vector<uint64_t> from(n), more(n);
   for (size_t i = 0; i < n; ++i) {
@@ -148,7 +150,7 @@ bool draw_look(fit_run& f, size_t look, battery::check_outcome& out) {
     f.done[i] = target;
   }
   const uint64_t before = f.drawn.samples;
-  draw_more(f.ctx.subj, f.rows, from, more, f.seed, f.drawn, f.buckets);
+  draw_more(f.ctx.subj, f.rows, from, more, f.seed, f.drawn, f.buckets, rows_done);
   out.samples += f.drawn.samples - before;
   return !report_support_failure(
       f.judged, f.drawn, f.seed,
@@ -169,23 +171,71 @@ struct look_result {
   double worst_power = 0.0;
 };
 
-look_result judge_look(const fit_run& f, size_t look) {
+// Judged row i's fit at look `look`; nullopt for a row the fit does not test.
+std::optional<row_fit> fit_at_look(const fit_run& f, size_t look, size_t i) {
   // Null replicates per row at the last look (stats/row_tests.h): the row's p-value is
   // exactly uniform above 1 / (B + 1).
   constexpr uint32_t kBodyReplicates = 19;
+  if (!gof_testable(f.judged[i])) return std::nullopt;
   const bool last = f.schedule.is_last(look);
-  const double weight = f.schedule.weight(look);
-  const double alpha_row = stats::sidak_level(f.ctx.alpha_share * weight, f.tested);
+  const double alpha_row =
+      stats::sidak_level(f.ctx.alpha_share * f.schedule.weight(look), f.tested);
   // Row i's randomisation stream 1 + i: independent rows stay independent (Sidak).
   // The body of the p-value matters at the last look only (an earlier look's p / w
   // is 1 above 1%), so only there is it calibrated by Monte Carlo.
-  const uint32_t replicates = last ? kBodyReplicates : 0;
-  std::vector<std::optional<row_fit>> row_fits(f.judged.size());
-  stats::parallel_for(f.judged.size(), [&](size_t i) {
-    if (gof_testable(f.judged[i]))
-      row_fits[i] = fit_row(f.judged[i], f.drawn.counts[i], alpha_row, f.ctx.budget.power, f.seed,
-                            1 + i, replicates, f.orders[i]);
-  });
+  return fit_row(f.judged[i], f.drawn.counts[i], alpha_row, f.ctx.budget.power, f.seed, 1 + i,
+                 last ? kBodyReplicates : 0, f.orders[i]);
+}
+
+// A look's row fits, each begun on another thread once its input row's draws are all
+// counted (draw_more's rows_done), so the judge fits the first rows while the subject
+// draws the later ones. Each fit lands in its own slot: the look's outcome is the one
+// fitting the rows after the draws gives.
+class look_fits {
+ public:
+  look_fits(const fit_run& f, size_t look)
+      : f_(f),
+        look_(look),
+        fits_(f.judged.size()),
+        done_(f.judged.size(), 0),
+        of_input_(f.rows.size()) {
+    for (size_t j = 0; j < f.judged.size(); ++j) of_input_[input_of(f.buckets, j)].push_back(j);
+  }
+  look_fits(const look_fits&) = delete;
+  look_fits& operator=(const look_fits&) = delete;
+
+  rows_done_fn hook() {
+    return [this](size_t from, size_t to) {
+      running_.push_back(std::async(std::launch::async, [this, from, to] {
+        for (size_t i = from; i < to; ++i)
+          for (const size_t j : of_input_[i]) fits_[j] = fit_at_look(f_, look_, j), done_[j] = 1;
+      }));
+    };
+  }
+
+  // Every row's fit: those begun, awaited; any other (the draws failed) fitted here.
+  std::vector<std::optional<row_fit>> finish() {
+    for (auto& r : running_) r.get();
+    running_.clear();
+    stats::parallel_for(fits_.size(), [&](size_t j) {
+      if (!done_[j]) fits_[j] = fit_at_look(f_, look_, j);
+    });
+    return std::move(fits_);
+  }
+
+ private:
+  const fit_run& f_;
+  size_t look_;
+  std::vector<std::optional<row_fit>> fits_;
+  std::vector<char> done_;
+  std::vector<std::vector<size_t>> of_input_;  // the judged rows of each input row
+  std::vector<std::future<void>> running_;
+};
+
+look_result judge_look(const fit_run& f, size_t look,
+                       const std::vector<std::optional<row_fit>>& row_fits) {
+  const bool last = f.schedule.is_last(look);
+  const double weight = f.schedule.weight(look);
   look_result r;
   double p_min = 1.0;
   std::vector<row_fit> fits;
@@ -260,8 +310,9 @@ battery::check_outcome fit_rows(const battery::check_context& ctx, uint64_t seed
   fit_verdict v;
   v.stop_look = f.schedule.looks;
   for (size_t look = 0; look < f.schedule.looks; ++look) {
-    if (!draw_look(f, look, out)) return out;
-    const look_result r = judge_look(f, look);
+    look_fits fits(f, look);
+    if (!draw_look(f, look, out, fits.hook())) return out;
+    const look_result r = judge_look(f, look, fits.finish());
     if (f.schedule.is_last(look)) v.worst_power = r.worst_power;
     if (r.p_look <= v.p_check) {
       v.p_check = r.p_look;

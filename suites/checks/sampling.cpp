@@ -310,22 +310,38 @@ struct row_run_call {
 
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
-               uint64_t seed, drawn_counts& out, const route_buckets* buckets) {
+               uint64_t seed, drawn_counts& out, const route_buckets* buckets,
+               const rows_done_fn& rows_done) {
   // Calls hold at most this many outputs, so a large budget never needs a giant buffer.
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
-  // Two call objects: while the subject draws one, a second thread counts the other's
-  // outputs, so counting adds nothing to a check's wall time.
-  std::array<row_run_call, 2> calls;
-  std::array<std::vector<size_t>, 2> owners;
+  // Three call objects in turn: while the subject draws call n, a second thread counts
+  // call n - 1's outputs and fills call n + 1's, so neither adds to a check's wall time.
+  std::array<row_run_call, 3> calls;
+  std::array<std::vector<size_t>, 3> owners;
   draw_cursor cursor;
-  std::future<bool> counting;  // the previous call's outputs, counted in order
-  for (size_t k = 0;; k ^= 1) {
-    harness::sample_call& call = calls[k].call;
-    next_outputs(call, owners[k], cursor, first, draws, seed, kOutputsPerCall);
-    if (call.seed.empty()) break;
-    calls[k].carry_rows(s, row_ptrs, owners[k]);
+  const auto fill = [&](size_t k) {
+    next_outputs(calls[k].call, owners[k], cursor, first, draws, seed, kOutputsPerCall);
+    if (!owners[k].empty()) calls[k].carry_rows(s, row_ptrs, owners[k]);
+  };
+  size_t rows_counted = 0;  // rows [0, rows_counted) have every draw counted
+  const auto count = [&](size_t k) {
+    if (!count_outputs(rows, calls[k].call, owners[k], seed, out, buckets)) return false;
+    // The cursor walks the rows in order: only the call's last row may continue.
+    if (rows_done && owners[k].back() > rows_counted) rows_done(rows_counted, owners[k].back());
+    rows_counted = std::max(rows_counted, owners[k].back());
+    return true;
+  };
+  fill(0);
+  size_t n = 0;
+  for (; !owners[n % 3].empty(); ++n) {
+    harness::sample_call& call = calls[n % 3].call;
+    std::future<bool> alongside = std::async(std::launch::async, [&, n] {
+      const bool counted = n == 0 || count((n + 2) % 3);
+      fill((n + 1) % 3);
+      return counted;
+    });
     harness::call_status st;
     std::exception_ptr thrown;
     try {
@@ -334,23 +350,22 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
       thrown = std::current_exception();
     }
     // The previous call's fault is the check's finding, whatever this call did.
-    if (counting.valid() && !counting.get()) return;
+    if (!alongside.get()) return;
     if (thrown) std::rethrow_exception(thrown);
     out.samples += call.seed.size();
     if (!st.ok()) {
+      const std::vector<size_t>& owner = owners[n % 3];
       out.failure = fmt::format("on a valid batch: {}", st.describe());
       out.repro = {{"seed", seed},
                    {"subsequence_first", call.subsequence.front()},
                    {"offset", 0},
-                   {"row", rows[owners[k].front()].label},
-                   {"params", setting_json(rows[owners[k].front()].setting)}};
+                   {"row", rows[owner.front()].label},
+                   {"params", setting_json(rows[owner.front()].setting)}};
       return;
     }
-    counting = std::async(std::launch::async, [&, k] {
-      return count_outputs(rows, calls[k].call, owners[k], seed, out, buckets);
-    });
   }
-  if (counting.valid()) counting.get();
+  if (n > 0 && !count((n + 2) % 3)) return;
+  if (rows_done && rows_counted < rows.size()) rows_done(rows_counted, rows.size());
 }
 
 std::optional<std::string> first_out_token(const judged_row& row,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -96,10 +97,14 @@ drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row
 // Adds count[i] draws of row i, on subsequences first[i], first[i] + 1, ..., to `into`
 // (sized by draw_counts or empty_counts of the rows judged: the buckets where given): a
 // sequential check's later looks continue each row's streams where the earlier looks stopped.
+// `rows_done(from, to)`, where given, hears (on the counting thread, in order) that rows
+// [from, to) have every draw counted, while later rows are still being drawn.
 drawn_counts empty_counts(const std::vector<judged_row>& rows);
+using rows_done_fn = std::function<void(size_t from, size_t to)>;
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& count,
-               uint64_t seed, drawn_counts& into, const route_buckets* buckets = nullptr);
+               uint64_t seed, drawn_counts& into, const route_buckets* buckets = nullptr,
+               const rows_done_fn& rows_done = nullptr);
 
 // The row's first draw on a token that the reference marks OUT, as a failure message
 // naming row, token, seed and the draw (subsequence, offset); nullopt when none.

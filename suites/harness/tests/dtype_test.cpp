@@ -1,7 +1,8 @@
 // The bf16 / fp16 encoding the harness hands subjects: every pattern round-trips,
 // rounding is to nearest even at every boundary (checked against the compiler's own
 // _Float16 conversion and against a rounding done in double), and NaN, Inf and
-// subnormals come out as the hardware would make them.
+// subnormals come out as the hardware would make them; the encoder that keeps rows
+// between calls gives the same bits.
 #include "suites/harness/dtype.h"
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "reference/numeric.h"
+#include "suites/harness/host_call.h"
 
 using namespace samplecheck;
 using namespace samplecheck::harness;
@@ -199,4 +201,58 @@ TEST_CASE("plain_bits, the encoder's shortcut, agrees with exact_bits wherever i
       if (plain) CHECK(exact_bits(v, dtype) == plain);
     }
   }
+}
+
+namespace {
+// A bf16-exact row of `V` values, distinct per `seed`.
+std::vector<float> exact_row(size_t V, uint32_t seed) {
+  std::vector<float> row(V);
+  for (size_t i = 0; i < V; ++i) row[i] = static_cast<float>((i * 7 + seed * 13) % 251) / 256.0f;
+  return row;
+}
+
+samplecheck::harness::sample_call call_of(const std::vector<std::vector<float>>& rows,
+                                          int32_t dtype) {
+  samplecheck::harness::sample_call call;
+  call.input_dtype = dtype;
+  call.vocab_size = static_cast<int64_t>(rows.front().size());
+  call.num_input_rows = static_cast<int64_t>(rows.size());
+  for (const auto& r : rows) call.input.insert(call.input.end(), r.begin(), r.end());
+  return call;
+}
+}  // namespace
+
+TEST_CASE("input_encoder: the rows it keeps give encode_input's bits in any order and company",
+          "[harness][dtype]") {
+  using namespace samplecheck::harness;
+  const size_t V = 1000;
+  const std::vector<float> a = exact_row(V, 1), b = exact_row(V, 2), c = exact_row(V, 3);
+  // Equal to `a` at every value the encoder's key reads (16 spread over the row), not at 5.
+  std::vector<float> a_elsewhere = a;
+  a_elsewhere[5] = 0.5f;
+  input_encoder encoder;
+  for (const int32_t dtype : {SC_DTYPE_BF16, SC_DTYPE_F16}) {
+    for (const auto& rows : std::vector<std::vector<std::vector<float>>>{
+             {a, b}, {b, a}, {a}, {c, a, b, a}, {a_elsewhere, b}, {a, a_elsewhere}}) {
+      const sample_call call = call_of(rows, dtype);
+      CHECK(encoder.encode(call) == encode_input(call));
+    }
+  }
+}
+
+TEST_CASE("input_encoder names the row and column it cannot encode, in a kept row's company",
+          "[harness][dtype]") {
+  using namespace samplecheck::harness;
+  const size_t V = 64;
+  std::vector<float> bad = exact_row(V, 4);
+  bad[9] = 1.0f + 1.0f / 1024.0f;  // not a bf16 value
+  input_encoder encoder;
+  const sample_call good = call_of({exact_row(V, 5)}, SC_DTYPE_BF16);
+  encoder.encode(good);
+  const sample_call call = call_of({exact_row(V, 5), bad}, SC_DTYPE_BF16);
+  CHECK_THROWS_WITH(encoder.encode(call), Catch::Contains("input row 1, column 9"));
+  CHECK(encoder.encode(good) == encode_input(good));  // a refused call leaves nothing behind
+  sample_call f64 = good;
+  f64.input_dtype = 99;
+  CHECK_THROWS_AS(encoder.encode(f64), bad_request);
 }
