@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <future>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
@@ -187,10 +190,11 @@ std::optional<row_fit> fit_at_look(const fit_run& f, size_t look, size_t i) {
                  last ? kBodyReplicates : 0, f.orders[i]);
 }
 
-// A look's row fits, each begun on another thread once its input row's draws are all
-// counted (draw_more's rows_done), so the judge fits the first rows while the subject
-// draws the later ones. Each fit lands in its own slot: the look's outcome is the one
-// fitting the rows after the draws gives.
+// A look's row fits, begun on a worker thread as each row's draws are all counted
+// (draw_more's rows_done), so the judge fits the first rows while the subject draws the
+// later ones. One worker, one fit at a time (a fit's replicates spread over the cores
+// themselves); finish() stops it and fits whatever it had not reached on all cores. Each
+// fit lands in its own slot: the look's outcome is the one fitting after the draws gives.
 class look_fits {
  public:
   look_fits(const fit_run& f, size_t look)
@@ -200,36 +204,69 @@ class look_fits {
         done_(f.judged.size(), 0),
         of_input_(f.rows.size()) {
     for (size_t j = 0; j < f.judged.size(); ++j) of_input_[input_of(f.buckets, j)].push_back(j);
+    worker_ = std::thread([this] { work(); });
   }
   look_fits(const look_fits&) = delete;
   look_fits& operator=(const look_fits&) = delete;
+  ~look_fits() { stop(); }
 
   rows_done_fn hook() {
     return [this](size_t from, size_t to) {
-      running_.push_back(std::async(std::launch::async, [this, from, to] {
+      {
+        const std::lock_guard lock(mutex_);
         for (size_t i = from; i < to; ++i)
-          for (const size_t j : of_input_[i]) fits_[j] = fit_at_look(f_, look_, j), done_[j] = 1;
-      }));
+          for (const size_t j : of_input_[i]) queue_.push_back(j);
+      }
+      wake_.notify_one();
     };
   }
 
-  // Every row's fit: those begun, awaited; any other (the draws failed) fitted here.
   std::vector<std::optional<row_fit>> finish() {
-    for (auto& r : running_) r.get();
-    running_.clear();
+    stop();
     stats::parallel_for(fits_.size(), [&](size_t j) {
-      if (!done_[j]) fits_[j] = fit_at_look(f_, look_, j);
+      if (!done_[j]) fits_[j] = fit_at_look(f_, look_, j);  // a fit that threw, thrown here
     });
     return std::move(fits_);
   }
 
  private:
+  void work() {
+    for (;;) {
+      size_t j = 0;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        j = queue_.front();
+        queue_.pop_front();
+      }
+      try {
+        fits_[j] = fit_at_look(f_, look_, j);
+        done_[j] = 1;
+      } catch (...) {  // left to finish(), which rethrows it
+      }
+    }
+  }
+
+  void stop() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    if (worker_.joinable()) worker_.join();
+  }
+
   const fit_run& f_;
   size_t look_;
   std::vector<std::optional<row_fit>> fits_;
   std::vector<char> done_;
   std::vector<std::vector<size_t>> of_input_;  // the judged rows of each input row
-  std::vector<std::future<void>> running_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<size_t> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
 };
 
 look_result judge_look(const fit_run& f, size_t look,

@@ -1,0 +1,70 @@
+// draw_more's rows_done contract, which lets goodness_of_fit fit a row while the subject
+// draws the next ones: each row is heard of once, in order, only after every one of its
+// draws is counted, and hearing changes nothing that is counted.
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/tests/host_descriptor.h"
+#include "suites/battery/subject_roster.h"
+#include "suites/checks/sampling.h"
+#include "suites/checks/tests/inverse_cdf_draw.h"
+
+using namespace samplecheck;
+
+namespace {
+
+sc_status draw_by_inversion(void*, const sc_sample_batch* b, char*, size_t) {
+  const auto* input = static_cast<const float*>(b->input);
+  const int64_t V = b->vocab_size;
+  for (int64_t j = 0; j < b->num_output_rows; ++j) {
+    const float* p = input + b->row_index[j] * V;
+    std::vector<double> cdf(static_cast<size_t>(V));
+    double sum = 0;
+    for (int64_t t = 0; t < V; ++t) cdf[t] = sum += p[t];
+    b->out_token[j] = testing::inverse_cdf_draw(b, j, cdf);
+    b->out_valid[j] = 1;
+  }
+  return SC_OK;
+}
+
+uint64_t drawn(const checks::drawn_counts& d, size_t row) {
+  return std::accumulate(d.counts[row].begin(), d.counts[row].end(), uint64_t{0});
+}
+
+}  // namespace
+
+TEST_CASE("draw_more hears each row once, in order, after its every draw is counted", "[draws]") {
+  sc_sampler descriptor = testing::host_descriptor("test.inversion", SC_ABI_VERSION_MINOR);
+  descriptor.sample = draw_by_inversion;
+  const battery::subject s = battery::hosted(descriptor);
+  std::vector<checks::row_spec> specs;
+  for (const auto shape : {fixtures::shape::zipf, fixtures::shape::peaked, fixtures::shape::flat,
+                           fixtures::shape::zipf, fixtures::shape::flat})
+    specs.push_back({shape, {.vocab_size = 64, .seed = specs.size() + 1}, {}});
+  const std::vector<checks::judged_row> rows = checks::make_rows(s, specs);
+  // Rows that end inside a call, exactly at a call's end (2^16 outputs), draw nothing, and
+  // span several calls.
+  const std::vector<uint64_t> draws{70'000, 61'072, 0, 150'001, 9};
+  std::vector<uint64_t> first(rows.size(), 0);
+  for (size_t i = 1; i < rows.size(); ++i) first[i] = first[i - 1] + draws[i - 1];
+
+  checks::drawn_counts quiet = checks::empty_counts(rows), heard = checks::empty_counts(rows);
+  checks::draw_more(s, rows, first, draws, 7, quiet);
+  std::vector<std::pair<size_t, size_t>> ranges;
+  std::vector<bool> complete_when_heard;
+  checks::draw_more(s, rows, first, draws, 7, heard, nullptr, [&](size_t from, size_t to) {
+    ranges.emplace_back(from, to);
+    for (size_t i = from; i < to; ++i) complete_when_heard.push_back(drawn(heard, i) == draws[i]);
+  });
+  CHECK(heard.failure.empty());
+  CHECK(heard.counts == quiet.counts);
+  CHECK(heard.samples == quiet.samples);
+  REQUIRE(!ranges.empty());
+  CHECK(ranges.front().first == 0);
+  CHECK(ranges.back().second == rows.size());
+  for (size_t r = 1; r < ranges.size(); ++r) CHECK(ranges[r].first == ranges[r - 1].second);
+  CHECK(complete_when_heard == std::vector<bool>(rows.size(), true));
+  CHECK(ranges.size() > 1);  // rows were heard of while later ones were still drawn
+}
