@@ -118,6 +118,10 @@ void add_common(CLI::App* app, common_options& o, bool matmul) {
                   "write report.json, junit.xml and report.html here (and the reproduction "
                   "files to DIR/repro unless --repro-dir is given)");
   app->add_flag("-q,--quiet", o.quiet, "no progress on stderr");
+  app->add_option("--progress-every", o.progress_every_text,
+                  "off a terminal (a log), a line every SECONDS while a check draws, with its "
+                  "samples so far (default 60)")
+      ->type_name("SECONDS");
   app->add_option("--vocab-size", o.vocab_size_text,
                   "override the budget's V (fixtures: 32000, 32768, 128256, 151936)")
       ->type_name("INT");
@@ -147,6 +151,8 @@ common_options convert(common_options o) {
   if (o.seed_text) o.seed = parse_seed("--seed", *o.seed_text);
   if (o.alpha_text) o.alpha = parse_probability("--alpha", *o.alpha_text, 0, 0.5);
   if (o.timeout_text) o.timeout = parse_seconds("--timeout", *o.timeout_text);
+  if (o.progress_every_text)
+    o.progress_every = parse_seconds("--progress-every", *o.progress_every_text);
   if (o.vocab_size_text)
     o.vocab_size = parse_count("--vocab-size", *o.vocab_size_text, battery::kMinVocabSize,
                                battery::kMaxVocabSize);

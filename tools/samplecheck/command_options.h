@@ -24,9 +24,10 @@ struct common_options {
   std::vector<std::string> checks;
   double timeout = 0;
   std::string repro_dir;
-  std::string report_dir;   // report.json, junit.xml, report.html; repro files in DIR/repro
-  bool quiet = false;       // no progress on stderr
-  bool in_process = false;  // --in-process (deprecated spelling: --no-fork)
+  std::string report_dir;      // report.json, junit.xml, report.html; repro files in DIR/repro
+  bool quiet = false;          // no progress on stderr
+  double progress_every = 60;  // off a terminal: a line this often while a check draws
+  bool in_process = false;     // --in-process (deprecated spelling: --no-fork)
   bool verbose = false;
   int64_t vocab_size = 0;
   battery::shard_spec shard;  // qualify --shard i/n
@@ -34,6 +35,7 @@ struct common_options {
   battery::matmul_selection matmul;
   // As typed; convert() refuses what CLI11's own conversions would wrap or misread.
   std::optional<std::string> seed_text, alpha_text, timeout_text, vocab_size_text, checks_text;
+  std::optional<std::string> progress_every_text;
   std::optional<std::string> m_text, shape_text, columns_text, fixtures_text;
 };
 

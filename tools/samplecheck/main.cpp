@@ -110,7 +110,7 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
     return 0;
   }
   sb::run_options options = cli::to_run_options(common);
-  const auto progress = cli::make_progress(common.quiet);
+  const auto progress = cli::make_progress(common.quiet, common.progress_every);
   if (progress) options.progress = progress->sink();
   std::vector<sb::battery_report> reports;
   for (const sb::subject* s : subjects) {
@@ -221,7 +221,7 @@ int run_mutants(const std::string& prefix, bool named_only, const cli::common_op
   for (const auto& s : roster.all())
     if (s.name().rfind(prefix, 0) == 0) selected.push_back(s);
   sb::run_options options = cli::to_run_options(common);
-  const auto progress = cli::make_progress(common.quiet, "mutant");
+  const auto progress = cli::make_progress(common.quiet, common.progress_every, "mutant");
   if (progress) options.progress = progress->sink();
   const auto results = campaigns::run_mutants(selected, options, roster.lookup(), named_only);
   if (results.empty())
@@ -246,8 +246,9 @@ int run_calibrate(const cli::calibrate_request& request, const cli::common_optio
   roster.add_in_tree();
   bool ok = true;
   std::vector<std::pair<std::string, campaigns::calibration_summary>> summaries;
-  const auto progress = cli::make_progress(
-      common.quiet, "run", request.runs * static_cast<int>(request.subjects.size()));
+  const auto progress =
+      cli::make_progress(common.quiet, common.progress_every, "run",
+                         request.runs * static_cast<int>(request.subjects.size()));
   sb::run_options options = cli::to_run_options(common);
   if (progress) options.progress = progress->sink();
   options.progress_plans = false;  // the line counts runs, not samples

@@ -18,9 +18,10 @@ using clock_type = std::chrono::steady_clock;
 
 struct progress_printer::state {
   bool terminal;
+  double every;  // off a terminal: seconds between a running check's lines
   std::string unit;
   int batteries;
-  clock_type::time_point start = clock_type::now(), check_start = start;
+  clock_type::time_point start = clock_type::now(), check_start = start, last_line = start;
   std::mutex mutex;
   std::condition_variable wake;
   bool stop = false, drawing = false;
@@ -30,9 +31,9 @@ struct progress_printer::state {
   double check_seconds = 0;  // finished checks' time
   // This battery: its checks' planned samples, what its finished checks drew and took,
   // and the plans of the checks not yet finished (this one included).
-  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0;
+  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0, check_planned = 0;
   double battery_seconds = 0;
-  bool all_planned = true;
+  bool all_planned = true, check_plan_stated = true;
   std::thread ticker;
 
   double elapsed() const {
@@ -120,6 +121,19 @@ std::string status_line(const progress_printer::state& s) {
   return "\r\033[K" + line;
 }
 
+// Off a terminal, the running check's line: "still drawing", its samples so far.
+std::string drawing_line(const progress_printer::state& s) {
+  const double in_check = std::chrono::duration<double>(clock_type::now() - s.check_start).count();
+  return fmt::format(
+      "samplecheck: still drawing {}[{}/{}] {} {}: {}, {} samples of {}; elapsed "
+      "{}{}\n",
+      battery_text(s), s.index, s.total, s.subject, s.check, clock_text(in_check),
+      battery::subject_clock::samples_now(),
+      s.check_plan_stated ? fmt::format("{} planned", s.check_planned)
+                          : std::string("no stated plan"),
+      clock_text(s.elapsed()), left_text(s, in_check));
+}
+
 void on_event(progress_printer::state& s, const battery::progress_event& e) {
   std::lock_guard lock(s.mutex);
   s.subject = std::string(e.subject);
@@ -133,7 +147,8 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
   }
   s.all_planned = e.all_planned;
   if (!e.finished) {
-    s.check_start = clock_type::now();
+    s.check_start = s.last_line = clock_type::now();
+    s.check_planned = e.planned, s.check_plan_stated = e.plan_stated;
     s.drawing = true;
     if (s.terminal) put(status_line(s));
     return;
@@ -166,17 +181,27 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
 
 }  // namespace
 
-progress_printer::progress_printer(bool terminal, std::string unit, int batteries)
+progress_printer::progress_printer(bool terminal, double every, std::string unit, int batteries)
     : state_(std::make_shared<state>()) {
   state_->terminal = terminal;
+  state_->every = every;
   state_->unit = std::move(unit);
   state_->batteries = batteries;
-  if (!terminal) return;
-  // Redraws the elapsed time while a check runs; the check's own process never sees it.
-  state_->ticker = std::thread([s = state_] {
+  // Redraws the line while a check runs (off a terminal: writes one every `every` seconds);
+  // the check's own process never sees it.
+  const auto tick = std::chrono::duration<double>(terminal ? 0.5 : std::min(every, 0.5));
+  state_->ticker = std::thread([s = state_, tick] {
     std::unique_lock lock(s->mutex);
-    while (!s->wake.wait_for(lock, std::chrono::milliseconds(500), [&] { return s->stop; }))
-      if (s->drawing) put(status_line(*s));
+    while (!s->wake.wait_for(lock, tick, [&] { return s->stop; })) {
+      if (!s->drawing) continue;
+      if (s->terminal) {
+        put(status_line(*s));
+      } else if (std::chrono::duration<double>(clock_type::now() - s->last_line).count() >=
+                 s->every) {
+        put(drawing_line(*s));
+        s->last_line = clock_type::now();
+      }
+    }
   });
 }
 
@@ -194,9 +219,10 @@ battery::progress_sink progress_printer::sink() {
   return [s = state_](const battery::progress_event& e) { on_event(*s, e); };
 }
 
-std::unique_ptr<progress_printer> make_progress(bool quiet, std::string unit, int batteries) {
+std::unique_ptr<progress_printer> make_progress(bool quiet, double every, std::string unit,
+                                                int batteries) {
   if (quiet) return nullptr;
-  return std::make_unique<progress_printer>(::isatty(STDERR_FILENO) == 1, std::move(unit),
+  return std::make_unique<progress_printer>(::isatty(STDERR_FILENO) == 1, every, std::move(unit),
                                             batteries);
 }
 

@@ -3,7 +3,8 @@
 # Off a terminal: one line per check, "N samples of P planned", N = P for every check that
 # draws its whole plan (a correct subject: no sequential stop); on a terminal (script(1)
 # gives one) the redrawn line shows the battery's "samples D / P planned" and the time
-# left; --quiet prints nothing.
+# left; off a terminal, a check that draws longer than --progress-every also prints "still
+# drawing" lines with its samples so far; --quiet prints nothing.
 #   progress_test.sh SAMPLECHECK WORKDIR
 sc=$1
 work=$2
@@ -43,6 +44,19 @@ if command -v script >/dev/null; then
 else
   echo "script(1) not found: the terminal line is not checked"
 fi
+
+# tail at the standard budget draws about 8M samples a dtype, over a second here.
+"$sc" qualify --subject cpu.multinomial --budget standard --checks tail --progress-every 0.1 \
+  >/dev/null 2>"$work/every.txt" || bad "qualify --progress-every failed"
+drawing='^samplecheck: still drawing \[[0-9]/3\] cpu.multinomial tail\[[a-z0-9]*\]: [0-9:]*, [0-9]* samples of [0-9]* planned'
+n=$(grep -c "$drawing" "$work/every.txt")
+[ "$n" -ge 1 ] && ok "--progress-every: $n 'still drawing' lines" || bad "no 'still drawing' line: $(head -c 600 "$work/every.txt")"
+sed -n 's/^samplecheck: still drawing .*: [0-9:]*, \([0-9]*\) samples of \([0-9]*\) planned.*/\1 \2/p' \
+  "$work/every.txt" | while read -r d p; do
+  [ "$d" -le "$p" ] || bad "still drawing: $d samples of $p planned"
+done
+ended=$(grep -c '^samplecheck: \[[0-9]/3\] cpu.multinomial tail' "$work/every.txt")
+[ "$ended" -eq 3 ] && ok "--progress-every: still one line as each check ends" || bad "$ended end lines of 3"
 
 "${run[@]}" --quiet >/dev/null 2>"$work/quiet.txt"
 [ ! -s "$work/quiet.txt" ] && ok "--quiet: nothing on stderr" || bad "--quiet printed: $(head -n 2 "$work/quiet.txt")"
