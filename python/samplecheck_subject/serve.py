@@ -54,7 +54,8 @@ def serve(fn: Subject, descriptor: Descriptor) -> int:
 def environment() -> dict[str, Any]:
     """The hello's "environment": this Python's version and the versions of the packages a
     subject's numbers depend on, those this process has imported, and the sha256 of each
-    file of a shipped package that ran (samplecheck records them)."""
+    file of a shipped package that ran and of each FlashInfer module built ahead of time
+    (samplecheck records them)."""
     packages = {"samplecheck_subject": __version__}
     for name in REPORTED_PACKAGES:
         module = sys.modules.get(name)
@@ -62,6 +63,7 @@ def environment() -> dict[str, Any]:
         if version is not None:
             packages[name] = str(version)  # torch's is a str subclass
     packages.update(shipped.recorded())  # upstream files that ran, with their sha256
+    packages.update(shipped.flashinfer_aot())  # its modules built ahead of time, if any
     return {"python": platform.python_version(), "packages": packages}
 
 

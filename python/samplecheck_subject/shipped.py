@@ -124,6 +124,21 @@ def recorded() -> dict[str, str]:
     return dict(_recorded)
 
 
+def flashinfer_aot() -> dict[str, str]:
+    """FlashInfer modules built ahead of time (tools/scripts/aot_flashinfer.sh), which FlashInfer
+    loads from its data/aot instead of JIT-building them: a build of the wheel's own source,
+    not a file of the wheel, so recorded apart from the wheel's files, with its sha256.
+    Empty where flashinfer is not imported or holds no such module."""
+    package = getattr(sys.modules.get("flashinfer"), "__file__", None)
+    if package is None:
+        return {}
+    aot = Path(package).parent / "data" / "aot"
+    return {
+        f"flashinfer aot {so.parent.name}"[:128]: f"sha256:{hashlib.sha256(so.read_bytes()).hexdigest()}"
+        for so in sorted(aot.glob("*/*.so"))
+    }
+
+
 def tree_from_env(variable: str, default: str) -> Path:
     """The extracted tree: $variable, else `default` relative to the repository root."""
     given = os.environ.get(variable)

@@ -290,3 +290,35 @@ def test_a_shipped_adapter_is_skipped_with_its_reason_where_it_cannot_run(run_qu
             "flashinfer.cake_sampling does not import",
         )
     ), out
+
+
+def test_the_hello_names_flashinfers_modules_built_ahead_of_time(tmp_path):
+    # A stand-in flashinfer package: FlashInfer loads data/aot/<name>/<name>.so instead of
+    # JIT-building <name> (tools/scripts/aot_flashinfer.sh), so each such file is recorded.
+    package = tmp_path / "flashinfer"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("__version__ = '0.0.1'\n")
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import flashinfer\n"
+        "from samplecheck_subject.serve import environment\n"
+        "print(json.dumps(environment()['packages']))\n"
+    )
+
+    def packages() -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        recorded: dict[str, str] = json.loads(done.stdout)
+        return recorded
+
+    assert not [name for name in packages() if name.startswith("flashinfer aot")]
+    built = {"sampling": "ELF sampling", "cake_sampling_5881a0653c4707346c32": "ELF cake"}
+    for name, data in built.items():
+        (package / "data" / "aot" / name).mkdir(parents=True)
+        (package / "data" / "aot" / name / f"{name}.so").write_text(data)
+    recorded = packages()
+    assert recorded["flashinfer"] == "0.0.1"
+    assert {name: value for name, value in recorded.items() if name.startswith("flashinfer aot")} == {
+        f"flashinfer aot {name}": f"sha256:{sha(data)}" for name, data in built.items()
+    }
