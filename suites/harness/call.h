@@ -8,6 +8,7 @@
 // Header-only: the kernel tests and the peers use it without linking the harness.
 #pragma once
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -158,15 +159,19 @@ inline call_status finish_call(sc_status returned, const char* message, sample_c
     if (words.empty()) words = "status " + std::to_string(returned) + " with no message";
     return {call_fault::subject_status, returned, std::move(words), -1};
   }
-  // Nearly every call is clean: one branch-free pass finds that, and judge_row's
-  // row-by-row words are built only for a call with a row to name.
-  bool clean = true;
+  // Nearly every call is clean: one branch-free (vectorised) pass finds that, and
+  // judge_row's row-by-row words are built only for a call with a row to name. A negative
+  // token is at least 2^31 unsigned, so one unsigned comparison bounds it on both sides.
+  const auto limit =
+      static_cast<uint32_t>(std::clamp<int64_t>(call.vocab_size, 0, int64_t{1} << 31));
+  uint32_t bad = 0;
   for (size_t r = 0; r < rows; ++r) {
-    const uint8_t v = call.valid[r];
-    const int32_t t = call.tokens[r];
-    clean &= v == 0 || (v == 1 && t >= 0 && t < call.vocab_size);
+    const uint32_t v = call.valid[r];
+    const auto t = static_cast<uint32_t>(call.tokens[r]);
+    bad |= static_cast<uint32_t>(v > 1) |
+           (static_cast<uint32_t>(v == 1) & static_cast<uint32_t>(t >= limit));
   }
-  if (clean) return {};
+  if (bad == 0) return {};
   call_status first_token_fault;
   for (size_t r = 0; r < rows; ++r) {
     call_status st = judge_row(call, r);
