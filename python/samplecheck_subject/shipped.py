@@ -23,6 +23,8 @@ from typing import Any
 # The hello's environment holds at most 64 packages of at most 128 bytes a name or value
 # (docs/subject-protocol.md); this leaves room for the reported package versions.
 MAX_RECORDED = 48
+# FlashInfer modules built ahead of time named one by one (shipped.flashinfer_aot); more get one entry.
+MAX_AOT_NAMED = 8
 
 _recorded: dict[str, str] = {}
 
@@ -128,15 +130,18 @@ def flashinfer_aot() -> dict[str, str]:
     """FlashInfer modules built ahead of time (tools/scripts/aot_flashinfer.sh), which FlashInfer
     loads from its data/aot instead of JIT-building them: a build of the wheel's own source,
     not a file of the wheel, so recorded apart from the wheel's files, with its sha256.
-    Empty where flashinfer is not imported or holds no such module."""
+    Empty where flashinfer is not imported or holds no such module. A tree of more than
+    MAX_AOT_NAMED modules (a whole AOT build of FlashInfer) gets one entry, a sha256 over
+    every name and digest, so the hello stays within its 64 entries."""
     package = getattr(sys.modules.get("flashinfer"), "__file__", None)
     if package is None:
         return {}
     aot = Path(package).parent / "data" / "aot"
-    return {
-        f"flashinfer aot {so.parent.name}"[:128]: f"sha256:{hashlib.sha256(so.read_bytes()).hexdigest()}"
-        for so in sorted(aot.glob("*/*.so"))
-    }
+    digests = {so.parent.name: hashlib.sha256(so.read_bytes()).hexdigest() for so in sorted(aot.glob("*/*.so"))}
+    if len(digests) <= MAX_AOT_NAMED:
+        return {f"flashinfer aot {name}"[:128]: f"sha256:{digest}" for name, digest in digests.items()}
+    combined = hashlib.sha256("".join(f"{name}={digest}\n" for name, digest in digests.items()).encode())
+    return {"flashinfer aot modules": f"{len(digests)} modules, sha256:{combined.hexdigest()}"}
 
 
 def tree_from_env(variable: str, default: str) -> Path:

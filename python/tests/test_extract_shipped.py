@@ -322,3 +322,9 @@ def test_the_hello_names_flashinfers_modules_built_ahead_of_time(tmp_path):
     assert {name: value for name, value in recorded.items() if name.startswith("flashinfer aot")} == {
         f"flashinfer aot {name}": f"sha256:{sha(data)}" for name, data in built.items()
     }
+    for extra in range(shipped.MAX_AOT_NAMED - len(built) + 1):  # one module past the named ones
+        (package / "data" / "aot" / f"m{extra}").mkdir()
+        (package / "data" / "aot" / f"m{extra}" / f"m{extra}.so").write_text(f"ELF {extra}")
+    aot = {name: value for name, value in packages().items() if name.startswith("flashinfer aot")}
+    assert list(aot) == ["flashinfer aot modules"]
+    assert aot["flashinfer aot modules"].startswith(f"{shipped.MAX_AOT_NAMED + 1} modules, sha256:")
