@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import types
 
@@ -84,6 +85,42 @@ def test_a_requests_generator_seed_is_keyed_by_its_seed_subsequence_and_offset_a
     seeds = vllm_shipped.generator_seeds(batch([5, 5, 5, 6], [0, 1, 0, 0], [0, 0, 1, 0]))
     assert len(set(seeds)) == 4 and all(0 <= s < 1 << 63 for s in seeds)
     assert vllm_shipped.generator_seeds(batch([6, 5], [0, 0], [0, 0])) == [seeds[3], seeds[0]]
+
+
+def test_the_flashinfer_route_names_flashinfer_in_the_hello_or_says_why_it_cannot(tmp_path):
+    # forward_cuda imports flashinfer.sampling at its first call, after the hello; imported
+    # before it, the hello records FlashInfer's version (serve.environment).
+    package = tmp_path / "flashinfer"
+    package.mkdir()
+    (package / "__init__.py").write_text("__version__ = '0.0.2'\n")
+    (package / "sampling.py").write_text("\n")
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1])\n"
+        "from samplecheck_subject.adapters import vllm_shipped\n"
+        "from samplecheck_subject.serve import environment\n"
+        "before = 'flashinfer' in environment()['packages']\n"
+        "why = vllm_shipped.flashinfer_before_the_hello()\n"
+        "print(json.dumps([before, why, environment()['packages'].get('flashinfer')]))\n"
+    )
+
+    def run() -> list[object]:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "PYTHONPATH": PACKAGE_ROOT},
+        )
+        assert done.returncode == 0, done.stderr
+        result: list[object] = json.loads(done.stdout)
+        return result
+
+    assert run() == [False, None, "0.0.2"]
+    (package / "sampling.py").write_text("raise ImportError('no libcudart here')\n")
+    before, why, version = run()
+    assert not before and version == "0.0.2"
+    assert why == "flashinfer.sampling does not import: ImportError: no libcudart here"
 
 
 # A stand-in for vLLM's sampler module that records how it was called.

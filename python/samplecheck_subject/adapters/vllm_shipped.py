@@ -38,6 +38,7 @@ the others, and the ties check names the route of each row it judges.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from collections.abc import Callable
 from typing import Any, Literal
@@ -466,11 +467,25 @@ def subjects() -> Roster:
     return pairs, _unavailable()
 
 
+def flashinfer_before_the_hello() -> str | None:
+    """forward_cuda's FlashInfer route imports flashinfer.sampling at its first call, after the
+    hello, so the hello named neither FlashInfer's version nor its modules built ahead of time.
+    Imported here, before it, the hello records both (serve.environment). A FlashInfer that
+    does not import is left to that first call, which fails the route's checks with the error;
+    the other GPU subjects do not need it. Returns the import error's words, else None."""
+    try:
+        importlib.import_module("flashinfer.sampling")
+    except Exception as e:  # noqa: BLE001 - any import failure is the route's, at its call
+        return f"flashinfer.sampling does not import: {type(e).__name__}: {e}"
+    return None
+
+
 def cuda_subjects() -> Roster:
     """The GPU-only subjects; on a machine without CUDA the hello says so and samplecheck skips."""
     reason = common.cuda_unavailable()
     if reason is not None:
         return cuda_descriptors("host"), reason
+    flashinfer_before_the_hello()
     return cuda_descriptors(), _unavailable()
 
 
