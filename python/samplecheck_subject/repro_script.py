@@ -284,7 +284,12 @@ def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
         return None, None
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_row):
         return None, None
-    if record["check"] not in ("support", "goodness_of_fit", "tail") or index >= len(per_row):
+    # ties draws its tied rows so too (the flat copies after them): an OUT token's record,
+    # whose row is a tied one, is addressed; a tie group's may be on a flat copy.
+    addressed = record["check"] in ("support", "goodness_of_fit", "tail") or (
+        record["check"] == "ties" and "token" in evidence
+    )
+    if not addressed or index >= len(per_row):
         return None, None
     return seed, sum(per_row[:index])
 
@@ -406,7 +411,8 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
         raise RecordError(
             "evidence.draws_per_row",
             f"{record['subject']} keys its noise by the check's request: the record must give the "
-            "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do)",
+            "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do, "
+            "and a ties record of an OUT token)",
         )
     constants = "\n".join(
         [

@@ -321,6 +321,29 @@ def test_shipped_scripts_call_the_upstream_function(s07, tmp_path, subject, modu
     assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
 
 
+def test_a_keyed_subjects_ties_out_token_is_scripted_at_its_requests(s06, tmp_path):
+    """SGLang's seeded function keys its noise by the request: a ties record of an OUT token
+    (the tied rows drawn from subsequence 0, row after row) is scripted at the row's own
+    requests; a tie group's record, which may lie on a flat copy drawn after them, is refused."""
+    _, record = s06
+    seeded = copy.deepcopy(record)
+    seeded["subject"] = "sglang.top_k_top_p_sampling_from_probs_torch.seeded"
+    seeded["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
+    evidence = seeded["evidence"]
+    assert "token" in evidence  # S06 draws an OUT token in ties
+    index, per_row = evidence["row_data"]["index"], evidence["draws_per_row"]
+    assert len(per_row) > index > 0  # a row after the first: its requests start past subsequence 0
+    out = tmp_path / "seeded.py"
+    made = generate(write_record(tmp_path, seeded, "seeded.json"), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    assert f"STREAM_SEED = {evidence['check_seed']!r}" in text
+    assert f"FIRST_SUBSEQUENCE = {sum(per_row[:index])!r}" in text
+    group = copy.deepcopy(seeded)
+    del group["evidence"]["token"]
+    refused(write_record(tmp_path, group, "group.json"), "evidence.draws_per_row", "keys its noise")
+
+
 def refused(record_path, field, *words, via=None):
     made = generate(record_path, str(record_path) + ".py", via=via)
     assert made.returncode == 2, (made.stdout, made.stderr)

@@ -48,9 +48,10 @@ std::string exact_power(uint64_t draws, std::string_view what);
 
 // A drawing failure (a refused or broken call) or the first OUT token of any row, as the
 // check's exact failure; `where` adds what locates the draws (their plan, the look).
+// `rows` are the buckets' rows where `buckets` is given; the record names the input row.
 bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
                             uint64_t seed, const nlohmann::json& where,
-                            battery::check_outcome& out);
+                            const route_buckets* buckets, battery::check_outcome& out);
 
 // Draws, then the first OUT token of any row (an exact failure).
 bool draw_and_check_support(const battery::check_context& ctx, uint64_t seed,

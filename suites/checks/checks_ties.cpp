@@ -326,7 +326,8 @@ bool tie_split_exact_failure(const route_buckets& buckets, const std::vector<uin
                              {"subsequence", drawn.first_out[i].subsequence},
                              {"offset", 0},
                              {"draws_per_row", draws}});
-      out.repro["row_data"] = row_data(rows[i], i, draws[buckets.input[i]]);
+      // The input row's index: its requests' subsequences follow the earlier input rows'.
+      out.repro["row_data"] = row_data(rows[i], buckets.input[i], draws[buckets.input[i]]);
       return true;
     }
   return false;

@@ -45,9 +45,6 @@ const std::vector<judged_row>& judged_rows(const std::vector<judged_row>& rows,
                                            const route_buckets* buckets) {
   return buckets != nullptr ? buckets->rows : rows;
 }
-size_t input_of(const route_buckets* buckets, size_t judged) {
-  return buckets != nullptr ? buckets->input[judged] : judged;
-}
 }  // namespace
 
 // The rows judged are the buckets where given: the Sidak count is theirs, fixed before any
@@ -162,7 +159,7 @@ bool draw_look(fit_run& f, size_t look, battery::check_outcome& out,
        {"looks", f.schedule.looks},
        {"draws_per_row_at_look", f.done},
        {"subsequences", "row i from the sum of the planned draws of rows < i"}},
-      out);
+      f.buckets, out);
 }
 
 // What one look found: its p-value (p / w), the row with the smallest row p-value and its
@@ -327,8 +324,9 @@ battery::check_outcome fit_outcome(const fit_run& f, const fit_verdict& v,
        {"look", std::min(v.stop_look, looks)},
        {"looks", looks},
        {"draws_per_row_at_look", f.done}});
-  out.repro["row_data"] =
-      row_data(rows[v.worst_row], v.worst_row, f.done[input_of(f.buckets, v.worst_row)]);
+  // Indexed by its input row, as draws_per_row and the subsequences are (a route's bucket is not).
+  const size_t input = input_of(f.buckets, v.worst_row);
+  out.repro["row_data"] = row_data(rows[v.worst_row], input, f.done[input]);
   if (v.p_check <= kFitEvidenceBelow)
     out.repro["fit"] =
         fit_evidence(rows[v.worst_row], f.drawn.counts[v.worst_row],

@@ -48,6 +48,10 @@ struct route_buckets {
   std::vector<std::vector<size_t>> of_route;
 };
 route_buckets bucket_by_route(const battery::subject& s, const std::vector<judged_row>& inputs);
+// The input row a judged row was drawn from: its bucket's, or itself where no buckets are.
+inline size_t input_of(const route_buckets* buckets, size_t judged) {
+  return buckets != nullptr ? buckets->input[judged] : judged;
+}
 
 // A fixture shape as the subject's input (probs or log-probs), with its reference.
 judged_row make_row(const battery::subject& s, fixtures::shape shape,

@@ -27,8 +27,9 @@ const sc_route kRoutes[2] = {{"sort", SC_TIE_LOWEST_INDEX, 0}, {"fallback", SC_T
 
 enum class planted {
   none,
-  highest_on_sort,     // route 'sort' breaks a tie at the k-th towards the higher ids
-  exact_k_on_fallback  // route 'fallback' keeps exactly k (the lowest ids), not the whole tie
+  highest_on_sort,      // route 'sort' breaks a tie at the k-th towards the higher ids
+  exact_k_on_fallback,  // route 'fallback' keeps exactly k (the lowest ids), not the whole tie
+  past_tie_on_fallback  // route 'fallback' also keeps the first token past the tie: an OUT draw
 };
 
 // Route `route`'s top-k of a row (ties at the k-th by its policy, or the planted rule) as
@@ -46,6 +47,12 @@ std::vector<double> kept_cdf(const float* p, int64_t V, int32_t k, uint8_t route
     const float kth = p[order[static_cast<size_t>(k - 1)]];
     for (int64_t r = k; r < V; ++r)
       kept[static_cast<size_t>(order[r])] = keep_ties && p[order[r]] == kth;
+    if (route == kFallback && bug == planted::past_tie_on_fallback)
+      for (int64_t r = k; r < V; ++r)
+        if (p[order[r]] < kth) {
+          kept[static_cast<size_t>(order[r])] = true;
+          break;
+        }
   }
   std::vector<double> cdf(static_cast<size_t>(V));
   double sum = 0;
@@ -88,6 +95,37 @@ sc_sampler routed_fake(const char* name, const planted& bug) {
   return s;
 }
 }  // namespace
+
+// The record names the input row, as draws_per_row and the subsequences do: a routed row is
+// two buckets, so a bucket's index would send a standalone script to another row's requests.
+TEST_CASE("an OUT token on one route is recorded at its input row's requests", "[ties][routes]") {
+  static const planted bug = planted::past_tie_on_fallback;
+  const sc_sampler s = routed_fake("test.routed:past_tie_on_fallback", bug);
+  const char* check = GENERATE("ties", "goodness_of_fit");
+  CAPTURE(check);
+  run_options o;
+  o.budget = quick_budget();
+  o.budget.vocab_size = 2048;
+  o.budget.tie_flat_vocab = 2048;
+  o.checks = {check};
+  const battery_report report = run_battery(hosted(s), o, {});
+  REQUIRE(report.checks.size() == 1);
+  const check_report& c = report.checks.front();
+  CAPTURE(c.detail);
+  REQUIRE(c.result == verdict::fail);
+  const auto& e = c.repro.at("evidence");
+  REQUIRE(e.contains("token"));
+  const auto per_row = e.at("draws_per_row").get<std::vector<uint64_t>>();
+  const auto index = e.at("row_data").at("index").get<size_t>();
+  REQUIRE(index < per_row.size());
+  const uint64_t first = std::accumulate(per_row.begin(), per_row.begin() + index, uint64_t{0});
+  const auto subsequence = e.at("subsequence").get<uint64_t>();
+  CHECK(subsequence >= first);
+  CHECK(subsequence < first + per_row[index]);
+  // ties draws each row whole before judging it; goodness_of_fit's record, at a look, counts
+  // the draws of the bucket that drew the token.
+  if (std::string(check) == "ties") CHECK(e.at("row_data").at("draws") == per_row[index]);
+}
 
 TEST_CASE("the ties check judges each draw by the route its call reported", "[ties][routes]") {
   struct variant {
