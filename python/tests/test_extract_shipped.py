@@ -328,3 +328,23 @@ def test_the_hello_names_flashinfers_modules_built_ahead_of_time(tmp_path):
     aot = {name: value for name, value in packages().items() if name.startswith("flashinfer aot")}
     assert list(aot) == ["flashinfer aot modules"]
     assert aot["flashinfer aot modules"].startswith(f"{shipped.MAX_AOT_NAMED + 1} modules, sha256:")
+
+
+def test_the_cake_source_unpacks_where_its_folder_says_and_a_bad_call_is_a_usage_error(tmp_path):
+    # tools/scripts/unpack_cake_source.py: the one body h200_qualify_python.sh and
+    # aot_flashinfer.sh unpack trim_flashinfer.sh's cake_sampling.tar.xz with.
+    import tarfile
+
+    source = tmp_path / "cake_sampling" / "kernel.cu"
+    source.parent.mkdir()
+    source.write_text("// frozen\n")
+    archive = tmp_path / "cake_sampling.tar.xz"
+    with tarfile.open(archive, "w:xz") as packed:
+        packed.add(source.parent, arcname="cake_sampling")
+    script = os.path.join(os.path.dirname(SCRIPT), "unpack_cake_source.py")
+    folder = str(tmp_path / "csrc")
+    done = subprocess.run([sys.executable, script, str(archive), folder], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "csrc" / "cake_sampling" / "kernel.cu").read_text() == "// frozen\n"
+    usage = subprocess.run([sys.executable, script, str(archive)], capture_output=True, text=True)
+    assert usage.returncode == 2 and "ARCHIVE FOLDER" in usage.stderr

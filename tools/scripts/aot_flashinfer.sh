@@ -56,13 +56,7 @@ mkdir -p "$work/tree"
 cp -r "$tree/flashinfer" "$tree"/flashinfer_python-*.dist-info "$work/tree/"
 rm -rf "$work/tree/flashinfer/data/aot"
 if [ ! -d "$work/tree/flashinfer/data/csrc/cake_sampling" ]; then
-  "$python" - "$tree/cake_sampling.tar.xz" "$work/tree/flashinfer/data/csrc" <<'EOF'
-import sys
-import tarfile
-
-with tarfile.open(sys.argv[1]) as archive:
-    archive.extractall(sys.argv[2], **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-EOF
+  "$python" "$(dirname "$0")/unpack_cake_source.py" "$tree/cake_sampling.tar.xz" "$work/tree/flashinfer/data/csrc"
 fi
 
 # One ninja run over both modules (MAX_JOBS jobs: cake's single translation unit beside the

@@ -72,13 +72,7 @@ fi
 # The cake sampler's frozen source travels compressed (trim_flashinfer.sh); unpack it where
 # FlashInfer's JIT looks (flashinfer/data/csrc/cake_sampling), once per tree.
 if [ -n "$tree" ] && [ -f "$tree/cake_sampling.tar.xz" ] && [ ! -d "$tree/flashinfer/data/csrc/cake_sampling" ]; then
-  python3 - "$tree/cake_sampling.tar.xz" "$tree/flashinfer/data/csrc" <<'EOF' || exit 2
-import sys
-import tarfile
-
-with tarfile.open(sys.argv[1]) as archive:
-    archive.extractall(sys.argv[2], **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-EOF
+  python3 tools/scripts/unpack_cake_source.py "$tree/cake_sampling.tar.xz" "$tree/flashinfer/data/csrc" || exit 2
 fi
 export PYTHONPATH="$pythonpath${PYTHONPATH:+:$PYTHONPATH}"
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}

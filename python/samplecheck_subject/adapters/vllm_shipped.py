@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -485,7 +486,9 @@ def cuda_subjects() -> Roster:
     reason = common.cuda_unavailable()
     if reason is not None:
         return cuda_descriptors("host"), reason
-    flashinfer_before_the_hello()
+    why = flashinfer_before_the_hello()
+    if why is not None:  # in the subject's stderr, which samplecheck shows beside a failed check
+        print(f"vllm.forward_cuda.flashinfer will fail: {why}", file=sys.stderr)
     return cuda_descriptors(), _unavailable()
 
 
