@@ -33,6 +33,9 @@ check_outcome guarded_run(const check_definition& check, const check_context& ct
 check_run run_check(const check_definition& check, const check_context& ctx, double timeout_s) {
   check_run result;
   const subject_clock clock;
+  // The subject process's start-up, where the check starts it, is the subject's time too.
+  const auto started = [&] { return ctx.subj.process ? ctx.subj.process->start_seconds() : 0.0; };
+  const double started_before = started();
   const double start = protocol::now_seconds();
   try {
     const harness::call_deadline deadline(start + timeout_s);
@@ -45,7 +48,7 @@ check_run run_check(const check_definition& check, const check_context& ctx, dou
                              : f.why;
   }
   result.seconds = protocol::now_seconds() - start;
-  result.subject_seconds = std::min(clock.seconds(), result.seconds);
+  result.subject_seconds = std::min(clock.seconds() + started() - started_before, result.seconds);
   result.subject_calls = clock.calls();
   result.subject_input_rows = clock.input_rows();
   return result;

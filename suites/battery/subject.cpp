@@ -1,7 +1,9 @@
 #include "suites/battery/subject.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 
@@ -37,19 +39,25 @@ std::atomic<uint64_t> clock_nanoseconds{0}, clock_samples{0}, clock_calls{0}, cl
 // Runs one subject call on the open clock; input_rows: the rows (or ranks) it was sent.
 // A sampling call's status carries the subject's own time (from the request to its reply),
 // which leaves the judge's encoding, copies and output checks on the judge's side; other
-// calls, and a call that throws, count their whole wall time.
+// calls, and a call that throws, count their whole wall time, less the start-up of
+// `process` (run_check counts every start-up in a check).
 template <typename Call>
-auto timed(uint64_t samples, uint64_t input_rows, Call&& call) {
+auto timed(uint64_t samples, uint64_t input_rows, const harness::subject_process* process,
+           Call&& call) {
   const auto start = std::chrono::steady_clock::now();
   struct stop {
     std::chrono::steady_clock::time_point start;
     uint64_t samples, input_rows;
+    const harness::subject_process* process;
+    double started = process != nullptr ? process->start_seconds() : 0;
     double measured = -1;
     ~stop() {
       const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
-      subject_clock::add(measured >= 0 ? measured : wall.count(), samples, input_rows);
+      const double start_up = process != nullptr ? process->start_seconds() - started : 0;
+      subject_clock::add(measured >= 0 ? measured : std::max(wall.count() - start_up, 0.0), samples,
+                         input_rows);
     }
-  } on_return{start, samples, input_rows};
+  } on_return{start, samples, input_rows, process};
   auto result = call();
   if constexpr (std::is_same_v<decltype(result), harness::call_status>)
     on_return.measured = result.subject_seconds;
@@ -77,26 +85,92 @@ void subject_clock::add(double seconds, uint64_t samples, uint64_t input_rows) {
 }
 uint64_t subject_clock::samples_now() { return clock_open ? clock_samples.load() : 0; }
 
+namespace {
+
+// Whether the call goes out with slot-stream seeds in place of its planned ones (run_call).
+bool sends_stream_seeds(const subject& s, const sample_call& call) {
+  const int32_t rng = registry::contracts_of(*s.sampler).rng_policy;
+  return (rng == SC_RNG_BATCH_SLOT || rng == SC_RNG_REQUEST_KEYED) &&
+         call.subsequence.size() == call.seed.size();
+}
+
+// Puts the slot-stream seeds in call.seed and returns the planned ones.
+std::vector<uint64_t> stream_seeds_into(sample_call& call) {
+  std::vector<uint64_t> planned = call.seed;
+  for (size_t r = 0; r < planned.size(); ++r)
+    call.seed[r] = slot_stream_seed(planned[r], call.subsequence[r]);
+  return planned;
+}
+
+call_status timed_call(const subject& s, sample_call& call,
+                       const std::function<call_status()>& body) {
+  return timed(call.seed.size(), static_cast<uint64_t>(call.num_input_rows), s.process.get(), body);
+}
+
+}  // namespace
+
 call_status run_call(const subject& s, sample_call& call) {
   const auto call_subject = [&] {
-    return timed(call.seed.size(), static_cast<uint64_t>(call.num_input_rows), [&] {
+    return timed_call(s, call, [&] {
       if (s.process) return s.process->sample(s.name(), call);
       return harness::run_call(*s.sampler, call);
     });
   };
-  const int32_t rng = registry::contracts_of(*s.sampler).rng_policy;
-  if ((rng != SC_RNG_BATCH_SLOT && rng != SC_RNG_REQUEST_KEYED) ||
-      call.subsequence.size() != call.seed.size())
-    return call_subject();
-  const std::vector<uint64_t> planned = call.seed;
-  for (size_t r = 0; r < planned.size(); ++r)
-    call.seed[r] = slot_stream_seed(planned[r], call.subsequence[r]);
+  if (!sends_stream_seeds(s, call)) return call_subject();
   struct restore_seeds {
     sample_call& call;
-    const std::vector<uint64_t>& planned;
-    ~restore_seeds() { call.seed = planned; }
-  } restore{call, planned};
+    std::vector<uint64_t> planned;
+    ~restore_seeds() { call.seed = std::move(planned); }
+  } restore{call, stream_seeds_into(call)};
   return call_subject();
+}
+
+void call_pipeline::use_stream_seeds(slot_state& slot, sample_call& call) const {
+  slot.planned.clear();
+  if (sends_stream_seeds(s_, call)) slot.planned = stream_seeds_into(call);
+}
+
+call_status call_pipeline::ready(size_t k, sample_call& call) {
+  slot_state& slot = slots_.at(k);
+  call_status st;
+  if (s_.process && !slot.ahead) {
+    // Written here, where the calls before it may still lie (a grown region moves the
+    // areas): their inputs are compared first, and the other thread keeps the outcome.
+    for (size_t j = 0; j < kSlots; ++j)
+      if (j != k) check_inputs(j);
+    use_stream_seeds(slot, call);
+    st = s_.process->write(s_.name(), call, slot.staged);
+  }
+  slot.ahead = false;
+  area_ = s_.process ? s_.process->next_area(s_.name()) : harness::subject_process::sample_area{};
+  return st;
+}
+
+void call_pipeline::stage_ahead(size_t k, sample_call& call) {
+  slot_state& slot = slots_.at(k);
+  if (area_.subject == nullptr) return;
+  use_stream_seeds(slot, call);
+  slot.ahead = s_.process->stage(call, area_, slot.staged);
+  if (slot.ahead) return;
+  if (!slot.planned.empty()) call.seed = std::move(slot.planned);  // ready() writes it afresh
+  slot.planned.clear();
+}
+
+call_status call_pipeline::run(size_t k, sample_call& call) {
+  slot_state& slot = slots_.at(k);
+  if (!s_.process) return run_call(s_, call);
+  slot.pending = true, slot.inputs = {};
+  return timed_call(s_, call, [&] { return s_.process->send(s_.name(), call, slot.staged); });
+}
+
+call_status call_pipeline::check_inputs(size_t k) {
+  slot_state& slot = slots_.at(k);
+  if (!slot.pending) return slot.inputs;
+  slot.pending = false;
+  slot.inputs = s_.process->compare_inputs(s_.name(), slot.staged);
+  if (!slot.planned.empty()) slot.staged.call->seed = std::move(slot.planned);
+  slot.planned.clear();
+  return slot.inputs;
 }
 
 namespace {
@@ -126,11 +200,12 @@ class process_runner final : public matmul_suite::matmul_runner {
                                 " out of range");
       std::copy_n(ops.pool.begin() + rows[r] * k, k, batch_.begin() + r * k);
     }
-    harness::subject_process::matmul_reply reply = timed(0, static_cast<uint64_t>(m), [&] {
-      return process_->matmul(
-          name_, {m, n, k, batch_.data(), ops.weight.data(),
-                  ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
-    });
+    harness::subject_process::matmul_reply reply =
+        timed(0, static_cast<uint64_t>(m), process_.get(), [&] {
+          return process_->matmul(
+              name_, {m, n, k, batch_.data(), ops.weight.data(),
+                      ops.bias.empty() ? nullptr : ops.bias.data(), launch_config, generation_});
+        });
     const auto cells = static_cast<size_t>(m * n);
     if (reply.out.size() != cells + harness::kGuardRows)
       throw std::runtime_error(name_ + " failed: " + reply.message);
@@ -168,7 +243,7 @@ class timed_runner final : public matmul_suite::matmul_runner {
   void load(const matmul_suite::matmul_operands& operands) override { inner_->load(operands); }
   std::vector<uint16_t> run(const std::vector<int32_t>& rows, int32_t launch_config,
                             const std::vector<int64_t>& keep) override {
-    return timed(0, rows.size(), [&] { return inner_->run(rows, launch_config, keep); });
+    return timed(0, rows.size(), nullptr, [&] { return inner_->run(rows, launch_config, keep); });
   }
 
  private:
@@ -180,7 +255,7 @@ harness::collective_reply run_collective(const subject& s,
                                          const std::vector<std::vector<float>>& inputs,
                                          int64_t count) {
   if (s.collective == nullptr) throw std::logic_error(s.name() + " is not a collective");
-  return timed(static_cast<uint64_t>(count), inputs.size(), [&] {
+  return timed(static_cast<uint64_t>(count), inputs.size(), s.process.get(), [&] {
     return s.process ? s.process->collective(s.name(), inputs, count)
                      : harness::call_collective(*s.collective, inputs, count);
   });

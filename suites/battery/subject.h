@@ -5,6 +5,7 @@
 // In-tree subjects can also be called in-process (--in-process, and the harness's own tests).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,6 +102,44 @@ class subject_clock {
 // A request_keyed subject hashes (seed[r], offset[r]) only, offset[r] its position: it is
 // sent the same folded seed, so distinct planned requests keep distinct keys.
 call_status run_call(const subject& s, sample_call& call);
+
+// Sampling calls one check makes back to back (checks::draw_more), each through run_call's
+// rules. With a subject process, while the subject draws one call another thread writes the
+// next one into the region's other area and compares the last one's inputs, so that the
+// copies and comparisons cost the check no wall time. Without one (an in-process subject)
+// run() is run_call and the rest do nothing. Slots name the caller's call objects: a call is
+// made ready, run and checked in one slot, and the slots are taken in turn.
+class call_pipeline {
+ public:
+  static constexpr size_t kSlots = 3;
+  explicit call_pipeline(const subject& s) : s_(s) {}
+  // Main thread, before the other thread starts on this round: makes `call` ready to send
+  // (written here unless stage_ahead wrote it) and finds the area stage_ahead may use.
+  // Not ok: the call cannot be sent (refused, or no room); run() then answers so.
+  call_status ready(size_t slot, sample_call& call);
+  // The other thread: writes `call` into the area ready() found, if it fits.
+  void stage_ahead(size_t slot, sample_call& call);
+  // Main thread: sends the call ready() made ready and judges its outputs, on the clock.
+  call_status run(size_t slot, sample_call& call);
+  // Either thread, after run(slot), before the slot after next is staged: ok, or the fault
+  // of a subject that wrote into an input it only reads. The call's planned seeds are back.
+  call_status check_inputs(size_t slot);
+
+ private:
+  struct slot_state {
+    harness::subject_process::staged_sample staged;
+    std::vector<uint64_t> planned;  // the call's seeds before the slot-stream seeds
+    bool ahead = false;             // stage_ahead wrote it
+    bool pending = false;           // sent, inputs not compared yet
+    call_status inputs;             // the comparison's outcome, once made
+  };
+  // The slot-stream seeds of a batch_slot or request_keyed subject in place of the planned.
+  void use_stream_seeds(slot_state& slot, sample_call& call) const;
+
+  const subject& s_;
+  harness::subject_process::sample_area area_;
+  std::array<slot_state, kSlots> slots_;
+};
 
 // The seed a batch_slot subject is sent for the planned stream (seed, subsequence).
 uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence);

@@ -308,6 +308,21 @@ struct row_run_call {
 
 }  // namespace
 
+namespace {
+
+// A call's failure as the check's finding: what went wrong, and where to replay it.
+void record_call_failure(drawn_counts& out, const harness::call_status& st,
+                         const harness::sample_call& call, const judged_row& row, uint64_t seed) {
+  out.failure = fmt::format("on a valid batch: {}", st.describe());
+  out.repro = {{"seed", seed},
+               {"subsequence_first", call.subsequence.front()},
+               {"offset", 0},
+               {"row", row.label},
+               {"params", setting_json(row.setting)}};
+}
+
+}  // namespace
+
 void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
                const std::vector<uint64_t>& first, const std::vector<uint64_t>& draws,
                uint64_t seed, drawn_counts& out, const route_buckets* buckets,
@@ -316,10 +331,12 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
   constexpr uint64_t kOutputsPerCall = 1u << 16;
   std::vector<const judged_row*> row_ptrs;
   for (const auto& r : rows) row_ptrs.push_back(&r);
-  // Three call objects in turn: while the subject draws call n, a second thread counts
-  // call n - 1's outputs and fills call n + 1's, so neither adds to a check's wall time.
+  // Three call objects in turn: while the subject draws call n, a second thread checks and
+  // counts call n - 1, fills call n + 1 and writes it for the subject (call_pipeline), so
+  // none of it adds to a check's wall time.
   std::array<row_run_call, 3> calls;
   std::array<std::vector<size_t>, 3> owners;
+  battery::call_pipeline pipeline(s);
   draw_cursor cursor;
   const auto fill = [&](size_t k) {
     next_outputs(calls[k].call, owners[k], cursor, first, draws, seed, kOutputsPerCall);
@@ -327,7 +344,12 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
   };
   size_t rows_counted = 0;  // rows [0, rows_counted) have every draw counted
   const auto count = [&](size_t k) {
-    if (!count_outputs(rows, calls[k].call, owners[k], seed, out, buckets)) return false;
+    const harness::sample_call& call = calls[k].call;
+    if (const harness::call_status inputs = pipeline.check_inputs(k); !inputs.ok()) {
+      record_call_failure(out, inputs, call, rows[owners[k].front()], seed);
+      return false;
+    }
+    if (!count_outputs(rows, call, owners[k], seed, out, buckets)) return false;
     // The cursor walks the rows in order: only the call's last row may continue.
     if (rows_done && owners[k].back() > rows_counted) rows_done(rows_counted, owners[k].back());
     rows_counted = std::max(rows_counted, owners[k].back());
@@ -337,15 +359,18 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
   size_t n = 0;
   for (; !owners[n % 3].empty(); ++n) {
     harness::sample_call& call = calls[n % 3].call;
+    const harness::call_status readied = pipeline.ready(n % 3, call);
     std::future<bool> alongside = std::async(std::launch::async, [&, n] {
       const bool counted = n == 0 || count((n + 2) % 3);
       fill((n + 1) % 3);
+      if (counted && !owners[(n + 1) % 3].empty())
+        pipeline.stage_ahead((n + 1) % 3, calls[(n + 1) % 3].call);
       return counted;
     });
     harness::call_status st;
     std::exception_ptr thrown;
     try {
-      st = run_call(s, call);
+      st = readied.ok() ? pipeline.run(n % 3, call) : readied;
     } catch (...) {
       thrown = std::current_exception();
     }
@@ -353,16 +378,7 @@ void draw_more(const battery::subject& s, const std::vector<judged_row>& rows,
     if (!alongside.get()) return;
     if (thrown) std::rethrow_exception(thrown);
     out.samples += call.seed.size();
-    if (!st.ok()) {
-      const std::vector<size_t>& owner = owners[n % 3];
-      out.failure = fmt::format("on a valid batch: {}", st.describe());
-      out.repro = {{"seed", seed},
-                   {"subsequence_first", call.subsequence.front()},
-                   {"offset", 0},
-                   {"row", rows[owner.front()].label},
-                   {"params", setting_json(rows[owner.front()].setting)}};
-      return;
-    }
+    if (!st.ok()) return record_call_failure(out, st, call, rows[owners[n % 3].front()], seed);
   }
   if (n > 0 && !count((n + 2) % 3)) return;
   if (rows_done && rows_counted < rows.size()) rows_done(rows_counted, rows.size());

@@ -1,6 +1,6 @@
 // A sample request's arrays in the shared region (docs/subject-protocol.md, section 4):
 // where each goes, writing the ones the subject only reads, and finding the first of them
-// the subject changed (the inputs contract, SC_INPUTS_*). subject_process.cpp's sample()
+// the subject changed (the inputs contract, SC_INPUTS_*). subject_process_sample.cpp
 // is their one user.
 #pragma once
 

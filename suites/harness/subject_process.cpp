@@ -84,7 +84,7 @@ void subject_process::start_connected() {
   const int shm = sealed_region();
   if (shm < 0)
     throw subject_failure{false, fmt::format("{}: memfd failed: {}", label_, strerror(errno))};
-  shm_ = std::make_unique<protocol::shared_region>(shm);
+  shm_ = std::make_shared<protocol::shared_region>(shm);
   shm_->reserve(kInitialRegion);
   try {
     const connected_subject c = connect_subject(socket_path_, shm, handshake_s_);
@@ -104,7 +104,7 @@ void subject_process::end_process(bool reaped) {
   ::kill(pid_, SIGKILL);
 }
 
-void subject_process::start() {
+void subject_process::launch() {
   if (connected()) return start_connected();
   become_subreaper();
   int sv[2], err[2];
@@ -116,7 +116,7 @@ void subject_process::start() {
     if (shm >= 0) ::close(shm);
     throw subject_failure{false, fmt::format("{}: memfd/pipe failed: {}", label_, strerror(errno))};
   }
-  shm_ = std::make_unique<protocol::shared_region>(shm);
+  shm_ = std::make_shared<protocol::shared_region>(shm);
   shm_->reserve(kInitialRegion);
   std::fflush(nullptr);
   const pid_t parent = ::getpid();
@@ -153,6 +153,12 @@ void subject_process::start() {
   reaped_ = false;
   weight_generation_ = 0;
   read_hello();
+}
+
+void subject_process::start() {
+  const double begun = protocol::now_seconds();
+  launch();
+  start_seconds_ += protocol::now_seconds() - begun;
 }
 
 void subject_process::drain_stderr() {
@@ -348,77 +354,6 @@ nlohmann::json subject_process::request(nlohmann::json message) {
     fail(false,
          fmt::format("malformed reply to {} request {}: field message is not a string", type, id));
   return reply;
-}
-
-namespace {
-// The request frame of a sampling call whose arrays `arrays` placed in the region.
-nlohmann::json sample_frame(const std::string& name, const sample_call& call,
-                            const nlohmann::json& arrays) {
-  return {{"type", "sample"},
-          {"subject", name},
-          {"vocab_size", call.vocab_size},
-          {"num_input_rows", call.num_input_rows},
-          {"num_output_rows", call.num_output_rows()},
-          {"input_dtype", dtype_name(call.input_dtype)},
-          {"arrays", arrays}};
-}
-}  // namespace
-
-call_status subject_process::sample(const std::string& name, sample_call& original) {
-  const protocol::descriptor& d = find(name);
-  if (d.kind != protocol::subject_kind::sampler)
-    throw std::invalid_argument(name + " is not a sampler");
-  if (call_status refused = refuse_undeclared(d.sampler, original); !refused.ok()) return refused;
-  const registry::sampler_contracts contracts = registry::contracts_of(d.sampler);
-  const bool by_output_row = contracts.parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
-  sample_call expanded;
-  if (by_output_row) {
-    expanded = original;
-    index_parameters_by_output_row(expanded);
-  }
-  sample_call& call = by_output_row ? expanded : original;
-  const std::vector<uint16_t>* encoded = nullptr;
-  try {
-    encoded = &encoder_.encode(call);
-  } catch (const bad_request& e) {
-    return {call_fault::harness, SC_OK, e.what(), -1};
-  }
-  const auto rows = static_cast<size_t>(call.num_output_rows());
-  protocol::region_layout layout;
-  const size_t num_routes = registry::routes_of(d.sampler).size();
-  const nlohmann::json arrays = place_sample_arrays(call, layout, num_routes > 0);
-  if (pid_ < 0) start();
-  if (!shm_->reserve(layout.used))
-    return {call_fault::harness, SC_OK,
-            fmt::format("cannot grow the shared region to {} bytes", layout.used), -1};
-  const std::vector<uint16_t>& bits = *encoded;
-  put_inputs(*shm_, arrays, call, bits);
-  std::vector<int32_t> tokens = guarded_buffer(rows, kUnwrittenToken, kGuardToken);
-  std::vector<uint8_t> valid = guarded_buffer(rows, kUnwrittenValid, kGuardValid);
-  put(*shm_, arrays["out_token"], tokens.data(), tokens.size());
-  put(*shm_, arrays["out_valid"], valid.data(), valid.size());
-  if (num_routes > 0) put_route_sentinels(*shm_, arrays, rows);
-  const auto start = std::chrono::steady_clock::now();
-  const nlohmann::json reply = request(sample_frame(name, call, arrays));
-  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-  const uint8_t* base = shm_->data();
-  std::memcpy(tokens.data(), base + arrays["out_token"]["at"].get<size_t>(), tokens.size() * 4);
-  std::memcpy(valid.data(), base + arrays["out_valid"]["at"].get<size_t>(), valid.size());
-  const std::string message = protocol::printable(reply.value("message", std::string()));
-  call_status st =
-      finish_call(reply["status"].get<sc_status>(), message.c_str(), call, tokens, valid);
-  if (num_routes > 0 && st.ok()) st = read_routes(*shm_, arrays, call, num_routes);
-  if (contracts.inputs != SC_INPUTS_MUTATED)
-    if (std::string changed = changed_input(*shm_, arrays, call, bits); !changed.empty())
-      st = {call_fault::contract, st.status,
-            fmt::format("subject {} wrote into an array it only reads (it declares inputs "
-                        "preserved): {}",
-                        name, changed),
-            -1};
-  if (by_output_row)
-    original.tokens = call.tokens, original.valid = call.valid, original.route = call.route;
-  st.subject_seconds = seconds.count();
-  return st;
 }
 
 subject_process::matmul_reply subject_process::matmul(const std::string& name,

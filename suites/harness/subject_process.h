@@ -79,6 +79,50 @@ class subject_process {
   // input, sentinels and guard rows, then the outputs judged here (finish_call).
   call_status sample(const std::string& name, sample_call& call);
 
+  // Sampling calls made back to back (battery::call_pipeline) are written into the shared
+  // region while the subject still draws the call before, and that call's inputs are
+  // compared after it: the region holds two areas, and each call takes the one the call
+  // before it did not. The copies then cost the judge's main thread nothing.
+  //
+  // Where a call may be written ahead: null `subject` when nothing may be (no process yet).
+  struct sample_area {
+    const protocol::descriptor* subject = nullptr;
+    std::shared_ptr<protocol::shared_region> region;  // the running process's
+    size_t base = 0, limit = 0;
+  };
+  // A call as written: what it was sent as, where, and for which process.
+  struct staged_sample {
+    sample_call* call = nullptr;  // the caller's call, which the outputs go back to
+    sample_call expanded;         // its parameters per output row, if the subject takes them so
+    bool by_output_row = false, inputs_preserved = true, written = false;
+    std::vector<uint16_t> bits;  // the input as written (16-bit patterns; empty for f32)
+    nlohmann::json arrays;
+    size_t num_routes = 0;
+    std::shared_ptr<protocol::shared_region> region;  // a restarted process has another
+    call_status refused;                              // not ok: refused here, never sent
+    sample_call& sent() { return by_output_row ? expanded : *call; }
+    const sample_call& sent() const { return by_output_row ? expanded : *call; }
+  };
+  // The caller's thread, while no stage() runs: the area the next call may be written to.
+  sample_area next_area(const std::string& name);
+  // Any one thread at a time, while the caller's thread waits for a reply: writes `call`
+  // into `area`. False (nothing written) when it does not fit or there is no area: send()
+  // then writes it.
+  bool stage(sample_call& call, const sample_area& area, staged_sample& out);
+  // The caller's thread, while no stage() runs: writes `call` unless `staged` holds it,
+  // written for this process. It takes the area after the last sent call's, the region
+  // grown so that each of `areas` (2, or 1 for a call made alone) holds it, over whatever
+  // the calls before it left there: compare their inputs first. Not ok: the call is
+  // refused here (or cannot be placed) and never sent.
+  call_status write(const std::string& name, sample_call& call, staged_sample& staged,
+                    int areas = 2);
+  // The caller's thread: sends the call (write() first) and judges its outputs. Its inputs
+  // are judged by compare_inputs, before the call after next is staged (in the same area).
+  call_status send(const std::string& name, sample_call& call, staged_sample& staged);
+  // Any thread, once the call's reply came: ok, or the contract fault of a subject that
+  // wrote into an array it declares it only reads.
+  call_status compare_inputs(const std::string& name, const staged_sample& staged) const;
+
   struct matmul_request {
     int64_t m = 0, n = 0, k = 0;
     const uint16_t *a = nullptr, *weight = nullptr, *bias = nullptr;
@@ -98,12 +142,18 @@ class subject_process {
   collective_reply collective(const std::string& name,
                               const std::vector<std::vector<float>>& inputs, int64_t count);
 
+  // The child's start-ups so far, each from spawning (or connecting to) it to its hello,
+  // summed: the subject's own time, wherever in a check it came.
+  double start_seconds() const { return start_seconds_; }
+
   // Sends shutdown and reaps the child (killing it after 5 s); the next call restarts it.
   void stop();
 
  private:
   subject_process(std::string label, std::string command, server body, double handshake_s);
+  // Starts the child (launch) and adds the time to its hello to start_seconds_.
   void start();
+  void launch();
   void read_hello();
   // The hello's subjects (at most protocol::kMaxSubjects), or those of the first hello again.
   void accept_subjects(const nlohmann::json& hello);
@@ -130,8 +180,17 @@ class subject_process {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int control_ = -1, stderr_fd_ = -1;
-  std::unique_ptr<protocol::shared_region> shm_;
-  std::string stderr_text_;  // the last few KiB the child wrote
+  // Prepares and writes `call` into `area` (stage's body); false when it does not fit.
+  bool write_call(const protocol::descriptor& d, sample_call& call, const sample_area& area,
+                  staged_sample& out);
+  // Grows the region so that each of its `areas` (1 or 2) holds `bytes`; the area after the
+  // last written call's (the whole region for one).
+  sample_area area_for(const protocol::descriptor& d, size_t bytes, int areas);
+
+  std::shared_ptr<protocol::shared_region> shm_;  // shared: a staged call holds it too
+  double start_seconds_ = 0;                      // start_seconds()
+  bool upper_area_next_ = false;                  // the next call's area is the second one
+  std::string stderr_text_;                       // the last few KiB the child wrote
   uint64_t next_id_ = 1;
   uint64_t weight_generation_ = 0;  // the operands the region holds now, 0 = none
   std::string unavailable_;

@@ -21,6 +21,7 @@
 #include "suites/battery/subject_roster.h"
 #include "suites/checks/checks.h"
 #include "suites/checks/distribution_tests.h"
+#include "suites/harness/subject_server.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
 
@@ -221,6 +222,28 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
     CHECK(row.subject_calls > 0);
     CHECK(row.subject_calls <= row.samples);
     CHECK(row.subject_input_rows >= row.subject_calls);
+  }
+}
+
+TEST_CASE("a subject's start-up within a check is the subject's time, not the judge's",
+          "[battery][harness]") {
+  // Its process takes 0.4 s to say hello. The run stops it at its end, so the next run's
+  // first call starts it again, inside that run's check.
+  const sc_sampler s = fake("test.slow_start", token_zero_sample);
+  const subject slow{.sampler = &s,
+                     .process = samplecheck::harness::subject_process::fork(
+                         [&s](int control, int shm) {
+                           std::this_thread::sleep_for(std::chrono::milliseconds(400));
+                           return samplecheck::harness::serve(control, shm, {.samplers = {&s}});
+                         },
+                         "the slow-starting process", 10)};
+  for (int run = 0; run < 2; ++run) {
+    const auto c = find(run_battery(slow, quick({"support"}), {}), "support");
+    CAPTURE(run, c.seconds, c.subject_seconds, c.judge_seconds);
+    CHECK(c.result == verdict::fail);
+    CHECK(c.subject_seconds >= 0.4);
+    CHECK(c.judge_seconds < 0.4);
+    CHECK(c.subject_seconds + c.judge_seconds == Approx(c.seconds));
   }
 }
 

@@ -58,7 +58,7 @@ TEST_CASE("draw_more hears each row once, in order, after its every draw is coun
     ranges.emplace_back(from, to);
     for (size_t i = from; i < to; ++i) complete_when_heard.push_back(drawn(heard, i) == draws[i]);
   });
-  CHECK(heard.failure.empty());
+  CHECK(heard.failure == "");
   CHECK(heard.counts == quiet.counts);
   CHECK(heard.samples == quiet.samples);
   REQUIRE(!ranges.empty());
@@ -67,4 +67,75 @@ TEST_CASE("draw_more hears each row once, in order, after its every draw is coun
   for (size_t r = 1; r < ranges.size(); ++r) CHECK(ranges[r].first == ranges[r - 1].second);
   CHECK(complete_when_heard == std::vector<bool>(rows.size(), true));
   CHECK(ranges.size() > 1);  // rows were heard of while later ones were still drawn
+}
+
+namespace {
+
+// draw_by_inversion, which on its `scribble_call`-th call (counted in its own process)
+// writes into seed[7], an array it declares it only reads.
+int scribble_call = -1;
+sc_status draw_and_scribble(void* context, const sc_sample_batch* b, char* error, size_t size) {
+  static int calls = 0;
+  if (calls++ == scribble_call) const_cast<uint64_t*>(b->seed)[7] ^= 1;
+  return draw_by_inversion(context, b, error, size);
+}
+
+// Rows 0 and 1 fill a call each; rows 2-201 draw once each, so the third call carries 201
+// rows and no longer fits the area the first calls' size made: it is written in its turn,
+// in a grown region whose first area covers the second call's. The last row spans two
+// more calls.
+struct growing_plan {
+  std::vector<checks::judged_row> rows;
+  std::vector<uint64_t> first, draws;
+
+  explicit growing_plan(const battery::subject& s) {
+    std::vector<checks::row_spec> specs;
+    for (uint64_t i = 0; i < 203; ++i)
+      specs.push_back({fixtures::shape::zipf, {.vocab_size = 4096, .seed = i + 1}, {}});
+    rows = checks::make_rows(s, specs);
+    draws.assign(rows.size(), 1);
+    draws[0] = draws[1] = 65'536, draws.back() = 150'000;
+    first.assign(rows.size(), 0);
+    for (size_t i = 1; i < rows.size(); ++i) first[i] = first[i - 1] + draws[i - 1];
+  }
+  checks::drawn_counts drawn(const battery::subject& s) const {
+    checks::drawn_counts out = checks::empty_counts(rows);
+    checks::draw_more(s, rows, first, draws, 7, out);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("draw_more's calls, written while the subject draws, are the calls it plans", "[draws]") {
+  // batch_slot: the calls go out with slot-stream seeds, which the comparison of each
+  // call's inputs must expect and the call must get back.
+  sc_sampler descriptor = testing::host_descriptor("test.inversion", SC_ABI_VERSION_MINOR);
+  descriptor.sample = draw_by_inversion;
+  descriptor.rng_policy = SC_RNG_BATCH_SLOT;
+  battery::subject in_process;
+  in_process.sampler = &descriptor;
+  const growing_plan plan(in_process);
+  const checks::drawn_counts here = plan.drawn(in_process);
+  const checks::drawn_counts there = plan.drawn(battery::hosted(descriptor));
+  CHECK(here.failure == "");
+  CHECK(there.failure == "");
+  CHECK(there.samples == here.samples);
+  CHECK(there.counts == here.counts);
+}
+
+TEST_CASE("draw_more finds an input written into on any call, and names that call", "[draws]") {
+  sc_sampler descriptor = testing::host_descriptor("test.scribble", SC_ABI_VERSION_MINOR);
+  descriptor.sample = draw_and_scribble;
+  const growing_plan plan(battery::hosted(descriptor));
+  // Call 1: compared before the grown region takes call 2 over it; call 4: the last,
+  // compared after it.
+  for (const int call : {0, 1, 2, 3, 4}) {
+    scribble_call = call;  // read by the subject process forked below
+    const checks::drawn_counts d = plan.drawn(battery::hosted(descriptor));
+    INFO("scribbled on call " << call << ": " << d.failure);
+    CHECK(d.failure.find("wrote into an array it only reads") != std::string::npos);
+    CHECK(d.failure.find("seed[7] changed") != std::string::npos);
+    CHECK(d.repro.at("subsequence_first").get<uint64_t>() == 65'536u * call);
+  }
 }
