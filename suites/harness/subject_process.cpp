@@ -156,9 +156,13 @@ void subject_process::launch() {
 }
 
 void subject_process::start() {
-  const double begun = protocol::now_seconds();
+  // Counted however the start ends: a subject that never says hello spent the time too.
+  struct counted {
+    double& total;
+    double begun = protocol::now_seconds();
+    ~counted() { total += protocol::now_seconds() - begun; }
+  } on_return{start_seconds_};
   launch();
-  start_seconds_ += protocol::now_seconds() - begun;
 }
 
 void subject_process::drain_stderr() {

@@ -95,6 +95,7 @@ class subject_process {
     sample_call* call = nullptr;  // the caller's call, which the outputs go back to
     sample_call expanded;         // its parameters per output row, if the subject takes them so
     bool by_output_row = false, inputs_preserved = true, written = false;
+    bool unsent = false;         // prepared (written or refused) for its send, not sent yet
     std::vector<uint16_t> bits;  // the input as written (16-bit patterns; empty for f32)
     nlohmann::json arrays;
     size_t num_routes = 0;
@@ -180,9 +181,11 @@ class subject_process {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int control_ = -1, stderr_fd_ = -1;
-  // Prepares and writes `call` into `area` (stage's body); false when it does not fit.
-  bool write_call(const protocol::descriptor& d, sample_call& call, const sample_area& area,
-                  staged_sample& out);
+  // A call as it will be sent (the refusal, parameters per output row, the encoded
+  // input); false: refused here (out.refused says why).
+  bool prepare_call(const protocol::descriptor& d, sample_call& call, staged_sample& out);
+  // Writes a prepared call into `area`; false when it does not fit (nothing written).
+  bool put_call(const sample_area& area, staged_sample& out);
   // Grows the region so that each of its `areas` (1 or 2) holds `bytes`; the area after the
   // last written call's (the whole region for one).
   sample_area area_for(const protocol::descriptor& d, size_t bytes, int areas);

@@ -58,33 +58,41 @@ subject_process::sample_area subject_process::area_for(const protocol::descripto
 
 bool subject_process::stage(sample_call& call, const sample_area& area, staged_sample& out) {
   if (area.subject == nullptr) return false;
-  return write_call(*area.subject, call, area, out);
+  if (!prepare_call(*area.subject, call, out)) return true;  // send() answers the refusal
+  return put_call(area, out);
 }
 
-bool subject_process::write_call(const protocol::descriptor& d, sample_call& call,
-                                 const sample_area& area, staged_sample& out) {
-  out.call = &call, out.written = false, out.region.reset(), out.refused = {};
+bool subject_process::prepare_call(const protocol::descriptor& d, sample_call& call,
+                                   staged_sample& out) {
+  out.call = &call, out.written = false, out.unsent = true, out.region.reset(), out.refused = {};
   if (call_status refused = refuse_undeclared(d.sampler, call); !refused.ok()) {
     out.refused = std::move(refused);
-    return true;  // nothing to write: send() answers with the refusal
+    return false;
   }
   const registry::sampler_contracts contracts = registry::contracts_of(d.sampler);
   out.by_output_row = contracts.parameter_indexing == SC_PARAMS_BY_OUTPUT_ROW;
   out.inputs_preserved = contracts.inputs != SC_INPUTS_MUTATED;
   out.num_routes = registry::routes_of(d.sampler).size();
-  size_t used = 0;
-  out.arrays = place_from(call, area.base, out.num_routes > 0, used);
-  if (used > area.limit) return false;
   if (out.by_output_row) {
     out.expanded = call;
     index_parameters_by_output_row(out.expanded);
   }
-  sample_call& sent = out.sent();
   try {
-    out.bits = encoder_.encode(sent);
+    out.bits = encoder_.encode(out.sent());
   } catch (const bad_request& e) {
     out.refused = {call_fault::harness, SC_OK, e.what(), -1};
-    return true;
+    return false;
+  }
+  return true;
+}
+
+bool subject_process::put_call(const sample_area& area, staged_sample& out) {
+  const sample_call& sent = out.sent();
+  size_t used = 0;
+  out.arrays = place_from(sent, area.base, out.num_routes > 0, used);
+  if (used > area.limit) {
+    out.unsent = false;  // nothing written: write() prepares it again
+    return false;
   }
   const auto rows = static_cast<size_t>(sent.num_output_rows());
   protocol::shared_region& region = *area.region;
@@ -96,6 +104,7 @@ bool subject_process::write_call(const protocol::descriptor& d, sample_call& cal
   if (out.num_routes > 0) put_route_sentinels(region, out.arrays, rows);
   out.region = area.region, out.written = true;
   upper_area_next_ = area.base == 0;  // the next call is written while this one is drawn
+  weight_generation_ = 0;             // a matmul's operands may lie where it was written
   return true;
 }
 
@@ -104,22 +113,24 @@ call_status subject_process::write(const std::string& name, sample_call& call,
   const protocol::descriptor& d = find(name);  // starts the process if it is not running
   if (d.kind != protocol::subject_kind::sampler)
     throw std::invalid_argument(name + " is not a sampler");
-  if (staged.call == &call && (!staged.refused.ok() || staged.region == shm_))
+  if (staged.call == &call && staged.unsent && (!staged.refused.ok() || staged.region == shm_))
     return staged.refused;
+  if (!prepare_call(d, call, staged)) return staged.refused;
   size_t used = 0;
-  place_from(call, 0, !registry::routes_of(d.sampler).empty(), used);
+  place_from(staged.sent(), 0, staged.num_routes > 0, used);
   const sample_area area = area_for(d, used, areas);
-  if (area.subject == nullptr)
+  if (area.subject == nullptr || !put_call(area, staged)) {
+    staged.unsent = false;
     return {call_fault::harness, SC_OK,
             fmt::format("cannot grow the shared region to {} bytes", areas * used), -1};
-  write_call(d, call, area, staged);
-  return staged.refused;
+  }
+  return {};
 }
 
 call_status subject_process::send(const std::string& name, sample_call& call,
                                   staged_sample& staged) {
   if (call_status refused = write(name, call, staged); !refused.ok()) return refused;
-  weight_generation_ = 0;  // a matmul's operands may have been overwritten
+  staged.unsent = false;
   sample_call& sent = staged.sent();
   const auto rows = static_cast<size_t>(sent.num_output_rows());
   std::vector<int32_t> tokens(rows + kGuardRows);

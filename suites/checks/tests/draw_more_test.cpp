@@ -71,6 +71,24 @@ TEST_CASE("draw_more hears each row once, in order, after its every draw is coun
 
 namespace {
 
+// draw_by_inversion's token moved by the output row's top_k, read per input row (the
+// default indexing) or per output row (SC_PARAMS_BY_OUTPUT_ROW): the two agree only if
+// each is sent its row's parameters where it reads them.
+sc_status draw_moved_by_input_row_top_k(void* context, const sc_sample_batch* b, char* error,
+                                        size_t size) {
+  const sc_status st = draw_by_inversion(context, b, error, size);
+  for (int64_t j = 0; j < b->num_output_rows; ++j)
+    b->out_token[j] = (b->out_token[j] + b->top_k[b->row_index[j]]) % b->vocab_size;
+  return st;
+}
+sc_status draw_moved_by_output_row_top_k(void* context, const sc_sample_batch* b, char* error,
+                                         size_t size) {
+  const sc_status st = draw_by_inversion(context, b, error, size);
+  for (int64_t j = 0; j < b->num_output_rows; ++j)
+    b->out_token[j] = (b->out_token[j] + b->top_k[j]) % b->vocab_size;
+  return st;
+}
+
 // draw_by_inversion, which on its `scribble_call`-th call (counted in its own process)
 // writes into seed[7], an array it declares it only reads.
 int scribble_call = -1;
@@ -88,10 +106,13 @@ struct growing_plan {
   std::vector<checks::judged_row> rows;
   std::vector<uint64_t> first, draws;
 
-  explicit growing_plan(const battery::subject& s) {
+  // top_k: each row its own top_k (1 + i % 50), else none.
+  explicit growing_plan(const battery::subject& s, bool top_k = false) {
     std::vector<checks::row_spec> specs;
     for (uint64_t i = 0; i < 203; ++i)
-      specs.push_back({fixtures::shape::zipf, {.vocab_size = 4096, .seed = i + 1}, {}});
+      specs.push_back({fixtures::shape::zipf,
+                       {.vocab_size = 4096, .seed = i + 1},
+                       {.top_k = top_k ? static_cast<int32_t>(1 + i % 50) : 0}});
     rows = checks::make_rows(s, specs);
     draws.assign(rows.size(), 1);
     draws[0] = draws[1] = 65'536, draws.back() = 150'000;
@@ -122,6 +143,24 @@ TEST_CASE("draw_more's calls, written while the subject draws, are the calls it 
   CHECK(there.failure == "");
   CHECK(there.samples == here.samples);
   CHECK(there.counts == here.counts);
+}
+
+TEST_CASE("draw_more sends a subject that takes parameters per output row its rows' own",
+          "[draws]") {
+  sc_sampler by_input = testing::host_descriptor("test.by_input_row", SC_ABI_VERSION_MINOR);
+  by_input.filters = SC_FILTER_TOP_K;
+  by_input.sample = draw_moved_by_input_row_top_k;
+  sc_sampler by_output = by_input;
+  by_output.name = "test.by_output_row";
+  by_output.parameter_indexing = SC_PARAMS_BY_OUTPUT_ROW;
+  by_output.sample = draw_moved_by_output_row_top_k;
+  const growing_plan plan(battery::hosted(by_input), true);
+  const checks::drawn_counts per_input = plan.drawn(battery::hosted(by_input));
+  const checks::drawn_counts per_output = plan.drawn(battery::hosted(by_output));
+  CHECK(per_input.failure == "");
+  CHECK(per_output.failure == "");
+  CHECK(per_output.samples == per_input.samples);
+  CHECK(per_output.counts == per_input.counts);
 }
 
 TEST_CASE("draw_more finds an input written into on any call, and names that call", "[draws]") {
