@@ -1,8 +1,11 @@
-// Protocol overhead: draws per second of one kernel called three ways in one run, the
+// Protocol overhead: draws per second of one kernel called four ways in one run, the
 // way the battery's sampling checks call it (zipf rows of V tokens, one by default, a
 // call of many output rows shared among them, each on its own subsequence):
 //   in-process  the C ABI called here (harness::run_call), no subject process
-//   forked      the same descriptor in a forked subject process (what qualify does)
+//   forked      the same descriptor in a forked subject process, one call at a time
+//   drawn       the forked process called as the sampling checks call it (checks::
+//               draw_more: the next call written and the last one checked and counted
+//               while the subject draws), the same draws
 //   exec        samplecheck-subject-host --in-tree NAME behind --exec (what a foreign
 //               subject pays: a separate program, the protocol only)
 // Repetitions interleave the three, so a load change on the machine hits them alike;
@@ -36,14 +39,36 @@ struct way {
   const char* label;
   sb::subject subj;
   std::vector<double> rates;
+  bool drawn = false;  // through checks::draw_more
 };
 
-// Times `calls` copies of `templ` on `w`; the draws per second, or a negative number
-// when a call failed.
-double draws_per_second(way& w, const sb::sample_call& templ, int calls, uint64_t outputs) {
+// The rows every way draws from, and one call of them.
+struct bench_call {
+  std::vector<checks::judged_row> rows;
+  sb::sample_call templ;
+};
+
+// `calls` calls' worth of draws through draw_more, each row's in one run of subsequences:
+// the draws made, or 0 when a call failed.
+uint64_t draw_as_checks_do(way& w, const bench_call& b, int calls, uint64_t outputs) {
+  const size_t n = b.rows.size();
+  std::vector<uint64_t> draws(n, outputs * static_cast<uint64_t>(calls) / n), first(n, 0);
+  for (size_t i = 1; i < n; ++i) first[i] = first[i - 1] + draws[i - 1];
+  checks::drawn_counts out = checks::empty_counts(b.rows);
+  checks::draw_more(w.subj, b.rows, first, draws, 1234, out);
+  if (out.failure.empty()) return out.samples;
+  std::fprintf(stderr, "protocol_bench: %s: %s\n", w.label, out.failure.c_str());
+  return 0;
+}
+
+// Times `calls` copies of the call on `w` (or as many draws through draw_more); the draws
+// per second, or a negative number when a call failed.
+double draws_per_second(way& w, const bench_call& b, int calls, uint64_t outputs) {
   const auto start = std::chrono::steady_clock::now();
-  for (int c = 0; c < calls; ++c) {
-    sb::sample_call call = templ;
+  uint64_t drawn = outputs * static_cast<uint64_t>(calls);
+  if (w.drawn && (drawn = draw_as_checks_do(w, b, calls, outputs)) == 0) return -1;
+  for (int c = 0; c < calls && !w.drawn; ++c) {
+    sb::sample_call call = b.templ;
     const sb::call_status st = sb::run_call(w.subj, call);
     if (!st.ok()) {
       std::fprintf(stderr, "protocol_bench: %s: %s\n", w.label, st.describe().c_str());
@@ -51,7 +76,7 @@ double draws_per_second(way& w, const sb::sample_call& templ, int calls, uint64_
     }
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(outputs) * calls / s;
+  return static_cast<double>(drawn) / s;
 }
 
 void print_rates(std::vector<way>& ways) {
@@ -68,18 +93,17 @@ void print_rates(std::vector<way>& ways) {
 
 // The call every way is timed on: `rows` zipf rows of V tokens in the subject's input
 // dtype, the outputs dealt among them in turn.
-sb::sample_call template_call(const sb::subject& judged, int64_t vocab, int rows,
-                              uint64_t outputs) {
-  std::vector<checks::judged_row> judged_rows;
+bench_call template_call(const sb::subject& judged, int64_t vocab, int rows, uint64_t outputs) {
+  bench_call b;
   for (int r = 0; r < rows; ++r)
-    judged_rows.push_back(checks::make_row(judged, samplecheck::fixtures::shape::zipf,
-                                           {.vocab_size = vocab, .seed = 7 + uint64_t(r)}, {}));
+    b.rows.push_back(checks::make_row(judged, samplecheck::fixtures::shape::zipf,
+                                      {.vocab_size = vocab, .seed = 7 + uint64_t(r)}, {}));
   std::vector<const checks::judged_row*> row_pointers;
-  for (const auto& r : judged_rows) row_pointers.push_back(&r);
-  sb::sample_call templ = checks::call_for_rows(judged, row_pointers);
+  for (const auto& r : b.rows) row_pointers.push_back(&r);
+  b.templ = checks::call_for_rows(judged, row_pointers);
   for (uint64_t j = 0; j < outputs; ++j)
-    checks::add_output(templ, static_cast<int32_t>(j % uint64_t(rows)), 1234, j, 0);
-  return templ;
+    checks::add_output(b.templ, static_cast<int32_t>(j % uint64_t(rows)), 1234, j, 0);
+  return b;
 }
 
 int32_t dtype_named(const std::string& dtype) {
@@ -119,6 +143,7 @@ int main(int argc, char** argv) {
   ways.push_back({"in-process", *in_tree, {}});
   ways.back().subj.process = nullptr;
   ways.push_back({"forked", *in_tree, {}});
+  ways.push_back({"drawn", *in_tree, {}, true});
   sb::subject_roster exec_catalog;
   if (!host.empty())
     ways.push_back({"exec", *exec_catalog.add_exec(host + " --in-tree " + name).front(), {}});
@@ -128,10 +153,10 @@ int main(int argc, char** argv) {
   // process forked after CUDA's initialisation could not use it.
   for (auto& w : ways)
     if (w.subj.process) w.subj.process->descriptors();
-  const sb::sample_call templ = template_call(ways.front().subj, vocab, rows, outputs);
+  const bench_call call = template_call(ways.front().subj, vocab, rows, outputs);
   for (int rep = 0; rep < repetitions + 1; ++rep)  // the first is a warm-up, not counted
     for (auto& w : ways) {
-      const double rate = draws_per_second(w, templ, calls, outputs);
+      const double rate = draws_per_second(w, call, calls, outputs);
       if (rate < 0) return 1;
       if (rep > 0) w.rates.push_back(rate);
     }
