@@ -94,13 +94,14 @@ class subject_process {
   struct staged_sample {
     sample_call* call = nullptr;  // the caller's call, which the outputs go back to
     sample_call expanded;         // its parameters per output row, if the subject takes them so
-    bool by_output_row = false, inputs_preserved = true, written = false;
+    bool by_output_row = false, inputs_preserved = true;
     bool unsent = false;         // prepared (written or refused) for its send, not sent yet
     std::vector<uint16_t> bits;  // the input as written (16-bit patterns; empty for f32)
     nlohmann::json arrays;
     size_t num_routes = 0;
-    std::shared_ptr<protocol::shared_region> region;  // a restarted process has another
-    call_status refused;                              // not ok: refused here, never sent
+    // Where it was written (null: not written); a restarted process has another region.
+    std::shared_ptr<protocol::shared_region> region;
+    call_status refused;  // not ok: refused here, never sent
     sample_call& sent() { return by_output_row ? expanded : *call; }
     const sample_call& sent() const { return by_output_row ? expanded : *call; }
   };
@@ -175,12 +176,6 @@ class subject_process {
   // Ends the subject: its whole group and helpers, or a connected server by its pid.
   void end_process(bool reaped);
 
-  std::string label_, command_, socket_path_;
-  server body_;
-  double handshake_s_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int control_ = -1, stderr_fd_ = -1;
   // A call as it will be sent (the refusal, parameters per output row, the encoded
   // input); false: refused here (out.refused says why).
   bool prepare_call(const protocol::descriptor& d, sample_call& call, staged_sample& out);
@@ -190,6 +185,12 @@ class subject_process {
   // last written call's (the whole region for one).
   sample_area area_for(const protocol::descriptor& d, size_t bytes, int areas);
 
+  std::string label_, command_, socket_path_;
+  server body_;
+  double handshake_s_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int control_ = -1, stderr_fd_ = -1;
   std::shared_ptr<protocol::shared_region> shm_;  // shared: a staged call holds it too
   double start_seconds_ = 0;                      // start_seconds()
   bool upper_area_next_ = false;                  // the next call's area is the second one

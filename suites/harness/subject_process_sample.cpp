@@ -64,7 +64,7 @@ bool subject_process::stage(sample_call& call, const sample_area& area, staged_s
 
 bool subject_process::prepare_call(const protocol::descriptor& d, sample_call& call,
                                    staged_sample& out) {
-  out.call = &call, out.written = false, out.unsent = true, out.region.reset(), out.refused = {};
+  out.call = &call, out.unsent = true, out.region.reset(), out.refused = {};
   if (call_status refused = refuse_undeclared(d.sampler, call); !refused.ok()) {
     out.refused = std::move(refused);
     return false;
@@ -102,7 +102,7 @@ bool subject_process::put_call(const sample_area& area, staged_sample& out) {
   put(region, out.arrays["out_token"], tokens.data(), tokens.size());
   put(region, out.arrays["out_valid"], valid.data(), valid.size());
   if (out.num_routes > 0) put_route_sentinels(region, out.arrays, rows);
-  out.region = area.region, out.written = true;
+  out.region = area.region;
   upper_area_next_ = area.base == 0;  // the next call is written while this one is drawn
   weight_generation_ = 0;             // a matmul's operands may lie where it was written
   return true;
@@ -155,7 +155,7 @@ call_status subject_process::send(const std::string& name, sample_call& call,
 
 call_status subject_process::compare_inputs(const std::string& name,
                                             const staged_sample& staged) const {
-  if (!staged.written || !staged.inputs_preserved) return {};
+  if (!staged.region || !staged.inputs_preserved) return {};
   const std::string changed =
       changed_input(*staged.region, staged.arrays, staged.sent(), staged.bits);
   if (changed.empty()) return {};

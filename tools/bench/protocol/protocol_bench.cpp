@@ -61,20 +61,26 @@ uint64_t draw_as_checks_do(way& w, const bench_call& b, int calls, uint64_t outp
   return 0;
 }
 
-// Times `calls` copies of the call on `w` (or as many draws through draw_more); the draws
-// per second, or a negative number when a call failed.
-double draws_per_second(way& w, const bench_call& b, int calls, uint64_t outputs) {
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t drawn = outputs * static_cast<uint64_t>(calls);
-  if (w.drawn && (drawn = draw_as_checks_do(w, b, calls, outputs)) == 0) return -1;
-  for (int c = 0; c < calls && !w.drawn; ++c) {
+// `calls` copies of the call, one run_call at a time: the draws made, or 0 when one failed.
+uint64_t call_one_at_a_time(way& w, const bench_call& b, int calls, uint64_t outputs) {
+  for (int c = 0; c < calls; ++c) {
     sb::sample_call call = b.templ;
     const sb::call_status st = sb::run_call(w.subj, call);
     if (!st.ok()) {
       std::fprintf(stderr, "protocol_bench: %s: %s\n", w.label, st.describe().c_str());
-      return -1;
+      return 0;
     }
   }
+  return outputs * static_cast<uint64_t>(calls);
+}
+
+// The draws per second of `w` on `calls` calls' worth of draws, or a negative number when
+// a call failed.
+double draws_per_second(way& w, const bench_call& b, int calls, uint64_t outputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t drawn =
+      w.drawn ? draw_as_checks_do(w, b, calls, outputs) : call_one_at_a_time(w, b, calls, outputs);
+  if (drawn == 0) return -1;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(drawn) / s;
 }
