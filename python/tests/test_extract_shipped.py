@@ -4,6 +4,7 @@ refused for a module under test; and samplecheck_subject.shipped's check of what
 
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -348,3 +349,16 @@ def test_the_cake_source_unpacks_where_its_folder_says_and_a_bad_call_is_a_usage
     assert (tmp_path / "csrc" / "cake_sampling" / "kernel.cu").read_text() == "// frozen\n"
     usage = subprocess.run([sys.executable, script, str(archive)], capture_output=True, text=True)
     assert usage.returncode == 2 and "ARCHIVE FOLDER" in usage.stderr
+    # A path out of the folder, or a link, refuses the archive whole, whatever the Python.
+    for name, kind in (("../escaped.cu", tarfile.REGTYPE), ("cake_sampling/link", tarfile.SYMTYPE)):
+        bad = tmp_path / f"bad-{kind!r}.tar"
+        with tarfile.open(bad, "w") as packed:
+            member = tarfile.TarInfo(name)
+            member.type = kind
+            member.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else ""
+            packed.addfile(member, io.BytesIO(b"") if kind == tarfile.REGTYPE else None)
+        into = tmp_path / f"into-{kind!r}"
+        refused = subprocess.run([sys.executable, script, str(bad), str(into)], capture_output=True, text=True)
+        assert refused.returncode == 2, refused.stderr
+        assert repr(name) in refused.stderr
+        assert not into.exists() and not (tmp_path / "escaped.cu").exists()
