@@ -178,6 +178,19 @@ nlohmann::json shard_json(const std::vector<planned_check>& plan, const run_opti
       {"index", o.shard.index}, {"count", o.shard.count}, {"plan", rows}, {"holm_inputs", inputs}};
 }
 
+// A statistical check's verdict: Holm's decision over the run, or --decision-level's fixed one.
+void decide_by_holm(const planned_check& p, const stats::holm_budget::decision& d,
+                    const stats::holm_budget& budget, const run_options& o, check_report& c) {
+  c.planning_share = budget.planning_alpha(p.holm_id);
+  c.alpha_share = d.alpha_share;
+  if (!std::isnan(p.result.outcome.p_value)) c.p_value = p.result.outcome.p_value;
+  const double level = o.decision_level >= 0 ? o.decision_level : d.alpha_share;
+  c.result = (o.decision_level >= 0 ? c.p_value >= 0 && c.p_value <= level : d.rejected)
+                 ? verdict::fail
+                 : verdict::pass;
+  if (o.decision_level >= 0) c.alpha_share = level;
+}
+
 check_report report_row(const planned_check& p,
                         const std::vector<stats::holm_budget::decision>& decisions,
                         const stats::holm_budget& budget, const run_options& o) {
@@ -213,17 +226,7 @@ check_report report_row(const planned_check& p,
     c.power = "-";
     return c;
   }
-  if (p.holm_id >= 0) {
-    const auto& d = decisions[static_cast<size_t>(p.holm_id)];
-    c.planning_share = budget.planning_alpha(p.holm_id);
-    c.alpha_share = d.alpha_share;
-    if (!std::isnan(r.outcome.p_value)) c.p_value = r.outcome.p_value;
-    const double level = o.decision_level >= 0 ? o.decision_level : d.alpha_share;
-    c.result = (o.decision_level >= 0 ? c.p_value >= 0 && c.p_value <= level : d.rejected)
-                   ? verdict::fail
-                   : verdict::pass;
-    if (o.decision_level >= 0) c.alpha_share = level;
-  }
+  if (p.holm_id >= 0) decide_by_holm(p, decisions[static_cast<size_t>(p.holm_id)], budget, o, c);
   if (r.outcome.exact_failure) c.result = verdict::fail;
   if (r.subject_failed) {
     c.result = r.timed_out ? verdict::timeout : verdict::fail;

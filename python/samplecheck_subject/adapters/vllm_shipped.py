@@ -19,10 +19,9 @@ its logits in place (its docstring: "The logits tensor may be updated in-place")
 call's rows are its input rows, vLLM gets samplecheck's array itself (inputs "mutated").
 
 gumbel_sample (the model runner v2's sampler) keys its noise by a hash of (seed, position,
-token): rng_policy request_keyed, the request's seed and offset as seed and position. It is
-a Triton kernel: on the CPU only in Triton's interpreter (TRITON_INTERPRET=1, with
-TORCHDYNAMO_DISABLE=1). The Triton top-k / top-p kernel, forward_cuda's FlashInfer route and
-the matmuls are served by cuda_subjects, which on a machine without CUDA says so.
+token): rng_policy request_keyed, the request's seed and offset as seed and position; a Triton
+kernel, on the CPU only in Triton's interpreter (TRITON_INTERPRET=1, TORCHDYNAMO_DISABLE=1).
+The Triton top-k / top-p kernel, forward_cuda's FlashInfer route and the matmuls: cuda_subjects.
 
 Routes (ABI 1.5): forward_native and forward_cuda pick their filter at run time
 (forward_cuda: flashinfer_sample where a row sets k or p and no generator is given, else
@@ -337,8 +336,7 @@ _FILTERED: dict[str, Any] = {"filters": ("top_k", "top_p"), "filter_order": "top
 
 
 def torch_descriptors(memory: MemorySpace) -> list[Pair]:
-    """The torch routes: forward_native (apply_top_k_top_p's route on this machine), and the
-    two torch masking routes named."""
+    """forward_native (apply_top_k_top_p's route on this machine) and the two torch routes."""
     return [
         _logits(
             "vllm.forward_native",
