@@ -3,9 +3,12 @@
 // once per input row and parameters, then inverse CDF on the caller's Philox stream).
 // The judge's samples per second (samples / judge_seconds, both from the battery's
 // report) is the ceiling of any qualification: no subject, however fast, is judged
-// faster. Prints one line per check and the total.
+// faster. Prints one line per check and the total. --process serves the same subject from
+// a forked subject process, as samplecheck qualifies every in-tree subject: the judge's
+// side of the protocol (writing each call into the shared region, comparing it after the
+// reply, reading the tokens) then counts too, the ceiling of a GPU subject's qualification.
 //
-//   judge_ceiling_bench [--budget standard] [--seed N] [--checks a,b] [--dtype f32]
+//   judge_ceiling_bench [--budget standard] [--seed N] [--checks a,b] [--dtype f32] [--process]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -111,10 +114,12 @@ int main(int argc, char** argv) {
   std::string budget_name = "standard", dtype;
   uint64_t seed = sb::kDefaultSeed;
   std::vector<std::string> checks;
+  bool process = false;
   app.add_option("--budget", budget_name, "quick or standard");
   app.add_option("--seed", seed, "run seed");
   app.add_option("--checks", checks, "checks (default: all)")->delimiter(',');
   app.add_option("--dtype", dtype, "one dtype (default: f32, bf16 and f16)");
+  app.add_flag("--process", process, "serve the subject from a forked subject process");
   CLI11_PARSE(app, argc, argv);
   const auto budget = sb::budget_by_name(budget_name);
   if (!budget) {
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
   const sc_sampler d = descriptor();
   sb::subject s;
   s.sampler = &d;
+  if (process) s = sb::hosted(d);
   sb::subject_roster catalog;
   catalog.add_in_tree();
   samplecheck::checks::register_checks();
@@ -145,8 +151,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(c.samples), c.subject_seconds, c.judge_seconds,
                 c.judge_seconds > 0 ? static_cast<double>(c.samples) / c.judge_seconds : 0.0);
   }
-  std::printf("total: %llu samples, wall %.1f s, subject %.1f s, judge %.1f s: %.0f samples/s\n",
-              static_cast<unsigned long long>(r.samples), r.seconds, subject, judge,
-              judge > 0 ? static_cast<double>(r.samples) / judge : 0.0);
+  std::printf(
+      "total (%s): %llu samples, wall %.1f s, subject %.1f s, judge %.1f s: %.0f samples/s\n",
+      process ? "forked subject process" : "in process", static_cast<unsigned long long>(r.samples),
+      r.seconds, subject, judge, judge > 0 ? static_cast<double>(r.samples) / judge : 0.0);
   return r.passed() ? 0 : 1;
 }
