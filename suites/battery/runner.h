@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,9 @@ struct run_options {
   // Progress events carry each check's plan, asked before it runs (its rows' references
   // built once more); off where the sink counts whole batteries (calibrate).
   bool progress_plans = true;
+  // Build the next check's rows while a check runs (rows_ahead.h); unset: only where the
+  // subject draws on a device.
+  std::optional<bool> rows_ahead;
 };
 
 // timeout: the check's process was killed at its wall-clock limit (a failure).

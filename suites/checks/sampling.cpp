@@ -8,6 +8,7 @@
 #include <future>
 #include <map>
 
+#include "suites/checks/row_cache.h"
 #include "suites/stats/parallel_for.h"
 
 namespace samplecheck::checks {
@@ -55,13 +56,20 @@ judged_row fixture_row(const battery::subject& s, fixtures::shape shape,
 }
 }  // namespace
 
+namespace {
+judged_row build_row(const battery::subject& s, const row_spec& r) {
+  if (!r.with_reference) return fixture_row(s, r.shape, r.options, r.setting);
+  judged_row row = fixture_row(s, r.shape, r.options, r.setting);
+  row.renormalise = r.shape == fixtures::shape::subnormal;
+  row.target = reference_for(s, row.values, r.setting, row.renormalise);
+  return row;
+}
+}  // namespace
+
 judged_row make_row(const battery::subject& s, fixtures::shape shape,
                     const fixtures::shape_options& options,
                     const fixtures::filter_setting& setting) {
-  judged_row row = fixture_row(s, shape, options, setting);
-  row.renormalise = shape == fixtures::shape::subnormal;
-  row.target = reference_for(s, row.values, setting, row.renormalise);
-  return row;
+  return std::move(make_rows(s, {{shape, options, setting}}).front());
 }
 
 namespace {
@@ -143,11 +151,14 @@ route_buckets bucket_by_route(const battery::subject& s, const std::vector<judge
 
 std::vector<judged_row> make_rows(const battery::subject& s, const std::vector<row_spec>& specs) {
   std::vector<judged_row> rows(specs.size());
+  std::vector<char> built_ahead(specs.size(), 0);
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (auto row = take_row_ahead(s, specs[i])) rows[i] = std::move(*row), built_ahead[i] = 1;
   stats::parallel_for(specs.size(), [&](size_t i) {
-    const row_spec& r = specs[i];
-    rows[i] = r.with_reference ? make_row(s, r.shape, r.options, r.setting)
-                               : fixture_row(s, r.shape, r.options, r.setting);
+    if (!built_ahead[i]) rows[i] = build_row(s, specs[i]);
   });
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (!built_ahead[i]) keep_row_ahead(s, specs[i], rows[i]);
   return rows;
 }
 

@@ -8,7 +8,11 @@
 // side of the protocol (writing each call into the shared region, comparing it after the
 // reply, reading the tokens) then counts too, the ceiling of a GPU subject's qualification.
 //
+// --rows-ahead on builds each check's rows while the check before it runs (a host subject's
+// default is off: suites/battery/rows_ahead.h).
+//
 //   judge_ceiling_bench [--budget standard] [--seed N] [--checks a,b] [--dtype f32] [--process]
+//                       [--rows-ahead auto|on|off]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -120,6 +124,9 @@ int main(int argc, char** argv) {
   app.add_option("--checks", checks, "checks (default: all)")->delimiter(',');
   app.add_option("--dtype", dtype, "one dtype (default: f32, bf16 and f16)");
   app.add_flag("--process", process, "serve the subject from a forked subject process");
+  std::string ahead = "auto";
+  app.add_option("--rows-ahead", ahead, "build the next check's rows while one runs")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   CLI11_PARSE(app, argc, argv);
   const auto budget = sb::budget_by_name(budget_name);
   if (!budget) {
@@ -139,6 +146,7 @@ int main(int argc, char** argv) {
   o.seed = seed;
   o.checks = checks;
   o.dtype = dtype;
+  if (ahead != "auto") o.rows_ahead = ahead == "on";
   const sb::battery_report r = sb::run_battery(s, o, catalog.lookup());
   std::printf("%-28s %-8s %12s %10s %10s %14s\n", "check", "verdict", "samples", "subject s",
               "judge s", "judge samples/s");
