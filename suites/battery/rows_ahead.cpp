@@ -27,19 +27,15 @@ builder::~builder() {
 }
 
 void builder::work() {
-  const size_t cores = std::max<size_t>(1, std::thread::hardware_concurrency());
+  // Half the host's cores: the rest stay with the check that runs meanwhile (its main thread,
+  // the thread beside its calls, its statistics) and the subject's own host threads.
+  stats::detail::cores_here = std::max<size_t>(1, std::thread::hardware_concurrency() / 2);
   for (size_t k = 0; k < jobs_.size(); ++k) {
-    bool awaited = false;
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || k <= running_ + window_; });
       if (stopping_) return;
-      awaited = k <= running_;
     }
-    // Rows the running check waits for get every core; rows built ahead get half: the rest
-    // stay with the check that runs meanwhile (its main thread, the thread beside its calls,
-    // its statistics) and the subject's own host threads.
-    stats::detail::cores_here = awaited ? cores : std::max<size_t>(1, cores / 2);
     building = generation_[k];
     try {
       jobs_[k].build();
