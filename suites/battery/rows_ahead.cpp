@@ -1,10 +1,7 @@
 #include "suites/battery/rows_ahead.h"
 
-#include <algorithm>
 #include <chrono>
 #include <utility>
-
-#include "suites/stats/parallel_for.h"
 
 namespace samplecheck::battery::rows_ahead {
 
@@ -27,9 +24,6 @@ builder::~builder() {
 }
 
 void builder::work() {
-  // Half the host's cores: the rest stay with the check that runs meanwhile (its main thread,
-  // the thread beside its calls, its statistics) and the subject's own host threads.
-  stats::detail::cores_here = std::max<size_t>(1, std::thread::hardware_concurrency() / 2);
   for (size_t k = 0; k < jobs_.size(); ++k) {
     {
       std::unique_lock lock(mutex_);
