@@ -273,44 +273,43 @@ bool builds_rows_ahead(const std::vector<planned_check>& plan, const run_options
 
 void run_planned(std::vector<planned_check>& plan, const run_options& o,
                  const subject_lookup& lookup, stats::holm_budget& budget) {
-  int hangs = 0, index = 0, total = 0;
+  int hangs = 0, index = 0;
   auto context_of = [&](const planned_check& p) {
     const double share = p.holm_id >= 0 ? budget.planning_alpha(p.holm_id) : 0.0;
     return check_context{p.run_as, o.budget, o.seed,        share,
                          lookup,   o.matmul, p.check->name, check_seed(o.seed, p.check->name)};
   };
-  auto runs = [](const planned_check& p) {
-    return p.not_applicable.empty() && p.selected && p.in_shard;
-  };
-  std::vector<uint64_t> planned(plan.size(), 0);
-  uint64_t total_planned = 0;
-  bool all_planned = true;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    if (!runs(plan[i])) continue;
-    ++total;
+  std::vector<size_t> runnable;
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].not_applicable.empty() && plan[i].selected && plan[i].in_shard)
+      runnable.push_back(i);
+  std::vector<rows_ahead::plan_counter::count> plans;
+  bool all_stated = true;
+  for (size_t i : runnable) {
+    all_stated &= static_cast<bool>(plan[i].check->planned_samples);
     if (o.progress && o.progress_plans)
-      total_planned += planned[i] = planned_samples(plan[i], context_of(plan[i]));
-    all_planned &= static_cast<bool>(plan[i].check->planned_samples);
+      plans.push_back({i, [&, i] { return planned_samples(plan[i], context_of(plan[i])); }});
   }
+  rows_ahead::plan_counter counts(std::move(plans), plan.size());
   std::vector<rows_ahead::job> jobs;
-  for (size_t i = 0; i < plan.size() && builds_rows_ahead(plan, o); ++i)
-    if (runs(plan[i]))
+  for (size_t i : runnable)
+    if (builds_rows_ahead(plan, o))
       jobs.push_back({i, [&, i] { planned_samples(plan[i], context_of(plan[i])); }});
   rows_ahead::builder ahead(std::move(jobs), kRowsAheadWindow);
-  for (size_t i = 0; i < plan.size(); ++i) {
+  for (size_t i : runnable) {
     auto& p = plan[i];
-    if (!runs(p)) continue;
     if (hangs >= kHangsBeforeStopping) continue;
-    const double waited = ahead.ready(i);
-    const check_context ctx = context_of(p);
     const std::string subject_name = p.run_as.name(), name = holm_name(p);
-    progress_event event{subject_name, name, ++index, total};
-    event.planned = planned[i];
+    progress_event event{subject_name, name, ++index, static_cast<int>(runnable.size())};
     event.plan_stated = static_cast<bool>(p.check->planned_samples);
-    event.total_planned = total_planned;
-    event.all_planned = all_planned;
+    double waited = counts.ready(i);
+    waited += ahead.ready(i);
+    event.planned = counts.planned(i);
+    const auto [counted, all_counted] = counts.total();
+    event.total_planned = counted;
+    event.all_planned = all_stated && all_counted;
     if (o.progress) o.progress(event);
-    p.result = run_check(*p.check, ctx, check_timeout(o, p.run_as));
+    p.result = run_check(*p.check, context_of(p), check_timeout(o, p.run_as));
     p.result.seconds += waited;
     p.ran = true;
     hangs += p.result.timed_out ? 1 : 0;

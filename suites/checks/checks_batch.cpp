@@ -42,8 +42,10 @@ nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch
 
 }  // namespace
 
-// Every request alone, then one batch of each size.
-uint64_t planned_sampler_batch_invariance(const battery::check_context&) {
+// Every request alone, then one batch of each size. The plan builds the pool's rows as the
+// run does (a row built ahead of the check is its run's: rows_ahead.h).
+uint64_t planned_sampler_batch_invariance(const battery::check_context& ctx) {
+  (void)make_sampler_pool(ctx.subj, ctx.budget.vocab_size, ctx.check_seed);
   uint64_t n = kPoolRequests;
   for (const int64_t B : sampler_batch_sizes()) n += static_cast<uint64_t>(B);
   return n;
@@ -109,9 +111,11 @@ namespace {
 constexpr int kRunToRunCalls = 3;
 }
 
-// kRunToRunCalls calls of the largest batch.
-uint64_t planned_sampler_run_to_run(const battery::check_context&) {
-  return kRunToRunCalls * static_cast<uint64_t>(sampler_batch_sizes().back());
+// kRunToRunCalls calls of the largest batch (its pool's rows built as the run builds them).
+uint64_t planned_sampler_run_to_run(const battery::check_context& ctx) {
+  const int64_t B = sampler_batch_sizes().back();
+  (void)make_sampler_pool(ctx.subj, ctx.budget.vocab_size, ctx.check_seed, static_cast<int>(B));
+  return kRunToRunCalls * static_cast<uint64_t>(B);
 }
 
 battery::check_outcome run_sampler_run_to_run(const battery::check_context& ctx) {

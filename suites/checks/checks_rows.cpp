@@ -202,10 +202,22 @@ uint64_t routing_outputs_per_row(const battery::check_context& ctx) {
   return static_cast<uint64_t>(std::ceil(std::log(100.0) / ctx.budget.support_rate));
 }
 
+// The good rows around the degenerate ones' slots: [good, bad, good, bad, ..., good].
+std::vector<judged_row> good_neighbours(const battery::check_context& ctx, size_t cases) {
+  std::vector<row_spec> specs;
+  for (size_t i = 0; i <= cases; ++i)
+    specs.push_back({i % 2 ? shape::peaked : shape::flat,
+                     {.vocab_size = ctx.budget.vocab_size, .seed = ctx.check_seed + 100 + i},
+                     {}});
+  return make_rows(ctx.subj, specs);
+}
+
 }  // namespace
 
+// Its good rows built as the run builds them (a row built ahead is its run's: rows_ahead.h).
 uint64_t planned_degenerate_rows(const battery::check_context& ctx) {
   const size_t cases = degenerate_cases(ctx.subj, ctx.budget.vocab_size, ctx.check_seed).size();
+  (void)good_neighbours(ctx, cases);
   // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
   // bad parameter.
   return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() +
@@ -327,11 +339,7 @@ battery::check_outcome run_degenerate_rows(const battery::check_context& ctx) {
   const int64_t V = ctx.budget.vocab_size;
   const auto cases = degenerate_cases(ctx.subj, V, seed);
   const bool zero_contract = treats_as_zero(ctx.subj);
-  // Good rows between the bad ones: [good, bad, good, bad, ..., good].
-  std::vector<judged_row> good;
-  for (size_t i = 0; i <= cases.size(); ++i)
-    good.push_back(make_row(ctx.subj, i % 2 ? shape::peaked : shape::flat,
-                            {.vocab_size = V, .seed = seed + 100 + i}, {}));
+  const std::vector<judged_row> good = good_neighbours(ctx, cases.size());
   if (auto e = reference_errors(good); !e.empty()) return battery::harness_failure(e);
   std::vector<judged_row> bad;
   if (auto e = degenerate_rows_of(ctx.subj, cases, bad); !e.empty())

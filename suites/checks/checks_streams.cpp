@@ -247,10 +247,6 @@ int64_t reorder_requests(const battery::check_context& ctx) {
 }
 }  // namespace
 
-uint64_t planned_batch_reorder(const battery::check_context& ctx) {
-  return 2 * static_cast<uint64_t>(reorder_requests(ctx));
-}
-
 namespace {
 
 // The requests' rows, flat and zipf in turn over the parameter grid. Tokens are compared
@@ -268,6 +264,12 @@ std::vector<judged_row> reorder_rows(const battery::check_context& ctx, uint64_t
 }
 
 }  // namespace
+
+// Each request in order, then permuted (its rows built as the run builds them).
+uint64_t planned_batch_reorder(const battery::check_context& ctx) {
+  (void)reorder_rows(ctx, ctx.check_seed);
+  return 2 * static_cast<uint64_t>(reorder_requests(ctx));
+}
 
 battery::check_outcome run_batch_reorder(const battery::check_context& ctx) {
   battery::check_outcome out;

@@ -29,9 +29,11 @@ struct progress_printer::state {
   int index = 0, total = 0, batteries_done = 0, checks_done = 0;
   uint64_t samples = 0;      // every finished check's, over all batteries
   double check_seconds = 0;  // finished checks' time
-  // This battery: its checks' planned samples, what its finished checks drew and took,
-  // and the plans of the checks not yet finished (this one included).
-  uint64_t planned_total = 0, planned_left = 0, battery_samples = 0, check_planned = 0;
+  // This battery: its checks' planned samples (counted beside the checks, so the total grows
+  // until every plan is counted), what its finished checks drew and took, and the plans of
+  // the checks not yet finished (this one included).
+  uint64_t planned_total = 0, planned_left = 0, planned_finished = 0, battery_samples = 0,
+           check_planned = 0;
   double battery_seconds = 0;
   bool all_planned = true, check_plan_stated = true;
   std::thread ticker;
@@ -141,11 +143,13 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
   s.index = e.index;
   s.total = e.total;
   if (e.index == 1 && !e.finished) {  // a battery starts
-    s.planned_total = s.planned_left = e.total_planned;
+    s.planned_finished = 0;
     s.battery_samples = 0;
     s.battery_seconds = 0;
   }
+  if (!e.finished) s.planned_total = e.total_planned;
   s.all_planned = e.all_planned;
+  s.planned_left = s.planned_total - std::min(s.planned_total, s.planned_finished);
   if (!e.finished) {
     s.check_start = s.last_line = clock_type::now();
     s.check_planned = e.planned, s.check_plan_stated = e.plan_stated;
@@ -157,6 +161,7 @@ void on_event(progress_printer::state& s, const battery::progress_event& e) {
   s.check_seconds += e.seconds;
   s.battery_samples += e.samples;
   s.battery_seconds += e.seconds;
+  s.planned_finished += e.planned;
   s.planned_left -= std::min(s.planned_left, e.planned);
   ++s.checks_done;
   s.drawing = false;

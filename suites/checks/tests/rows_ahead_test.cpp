@@ -1,11 +1,16 @@
 // Rows built ahead of their check (suites/battery/rows_ahead.h, suites/checks/row_cache.h)
 // change nothing but when they are built: a row is taken only by the run it was built for
 // and only where everything that makes it matches, and a battery judged with them gives
-// every check the outcome it gives without them.
+// every check the outcome it gives without them. The progress line's plans are counted by
+// the same helper beside the checks.
 #include "suites/battery/rows_ahead.h"
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "suites/battery/runner.h"
@@ -97,4 +102,39 @@ TEST_CASE("a battery judged with rows built ahead gives each check the same outc
     CHECK(a.detail == b.detail);
     CHECK(a.power == b.power);
   }
+}
+
+// The progress line's plans are counted on the counter's thread, in plan order, beside the
+// checks: the first check waits for its own count alone, and the total says when it is whole.
+TEST_CASE("plans are counted beside the checks, each check waiting only for its own",
+          "[rows_ahead]") {
+  std::mutex gate;
+  std::condition_variable opened;
+  bool second_may_count = false;
+  std::vector<std::thread::id> counted_on;
+  std::vector<ahead::plan_counter::count> counts;
+  counts.push_back({1, [&] {
+                      counted_on.push_back(std::this_thread::get_id());
+                      return uint64_t{10};
+                    }});
+  counts.push_back({4, [&] {
+                      std::unique_lock lock(gate);
+                      opened.wait(lock, [&] { return second_may_count; });
+                      return uint64_t{32};
+                    }});
+  ahead::plan_counter counter(std::move(counts), 6);
+  CHECK(counter.ready(0) == 0.0);  // a row with no count does not wait
+  (void)counter.ready(1);
+  CHECK(counter.planned(1) == 10);
+  REQUIRE(counted_on.size() == 1);
+  CHECK(counted_on.front() != std::this_thread::get_id());
+  CHECK(counter.total() == std::pair<uint64_t, bool>{10, false});  // row 4 is still counting
+  {
+    const std::lock_guard lock(gate);
+    second_may_count = true;
+  }
+  opened.notify_all();
+  (void)counter.ready(4);
+  CHECK(counter.planned(4) == 32);
+  CHECK(counter.total() == std::pair<uint64_t, bool>{42, true});
 }

@@ -4,7 +4,8 @@
 # draws its whole plan (a correct subject: no sequential stop); on a terminal (script(1)
 # gives one) the redrawn line shows the battery's "samples D / P planned" and the time
 # left; off a terminal, a check that draws longer than --progress-every also prints "still
-# drawing" lines with its samples so far; --quiet prints nothing.
+# drawing" lines with its samples so far; --quiet prints nothing. The plans are counted
+# beside the checks: the terminal's total shows a '+' until every plan is counted.
 #   progress_test.sh SAMPLECHECK WORKDIR
 sc=$1
 work=$2
@@ -39,6 +40,13 @@ if command -v script >/dev/null; then
   want=$(sed -n 's/.* samples of \([0-9]*\) planned;.*/\1/p' "$work/lines.txt" | awk '{ s += $1 } END { print s }')
   [ "$planned" = "$want" ] && ok "terminal: samples done / $planned planned, one plan all run" ||
     bad "terminal: planned '$planned', want $want: $(head -c 600 "$work/tty_lines.txt")"
+  # The plans are counted beside the checks: until all are, the line shows the counted part
+  # with a '+', never more than the whole.
+  for part in $(sed -n 's/.* samples [0-9,]* \/ \([0-9,]*\)+ planned.*/\1/p' "$work/tty_lines.txt" |
+    sort -u | tr -d ,); do
+    [ "$part" -le "$want" ] && ok "terminal: $part+ planned while counting" ||
+      bad "terminal: $part+ planned exceeds the whole plan $want"
+  done
   grep -q 'samples [0-9,]* / [0-9,]* planned, elapsed [0-9:]*, about [0-9:]* left' \
     "$work/tty_lines.txt" && ok "terminal: the time left is shown" || bad "terminal: no time left"
 else
