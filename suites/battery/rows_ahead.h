@@ -5,8 +5,8 @@
 // (suites/checks/row_cache.h). Each check run that rows are built for has a generation of
 // its own, never reused: a row is only ever taken by the run it was built for.
 // The same helper, keeping no rows and with no window, counts the battery's plans for the
-// progress line beside the checks, where the main thread once counted them all before the
-// first check (1.2-1.9 s of a standard run on the H200, counted in no check).
+// progress line beside the checks: counted before the first check, they would hold the main
+// thread for a build of every check's rows.
 #pragma once
 
 #include <atomic>
