@@ -4,9 +4,10 @@
 // their references), and each check takes its rows instead of building them again
 // (suites/checks/row_cache.h). Each check run that rows are built for has a generation of
 // its own, never reused: a row is only ever taken by the run it was built for.
-// The same helper, keeping no rows and with no window, counts the battery's plans for the
-// progress line beside the checks: counted before the first check, they would hold the main
-// thread for a build of every check's rows.
+// The same helper counts the battery's plans for the progress line beside the checks (counted
+// before the first check, they would hold the main thread for a build of every check's rows):
+// a build inside the window brings its count; beyond the window a plan is counted, keeping no
+// rows, only while every check inside the window is built.
 #pragma once
 
 #include <atomic>
@@ -32,69 +33,59 @@ inline uint64_t next_generation() {
   return ++last;
 }
 
-// One check's rows to build: its plan row and its planned_samples.
+// One check's plan: its plan row and its planned_samples, which builds the check's rows.
 struct job {
   size_t check;
-  std::function<void()> build;
+  std::function<uint64_t()> plan;
 };
 
-// run_planned's helper: runs the jobs in order on its own thread, at most `window` checks
-// ahead of the one running. keeps_rows: each job builds rows for its check's generation
-// (they wait in memory until taken); else a job leaves no rows (it counts a plan).
+// What the helper does with the jobs. keeps_rows: it builds each job's rows for its check's
+// generation (they wait in memory until taken), at most `window` checks ahead of the one
+// running. counts_all: it counts every job's plan, the jobs beyond the window keeping no rows.
+// Neither: there is nothing to do, and no check waits.
+struct schedule {
+  bool keeps_rows = false;
+  size_t window = 0;
+  bool counts_all = false;
+};
+
+// run_planned's helper: one thread that runs the jobs in plan order as the schedule says.
 class builder {
  public:
-  builder(std::vector<job> jobs, size_t window, bool keeps_rows = true);
+  builder(std::vector<job> jobs, schedule s);
   ~builder();
   builder(const builder&) = delete;
   builder& operator=(const builder&) = delete;
 
-  // Waits until plan row `check`'s job (if it has one) is done and, where the jobs keep rows,
-  // makes it the check this thread runs. Returns the seconds waited: the check's own (judge)
-  // time.
+  // Waits until plan row `check`'s job (if it has one) has built its rows (keeps_rows) or
+  // counted its plan, and, where rows are kept, makes it the check this thread runs. Returns
+  // the seconds waited: the check's own (judge) time.
   double ready(size_t check);
+  // After ready(check): its planned samples (0 where it has no job).
+  uint64_t planned(size_t check);
+  // The plans counted so far, summed, and whether every job's plan is counted.
+  std::pair<uint64_t, bool> total();
 
  private:
+  struct state {
+    bool built = false, counted = false;
+    uint64_t planned = 0;
+  };
+  bool next_job(size_t& k, bool& keep) const;  // under mutex_
   void work();
 
   std::vector<job> jobs_;
   std::vector<uint64_t> generation_;
   std::map<size_t, size_t> job_of_;  // plan row -> its job
-  size_t window_;
-  bool keeps_rows_;
+  schedule schedule_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  size_t built_ = 0;    // jobs done
-  size_t running_ = 0;  // the job of the check now running
+  std::vector<state> done_;  // per job
+  size_t counted_ = 0;       // jobs whose plan is counted
+  uint64_t total_ = 0;       // their plans, summed
+  size_t running_ = 0;       // the job of the check now running
   bool stopping_ = false;
   std::thread helper_;
-};
-
-// The battery's plans for the progress line, counted by a builder that keeps no rows and has
-// no window: a check's start waits only for its own count (long done for all but the first),
-// and the line's total grows to the battery's as the counts come in.
-class plan_counter {
- public:
-  struct count {
-    size_t check;                   // plan row
-    std::function<uint64_t()> run;  // its planned samples
-  };
-  plan_counter(std::vector<count> counts, size_t rows);
-
-  // Waits for plan row `check`'s count; returns the seconds waited (the check's judge time).
-  double ready(size_t check) { return counter_.ready(check); }
-  // After ready(check): its count.
-  uint64_t planned(size_t check) const { return planned_[check]; }
-  // The counts done so far, summed, and whether every count is done.
-  std::pair<uint64_t, bool> total();
-
- private:
-  std::vector<job> jobs(std::vector<count> counts);
-
-  std::vector<uint64_t> planned_;  // written by the counter's thread before its job is done
-  std::atomic<size_t> done_{0};
-  size_t counts_ = 0;
-  std::atomic<uint64_t> total_{0};
-  builder counter_;
 };
 
 }  // namespace samplecheck::battery::rows_ahead

@@ -283,31 +283,26 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   for (size_t i = 0; i < plan.size(); ++i)
     if (plan[i].not_applicable.empty() && plan[i].selected && plan[i].in_shard)
       runnable.push_back(i);
-  std::vector<rows_ahead::plan_counter::count> plans;
   bool all_stated = true;
-  for (size_t i : runnable) {
-    all_stated &= static_cast<bool>(plan[i].check->planned_samples);
-    if (o.progress && o.progress_plans)
-      plans.push_back({i, [&, i] { return planned_samples(plan[i], context_of(plan[i])); }});
-  }
-  rows_ahead::plan_counter counts(std::move(plans), plan.size());
+  for (size_t i : runnable) all_stated &= static_cast<bool>(plan[i].check->planned_samples);
+  const rows_ahead::schedule schedule{.keeps_rows = builds_rows_ahead(plan, o),
+                                      .window = kRowsAheadWindow,
+                                      .counts_all = o.progress && o.progress_plans};
   std::vector<rows_ahead::job> jobs;
   for (size_t i : runnable)
-    if (builds_rows_ahead(plan, o))
-      jobs.push_back({i, [&, i] { planned_samples(plan[i], context_of(plan[i])); }});
-  rows_ahead::builder ahead(std::move(jobs), kRowsAheadWindow);
+    jobs.push_back({i, [&, i] { return planned_samples(plan[i], context_of(plan[i])); }});
+  rows_ahead::builder ahead(std::move(jobs), schedule);
   for (size_t i : runnable) {
     auto& p = plan[i];
     if (hangs >= kHangsBeforeStopping) continue;
     const std::string subject_name = p.run_as.name(), name = holm_name(p);
     progress_event event{subject_name, name, ++index, static_cast<int>(runnable.size())};
     event.plan_stated = static_cast<bool>(p.check->planned_samples);
-    double waited = counts.ready(i);
-    waited += ahead.ready(i);
-    event.planned = counts.planned(i);
-    const auto [counted, all_counted] = counts.total();
-    event.total_planned = counted;
-    event.all_planned = all_stated && all_counted;
+    const double waited = ahead.ready(i);
+    event.planned = ahead.planned(i);
+    const auto [counted, all_counted] = ahead.total();
+    event.total_planned = schedule.counts_all ? counted : 0;
+    event.all_planned = all_stated && (all_counted || !schedule.counts_all);
     if (o.progress) o.progress(event);
     p.result = run_check(*p.check, context_of(p), check_timeout(o, p.run_as));
     p.result.seconds += waited;

@@ -104,7 +104,7 @@ TEST_CASE("a battery judged with rows built ahead gives each check the same outc
   }
 }
 
-// The progress line's plans are counted on the counter's thread, in plan order, beside the
+// The progress line's plans are counted on the helper's thread, in plan order, beside the
 // checks: the first check waits for its own count alone, and the total says when it is whole.
 TEST_CASE("plans are counted beside the checks, each check waiting only for its own",
           "[rows_ahead]") {
@@ -112,18 +112,18 @@ TEST_CASE("plans are counted beside the checks, each check waiting only for its 
   std::condition_variable opened;
   bool second_may_count = false;
   std::vector<std::thread::id> counted_on;
-  std::vector<ahead::plan_counter::count> counts;
-  counts.push_back({1, [&] {
-                      counted_on.push_back(std::this_thread::get_id());
-                      return uint64_t{10};
-                    }});
-  counts.push_back({4, [&] {
-                      std::unique_lock lock(gate);
-                      opened.wait(lock, [&] { return second_may_count; });
-                      return uint64_t{32};
-                    }});
-  ahead::plan_counter counter(std::move(counts), 6);
-  CHECK(counter.ready(0) == 0.0);  // a row with no count does not wait
+  std::vector<ahead::job> jobs;
+  jobs.push_back({1, [&] {
+                    counted_on.push_back(std::this_thread::get_id());
+                    return uint64_t{10};
+                  }});
+  jobs.push_back({4, [&] {
+                    std::unique_lock lock(gate);
+                    opened.wait(lock, [&] { return second_may_count; });
+                    return uint64_t{32};
+                  }});
+  ahead::builder counter(std::move(jobs), {.counts_all = true});
+  CHECK(counter.ready(0) == 0.0);  // a row with no job does not wait
   (void)counter.ready(1);
   CHECK(counter.planned(1) == 10);
   REQUIRE(counted_on.size() == 1);
@@ -137,4 +137,41 @@ TEST_CASE("plans are counted beside the checks, each check waiting only for its 
   (void)counter.ready(4);
   CHECK(counter.planned(4) == 32);
   CHECK(counter.total() == std::pair<uint64_t, bool>{42, true});
+
+  bool ran = false;
+  std::vector<ahead::job> idle_jobs{{0, [&] { return ran = true, uint64_t{1}; }}};
+  ahead::builder idle(std::move(idle_jobs), {});  // neither rows nor counts: nothing runs
+  CHECK(idle.ready(0) == 0.0);
+  CHECK(idle.total() == std::pair<uint64_t, bool>{0, true});
+  CHECK(!ran);
+}
+
+// Where rows are kept, one helper both builds and counts: a check inside the window has its
+// plan run once, keeping rows, and its count comes from that build; a check beyond it is
+// counted (keeping nothing) only once the window is built, and built when the window reaches
+// it. So no plan runs twice at once, and none inside the window runs twice.
+TEST_CASE("one helper builds the window's rows and counts the plans beyond it", "[rows_ahead]") {
+  std::mutex log_mutex;
+  std::vector<std::pair<size_t, bool>> log;  // (check, rows kept)
+  std::vector<ahead::job> jobs;
+  for (size_t check = 0; check < 6; ++check)
+    jobs.push_back({check, [&, check] {
+                      const std::lock_guard lock(log_mutex);
+                      log.emplace_back(check, ahead::building != 0);
+                      return uint64_t{check + 1};
+                    }});
+  ahead::builder helper(std::move(jobs), {.keeps_rows = true, .window = 1, .counts_all = true});
+  (void)helper.ready(0);
+  CHECK(ahead::running != 0);  // check 0 takes the rows built for it
+  while (!helper.total().second) std::this_thread::yield();
+  CHECK(helper.total().first == 1 + 2 + 3 + 4 + 5 + 6);
+  for (size_t check = 1; check < 6; ++check) {
+    (void)helper.ready(check);
+    CHECK(helper.planned(check) == check + 1);
+  }
+  const std::lock_guard lock(log_mutex);
+  const std::vector<std::pair<size_t, bool>> expected{
+      {0, true},  {1, true}, {2, false}, {3, false}, {4, false},
+      {5, false}, {2, true}, {3, true},  {4, true},  {5, true}};
+  CHECK(log == expected);
 }
