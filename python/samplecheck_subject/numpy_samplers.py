@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import numpy.typing as npt
 
+from . import philox
 from .batch import SampleBatch, SubjectError
 from .descriptor import Route, SamplerDescriptor
 from .philox import stream_outputs, uniform_double
@@ -322,8 +323,34 @@ def draw(row, params, n, seed, device):
 """
 
 
+# batch_invariance's script (repro_batch): slot i's u from its request's Philox stream, as make
+# draws it (the stream's functions inlined from .philox), S04's from the slot's subsequence.
+_BATCH_DRAW = """
+def draw_requests(row, params, requests, device):
+    seed, subsequence, offset = (np.array(words, dtype=np.uint64) for words in zip(*requests))
+    if PLANTED == "S04":
+        subsequence = np.arange(len(requests), dtype=np.uint64)
+    words = stream_outputs(seed, subsequence, offset, 2)
+    kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
+    if kept is None:
+        raise ValueError("the rule finds the row degenerate: nothing to draw")
+    order, cdf = kept
+    hit = _invert(cdf, uniform_double(words[:, 0], words[:, 1]) * cdf[-1])
+    return hit if order is None else order[hit]
+"""
+
+
+def _batch_code() -> str:
+    """_BATCH_DRAW with the Philox stream's source (its constants, then its functions)."""
+    source = inspect.getsource(philox).splitlines()
+    constants = [line for line in source if line.startswith(("_M0", "_W0", "_LO", "_32"))]
+    functions = [inspect.getsource(f) for f in (philox.philox4x32_10, philox.stream_outputs, philox.uniform_double)]
+    return "\n".join(constants) + "\n\n\n" + "\n\n".join(functions) + "\n" + _BATCH_DRAW
+
+
 def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
-    """zero: degenerate rows read by treat_as_zero first (zero_cleaned), as make(zero=True) reads them."""
+    """zero: degenerate rows read by treat_as_zero first (zero_cleaned), as make(zero=True) reads them.
+    The correct rule and S04 (a slot-keyed stream) also script batch_invariance."""
     code = "\n\n".join(
         [
             f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}\nZERO = {zero}",
@@ -333,7 +360,9 @@ def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
         ]
     )
     what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert, zero_cleaned; their source inlined)"
-    return ScriptCall(what=what, imports="import numpy as np", code=code + "\n" + _SORT_FILTER_DRAW)
+    batch = _batch_code() if planted in (None, "S04") and not zero else ""
+    imports = "import numpy as np\nimport numpy.typing as npt" if batch else "import numpy as np"
+    return ScriptCall(what=what, imports=imports, code=code + "\n" + _SORT_FILTER_DRAW, batch=batch)
 
 
 SCRIPT_CALLS = {

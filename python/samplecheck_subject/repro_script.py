@@ -7,8 +7,9 @@ Writes one Python file that reproduces a failed check's record (docs/repro-forma
 judged row's values as the subject was sent them, the subject called as its adapter calls
 it (the adapter's SCRIPT_CALLS), the check's number of draws of that row, and the
 verdict: an OUT token drawn, or the statistic the check judged below the record's level
-(goodness_of_fit's Pearson and directed family, the tail count, a tie group's split). The
-script exits 1 when it reproduces, 0 when not.
+(goodness_of_fit's Pearson and directed family, the tail count, a tie group's split); of a
+batch_invariance record, the request alone and in batches (repro_batch). The script exits 1
+when it reproduces, 0 when not.
 
 Exit status here: 0 written; 2 a record this cannot script, naming the file and the field.
 """
@@ -42,6 +43,8 @@ ADAPTER_MODULES = (
 )
 # Checks that judge where one row's draws land; the others judge streams or batches.
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows")
+# Checks whose script calls the subject on one request alone and in batches (repro_batch).
+BATCH_CHECKS = ("batch_invariance",)
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
 
 
@@ -190,7 +193,8 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
     if check not in ROW_CHECKS:
         raise RecordError(
             "check",
-            f"{check} judges streams or batches, not one row's draws; a script reproduces {', '.join(ROW_CHECKS)}",
+            f"{check} judges streams or batches, not one row's draws; a script reproduces "
+            f"{', '.join(ROW_CHECKS + BATCH_CHECKS)}",
         )
     evidence = field(record, "evidence", dict)
     verdict = statistic(check, evidence)
@@ -382,24 +386,12 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     )
 
 
-def sorted_imports(lines: list[str]) -> list[str]:
-    """Each run of import lines sorted as isort sorts one section (`import` before `from`, by
-    module), other lines (one that puts a tree on sys.path) kept where they are."""
-    out: list[str] = []
-    run: list[str] = []
-    for line in [*lines, ""]:
-        if line.startswith(("import ", "from ")):
-            run.append(line)
-            continue
-        out += sorted(run, key=lambda x: (x.startswith("from "), x.split()[1].lower()))
-        run = []
-        if line:
-            out.append(line)
-    return out
-
-
 def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
+    if record.get("check") in BATCH_CHECKS:
+        from .repro_batch import batch_script_text  # it builds on this module's readers
+
+        return batch_script_text(record, path, out)
     v = verdict_inputs(record)
     call, module = script_call(record)
     row = row_arrays(record)
@@ -433,17 +425,7 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
             f"Q = {packed(row['q'])}",
         ]
     )
-    stdlib = sorted({"argparse", "base64", "math", "sys", "traceback", "zlib", *call.stdlib})
-    imports = "".join(f"import {name}\n" for name in stdlib)
-    upstream = sorted_imports(
-        ["import numpy as np", *(x for x in call.imports.splitlines() if x != "import numpy as np")]
-    )
-    # A missing package is exit 2, never read as a verdict (Python's own exit is 1).
-    extra = (
-        "try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
-        f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
-        "    sys.exit(2)"
-    )
+    imports, extra = repro_template.import_lines(call, run, ("math",))
     parts = [
         header(record, path, run, call, module, v),
         imports,
@@ -485,4 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # The package's module, not this __main__ copy: repro_batch raises the package's RecordError.
+    from samplecheck_subject import repro_script
+
+    sys.exit(repro_script.main())

@@ -1,6 +1,43 @@
 """The fixed parts of a standalone reproduction script (samplecheck_subject.repro_script
 fills in the header, the subject's call and the row). Kept as text: the script must run
-without samplecheck, so nothing here is imported by it."""
+without samplecheck, so nothing here is imported by it; the functions before the texts
+build the script's import lines."""
+
+from __future__ import annotations
+
+from .script_call import ScriptCall
+
+
+def sorted_imports(lines: list[str]) -> list[str]:
+    """Each run of import lines sorted as isort sorts one section (`import` before `from`, by
+    module), other lines (one that puts a tree on sys.path) kept where they are."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if line.startswith(("import ", "from ")):
+            run.append(line)
+            continue
+        out += sorted(run, key=lambda x: (x.startswith("from "), x.split()[1].lower()))
+        run = []
+        if line:
+            out.append(line)
+    return out
+
+
+def import_lines(call: ScriptCall, run: str, stdlib: tuple[str, ...]) -> tuple[str, str]:
+    """The script's standard-library imports, then its upstream ones, whose failure is exit 2,
+    never read as a verdict (Python's own exit is 1)."""
+    names = sorted({"argparse", "base64", "sys", "traceback", "zlib", *stdlib, *call.stdlib})
+    upstream = sorted_imports(
+        ["import numpy as np", *(x for x in call.imports.splitlines() if x != "import numpy as np")]
+    )
+    guarded = (
+        "try:\n" + "\n".join("    " + line for line in upstream) + "\nexcept ImportError as e:\n"
+        f'    print(f"cannot import the subject\'s package ({{e}}); run: {run}", file=sys.stderr)\n'
+        "    sys.exit(2)"
+    )
+    return "".join(f"import {name}\n" for name in names), guarded
+
 
 # The chi-square upper tail: torch's regularized gamma where torch is there, else the
 # series / continued fraction (Numerical Recipes' gser and gcf), a few lines with no scipy.
@@ -325,6 +362,61 @@ def main():
         print(f"REPRODUCED: p {p:.3e} < {LEVEL:.3e}, the level the check's p-value was compared with")
         return 1
     print(f"NOT REPRODUCED: p {p:.3e} >= {LEVEL:.3e}, the level the check's p-value was compared with")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+# The main of a batch_invariance script (samplecheck_subject.repro_batch): the request alone,
+# then in batches of copies of its row.
+BATCH_MAIN = '''
+
+def unpack(text, dtype):
+    return np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=dtype)
+
+
+def batch_of(size, slot):
+    """`size` requests: the recorded one at `slot`, each other slot one of its own (the
+    recorded seed and offset, subsequence 2^40 + slot)."""
+    seed, _, offset = REQUEST
+    return [REQUEST if j == slot else (seed, (1 << 40) + j, offset) for j in range(size)]
+
+
+def token_in(row, requests, slot, device):
+    """The token of slot `slot` of one batch (the call may write its logits: a copy each)."""
+    return int(np.asarray(draw_requests(row.copy(), PARAMS, requests, device))[slot])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None, help="where the subject runs (default: its own choice)")
+    parser.add_argument("--sizes", choices=("recorded", "all"), default="recorded",
+                        help="the recorded batch size only, or every batch size the check ran")
+    args = parser.parse_args()
+    row = unpack(ROW, "<f4").copy()
+    print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): request {REQUEST}")
+    sizes = [BATCH_SIZE] + ([b for b in BATCH_SIZES if b not in (1, BATCH_SIZE)] if args.sizes == "all" else [])
+    differ = []
+    try:
+        alone = token_in(row, [REQUEST], 0, args.device)
+        print(f"alone (B = 1): token {alone}; the check's: {EXPECTED}")
+        for size in sizes:
+            slot = SLOT if size == BATCH_SIZE else min(SLOT, size - 1)
+            token = token_in(row, batch_of(size, slot), slot, args.device)
+            recorded = f"; the check's, in its batch: {ACTUAL}" if size == BATCH_SIZE else ""
+            print(f"B = {size}, slot {slot}: token {token}{recorded}{'  DIFFERS' if token != alone else ''}")
+            differ += [size] if token != alone else []
+    except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way (Python's own exit is 1)
+        traceback.print_exc()
+        print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
+        return 2
+    if differ:
+        print(f"REPRODUCED: the request's token alone differs from its token in a batch of {differ[0]} "
+              f"({len(differ)} of {len(sizes)} batch sizes tried)")
+        return 1
+    print(f"NOT REPRODUCED: the request's token is {alone} in all {len(sizes)} batch sizes tried, alone too")
     return 0
 
 

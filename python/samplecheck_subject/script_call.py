@@ -11,6 +11,14 @@ values the subject was sent, bit for bit), `params` the row's filter setting (to
 top_p, min_p, temperature, as the record holds it), `seed` an int, `device` a string or
 None (the subject's default). A keyed call also reads STREAM_SEED and FIRST_SUBSEQUENCE:
 draw i of the row was the check's request (STREAM_SEED, FIRST_SUBSEQUENCE + i, offset 0).
+
+A subject whose batch_invariance a script reproduces also declares `batch`, which defines
+
+    def draw_requests(row, params, requests, device):  # -> numpy array, a token per request
+
+calling the subject once on a batch of len(requests) copies of `row` (split into calls as the
+adapter splits a batch), request i = (seed, subsequence, offset) keying slot i's noise as the
+adapter keys it, so that a request's token is the one the check saw.
 """
 
 from __future__ import annotations
@@ -29,3 +37,4 @@ class ScriptCall:
     # The subject's noise is keyed by the request (seed, subsequence, offset): `draw` reads the
     # script's STREAM_SEED and FIRST_SUBSEQUENCE, so its draws are the check's draws of the row.
     keyed: bool = False
+    batch: str = ""  # defines draw_requests(row, params, requests, device); "": no batch script

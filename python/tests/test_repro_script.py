@@ -387,3 +387,70 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     broken = copy.deepcopy(record)
     broken["evidence"]["row_data"]["values_f32"] = "not base64!"
     refused(write_record(tmp_path, broken, "broken.json"), "evidence.row_data.values_f32", "not base64")
+
+
+@pytest.fixture(scope="module")
+def s04(samplecheck_bin, tmp_path_factory):
+    """S04 (the stream keyed by the batch slot) fails batch_invariance: a request's token changes."""
+    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S04", "batch_invariance")
+
+
+def test_batch_invariance_reproduces_with_the_checks_tokens(s04, tmp_path):
+    """The script calls the rule on the request alone and in a batch of the recorded size at
+    the recorded slot, keyed as the adapter keys it: both tokens are the check's."""
+    path, record = s04
+    evidence = record["evidence"]
+    done = generated_and_run(path, tmp_path / "s04.py")
+    assert done.returncode == 1, done.stdout
+    alone = evidence["expected"]
+    assert f"alone (B = 1): {alone}; the check's: {alone}" in done.stdout
+    actual = evidence["actual"]
+    assert f"B = {evidence['batch_size']}, slot {evidence['slot']}: {actual}; the check's, in its batch: {actual}" in (
+        done.stdout
+    )
+    assert f"REPRODUCED: the request's token alone differs from its token in a batch of {evidence['batch_size']}" in (
+        done.stdout
+    )
+
+
+def test_batch_invariance_of_a_correct_rule_is_not_reproduced(s04, tmp_path):
+    _, record = s04
+    passing = dict(record, subject="numpy.sort_filter")  # the same request and row, the correct rule
+    out = tmp_path / "correct.py"
+    made = generate(write_record(tmp_path, passing), out)
+    assert made.returncode == 0, made.stderr
+    done = subprocess.run(
+        [SCRIPT_PYTHON, str(out), "--sizes", "all"], capture_output=True, text=True, timeout=300, cwd="/"
+    )
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout
+    tried = len([b for b in record["evidence"]["batch_sizes"] if b != 1])
+    assert "NOT REPRODUCED: the request's token is" in done.stdout and f"all {tried} batch sizes" in done.stdout
+
+
+def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path):
+    """vLLM's seeded subjects script batch_invariance: one torch.Generator per request, seeded
+    as the adapter seeds it, the batch split into calls as the adapter splits it; a subject
+    with no batch call, or a record without the request's row, is refused."""
+    _, record = s04
+    vllm = dict(record, subject="vllm.forward_native")
+    vllm["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
+    out = tmp_path / "vllm.py"
+    made = generate(write_record(tmp_path, vllm, "vllm.json"), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    for call in ("def draw_requests(", "request_generator(*r, device)", "sampler().forward_native(x, g, k, p)[0]"):
+        assert call in text, call
+    words = (record["evidence"][w] for w in ("seed", "subsequence", "offset"))
+    assert f"REQUEST = {tuple(words)!r}" in text
+    done = run_script(out)
+    assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
+    unseeded = dict(vllm, subject="vllm.forward_native.unseeded")
+    refused(write_record(tmp_path, unseeded, "unseeded.json"), "subject", "declares no batch call")
+    old = copy.deepcopy(record)
+    del old["evidence"]["row_data"]
+    refused(write_record(tmp_path, old, "old.json"), "evidence.row_data", "before records kept the request's row")
+    bad_slot = copy.deepcopy(record)
+    bad_slot["evidence"]["slot"] = bad_slot["evidence"]["batch_size"]
+    refused(write_record(tmp_path, bad_slot, "slot.json"), "evidence.slot", "outside")

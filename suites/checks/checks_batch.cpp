@@ -6,6 +6,7 @@
 
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
+#include "suites/checks/report_evidence.h"
 #include "suites/checks/sampler_batches.h"
 
 namespace samplecheck::checks {
@@ -37,6 +38,10 @@ nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch
   j.update(
       {{"batch_size", batch_size}, {"slot", slot}, {"expected", expected}, {"actual", actual}});
   j.update(request_json(pool, request));
+  // The request's row, for a standalone script (samplecheck repro-script) that calls the
+  // subject on it alone and in a batch.
+  const auto row = static_cast<size_t>(pool.requests[static_cast<size_t>(request)].row);
+  j["row_data"] = row_data(pool.rows[row], row, 1);
   return j;
 }
 

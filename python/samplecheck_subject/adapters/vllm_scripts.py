@@ -8,6 +8,7 @@ off, p >= 1 off). Per-request generators: draw i is the request (script seed, su
 i, offset 0), its torch.Generator seeded with the adapter's 63-bit blake2b of those words.
 gumbel_sample: draw i has the script's seed and position i, as the adapter passes a
 request's seed and offset. Unseeded subjects: the default generator seeded once per call.
+The seeded subjects' batch_invariance scripts call them on batches of requests (_BATCH).
 Kept apart from vllm_shipped, which holds the calls themselves, to keep each file short.
 """
 
@@ -56,6 +57,28 @@ def draw(row, params, n, seed, device):
         k, p = k_and_p(params, row.size, end - start, device)
         g = generators(seed, start, end, device) if SEEDED else {{}}
         tokens.append(call(x, k, p, g))
+    return torch.cat(tokens).cpu().numpy()
+"""
+
+# batch_invariance's script (repro_batch): the requests' generators as the adapter seeds them
+# (generator_seeds), one call per chunk of output rows as the adapter splits a batch.
+_BATCH = """
+def request_generator(seed, subsequence, offset, device):
+    \"\"\"The adapter's generator of request (seed, subsequence, offset): the 63-bit blake2b of the words.\"\"\"
+    digest = hashlib.blake2b(np.array([seed, subsequence, offset], dtype=np.uint64).tobytes(), digest_size=8).digest()
+    return torch.Generator(device=device).manual_seed(int.from_bytes(digest, "little") & ((1 << 63) - 1))
+
+
+def draw_requests(row, params, requests, device):
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    logits = torch.from_numpy(row).to(device)
+    step = max(1, CHUNK_ELEMENTS // row.size)
+    tokens = []
+    for start in range(0, len(requests), step):
+        chunk = requests[start : start + step]
+        x = logits.expand(len(chunk), -1).contiguous()  # one row per request; the call may write it
+        k, p = k_and_p(params, row.size, len(chunk), device)
+        tokens.append(call(x, k, p, {i: request_generator(*r, device) for i, r in enumerate(chunk)}))
     return torch.cat(tokens).cpu().numpy()
 """
 
@@ -121,7 +144,12 @@ _RUN = "SAMPLECHECK_VLLM_TREE=build/shipped/vllm python3 {script} [--device cpu|
 
 
 def _call(
-    what: str, imports: str, code: str, run: str = _RUN, stdlib: tuple[str, ...] = ("hashlib", "os")
+    what: str,
+    imports: str,
+    code: str,
+    run: str = _RUN,
+    stdlib: tuple[str, ...] = ("hashlib", "os"),
+    batch: str = "",
 ) -> ScriptCall:
     return ScriptCall(
         what=f"{what}, as samplecheck_subject.adapters.vllm_shipped calls it",
@@ -130,6 +158,7 @@ def _call(
         packages=("vllm wheel", "torch", "numpy"),
         run=run + "  (with vLLM installed in full, the tree need not exist)",
         stdlib=stdlib,
+        batch=batch,
     )
 
 
@@ -143,7 +172,7 @@ def script_calls(chunk: int) -> dict[str, ScriptCall]:
     ):
         code = _DRAW.format(chunk=chunk, seeded=seeded) + _SAMPLER.format(method="forward_native", fp64=fp64)
         what = f"TopKTopPSampler(use_fp64_gumbel={fp64}).forward_native"
-        calls[name] = _call(what, _IMPORTS, code)
+        calls[name] = _call(what, _IMPORTS, code, batch=_BATCH if seeded else "")
     flashinfer = _IMPORTS + "\nimport flashinfer.sampling  # noqa: F401 - forward_cuda's flashinfer_sample reads it"
     calls["vllm.forward_cuda.flashinfer"] = _call(
         "TopKTopPSampler.forward_cuda (flashinfer_sample)",
@@ -164,7 +193,7 @@ def script_calls(chunk: int) -> dict[str, ScriptCall]:
         )
         masking = f"    x = {mask}" if skip is None else f"    if {skip}:\n        x = {mask}"
         code = _DRAW.format(chunk=chunk, seeded=True) + _MASKED.format(masking=masking)
-        calls[subject] = _call(f"{mask.split('(')[0]} and random_sample", imports, code)
+        calls[subject] = _call(f"{mask.split('(')[0]} and random_sample", imports, code, batch=_BATCH)
     calls["vllm.gumbel_sample"] = _call(
         "vllm.v1.worker.gpu.sample.gumbel.gumbel_sample",
         _IMPORTS.replace(
