@@ -416,7 +416,8 @@ def main():
         print(f"REPRODUCED: the request's token alone differs from its token in a batch of {differ[0]} "
               f"({len(differ)} of {len(sizes)} batch sizes tried)")
         return 1
-    print(f"NOT REPRODUCED: the request's token is {alone} in all {len(sizes)} batch sizes tried, alone too")
+    print(f"NOT REPRODUCED: the request's token is {alone} in all {len(sizes)} batch sizes tried, alone too "
+          "(the check's batch held other rows beside it: samplecheck replay runs that batch)")
     return 0
 
 
