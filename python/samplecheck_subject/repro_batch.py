@@ -17,6 +17,7 @@ from typing import Any
 
 from . import repro_script as rs
 from . import repro_template
+from .descriptor import DTYPES
 from .script_call import ScriptCall
 
 HEADER = '''#!/usr/bin/env python3
@@ -112,6 +113,7 @@ def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str,
             "CHECK = 'batch_invariance'",
             f"LABEL = {b['label']!r}",
             f"PARAMS = {b['params']!r}",
+            f"DTYPE = {record.get('dtype') if record.get('dtype') in DTYPES else None!r}  # the row's dtype as sent",
             f"REQUEST = {b['request']!r}  # (seed, subsequence, offset)",
             f"BATCH_SIZE = {b['size']}  # the first batch size where the request's token differed",
             f"SLOT = {b['slot']}  # the request's slot in that batch",

@@ -379,9 +379,9 @@ def unpack(text, dtype):
 
 def batch_of(size, slot):
     """`size` requests: the recorded one at `slot`, each other slot one of its own (the
-    recorded seed and offset, subsequence 2^40 + slot)."""
-    seed, _, offset = REQUEST
-    return [REQUEST if j == slot else (seed, (1 << 40) + j, offset) for j in range(size)]
+    recorded subsequence and offset, the seed + 1 + slot)."""
+    seed, subsequence, offset = REQUEST
+    return [REQUEST if j == slot else ((seed + 1 + j) % (1 << 64), subsequence, offset) for j in range(size)]
 
 
 def token_in(row, requests, slot, device):

@@ -5,6 +5,8 @@ degenerate rows come back as jax's argmax gives them (the contract the adapter d
 (pip install "jax[cpu]"); run as a script (ctest does), it exits 77 (skipped) without it.
 """
 
+import json
+import subprocess
 import sys
 import types
 
@@ -134,6 +136,39 @@ def test_samplecheck_judges_replay(run_checks, tmp_path):
     )
     assert rc == 0, out
     assert "replay [f32]" in out and "pass" in out
+
+
+def test_rbg_batch_invariance_script_reproduces(run_checks, tmp_path):
+    """The standalone script of rbg's batch_invariance record (samplecheck_subject.repro_batch)
+    calls jax alone as the adapter does: the request alone gives the check's token, and a batch
+    of copies of its row changes it; threefry's rule on the same record does not."""
+    rc, out = run_checks(
+        "samplecheck_subject.adapters.jax_categorical:subjects",
+        "jax.categorical.rbg",
+        "batch_invariance",
+        "--repro-dir",
+        str(tmp_path),
+        env={"SAMPLECHECK_JAX_DTYPES": "f32"},
+        timeout=300,
+    )
+    assert rc == 1, out
+    record_path = tmp_path / "jax.categorical.rbg.batch_invariance.f32.json"
+    record = json.loads(record_path.read_text())
+    printed = {}
+    for subject, status in (("jax.categorical.rbg", 1), ("jax.categorical", 0)):
+        path = tmp_path / f"{subject}.json"
+        path.write_text(json.dumps(dict(record, subject=subject)))
+        script = tmp_path / f"{subject}.py"
+        made = subprocess.run([sys.executable, "-m", "samplecheck_subject.repro_script", str(path), "-o", str(script)])
+        assert made.returncode == 0
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+        print(done.stdout, done.stderr)
+        assert done.returncode == status, done.stdout
+        printed[subject] = done.stdout
+    expected = record["evidence"]["expected"]
+    assert f"alone (B = 1): {expected}; the check's: {expected}" in printed["jax.categorical.rbg"]
+    assert "REPRODUCED: the request's token alone differs" in printed["jax.categorical.rbg"]
+    assert "NOT REPRODUCED" in printed["jax.categorical"]  # threefry: another key, no batch effect
 
 
 if __name__ == "__main__":

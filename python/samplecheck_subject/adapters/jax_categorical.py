@@ -274,8 +274,50 @@ def draw(row, params, n, seed, device):
 """
 
 
+# batch_invariance's script (repro_batch): the requests in one batch as the adapter serves it,
+# jitted calls of a power of two of rows (at most CHUNK_ELEMENTS logits, ACCELERATOR_CHUNK_ELEMENTS
+# off the CPU) under jax.vmap over the requests' keys, a short call padded with its first request.
+_SCRIPT_BATCH = """
+
+def key_of_words(seed_words, position_words):
+    \"\"\"The adapter's request_key: key(seed low), folded with seed high, position low and high.\"\"\"
+    key = jax.random.key(seed_words[0], impl=IMPL)
+    for word in (seed_words[1], position_words[0], position_words[1]):
+        key = jax.random.fold_in(key, word)
+    return key
+
+
+def rows_per_call(rows, vocab, device):
+    chunk = {chunk} if (device or jax.default_backend()) == "cpu" else {accelerator}
+    cap = max(1, chunk // vocab)
+    cap = 1 << (cap.bit_length() - 1)
+    return 1 << max(0, min(cap, rows) - 1).bit_length()
+
+
+def draw_requests(row, params, requests, device):
+    dtype = {{"bf16": jnp.bfloat16, "f16": jnp.float16}}.get(DTYPE, jnp.float32)
+    dev = jax.devices(device)[0] if device else jax.devices()[0]
+    logits = jax.device_put(jnp.asarray(row.astype(dtype)), dev)
+    t = float(params["temperature"])
+    if t == 0:
+        return np.full(len(requests), int(jnp.argmax(logits)))
+    scaled = logits / t
+    keys = [(seed, offset) for seed, _, offset in requests]  # the adapter keys (seed, offset)
+    one = jax.jit(jax.vmap(lambda s, p: jax.random.categorical(key_of_words(s, p), scaled, mode=MODE)))
+    step, tokens = rows_per_call(len(keys), row.size, device), []
+    for start in range(0, len(keys), step):
+        part = keys[start : start + step]
+        part += [part[0]] * (step - len(part))
+        seeds = jnp.asarray(np.array([s for s, _ in part], dtype=np.uint64).view(np.uint32).reshape(-1, 2))
+        positions = jnp.asarray(np.array([p for _, p in part], dtype=np.uint64).view(np.uint32).reshape(-1, 2))
+        tokens.append(np.asarray(one(seeds, positions))[: min(step, len(keys) - start)])
+    return np.concatenate(tokens)
+"""
+
+
 def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
     constants = f"\nIMPL = {impl!r}\nMODE = {mode!r}\n"
+    batch = _SCRIPT_BATCH.format(chunk=CHUNK_ELEMENTS, accelerator=ACCELERATOR_CHUNK_ELEMENTS)
     return ScriptCall(
         what=f"jax.random.categorical (key impl {impl}, mode {mode or 'low'}), as "
         "samplecheck_subject.adapters.jax_categorical calls it",
@@ -283,6 +325,7 @@ def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
         code=constants + _SCRIPT_DRAW,
         packages=("jax", "numpy"),
         run="python3 {script} [--device cpu|gpu]  (with jax installed: pip install jax[cpu])",
+        batch=batch,
     )
 
 
