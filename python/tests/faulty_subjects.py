@@ -21,8 +21,8 @@ FAULTS = ("raise", "exit0", "hang", "garbage", "out_of_range", "scribble")
 _correct = numpy_samplers.make(None)
 
 
-def _first_request_of_run():
-    """True exactly once per run: the state file holds how many requests came before."""
+def _requests_before():
+    """How many requests of this run came before this one (the state file counts them)."""
     path = os.environ["SAMPLECHECK_TEST_FAULT_STATE"]
     seen = 0
     if os.path.exists(path):
@@ -30,7 +30,12 @@ def _first_request_of_run():
             seen = int(f.read() or 0)
     with open(path, "w") as f:
         f.write(str(seen + 1))
-    return seen == 0
+    return seen
+
+
+def _first_request_of_run():
+    """True exactly once per run."""
+    return _requests_before() == 0
 
 
 # The faults every subject kind shares: the process raises, exits or hangs in its first call.
@@ -53,7 +58,12 @@ def _process_fault(fault):
 
 def faulty(b):
     fault = os.environ["SAMPLECHECK_TEST_FAULT"]
-    if not _first_request_of_run():
+    seen = _requests_before()
+    if fault == "fail_then_hang":  # --time-limit's test: a token out of range, then a hang
+        if seen == 1:
+            time.sleep(3600)
+        fault = "out_of_range"
+    if seen != 0:
         return _correct(b)
     _process_fault(fault)
     if fault == "garbage":

@@ -1,15 +1,10 @@
 #include "suites/battery/runner.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "suites/battery/check_run.h"
@@ -25,12 +20,6 @@ namespace {
 // After this many hung checks the rest are not run: each hang costs a full timeout.
 constexpr int kHangsBeforeStopping = 2;
 
-std::string file_safe(std::string name) {
-  std::replace_if(
-      name.begin(), name.end(), [](char ch) { return ch == ':' || ch == '/'; }, '_');
-  return name;
-}
-
 // One (check, dtype) the run plans: applicability, its Holm id, and what happened.
 struct planned_check {
   const check_definition* check;
@@ -44,6 +33,7 @@ struct planned_check {
   double holm_weight = 0;
   check_run result{};
   bool ran = false;
+  std::string cut;  // --time-limit: why the check has no verdict
 };
 
 bool selected_by(const run_options& o, std::string_view name) {
@@ -121,6 +111,23 @@ double check_timeout(const run_options& o, const subject& s) {
   const double base_v = static_cast<double>(named ? named->vocab_size : o.budget.vocab_size);
   return o.budget.check_timeout_s *
          std::max(1.0, static_cast<double>(o.budget.vocab_size) / base_v);
+}
+
+// The check's timeout within what is left of the run's --time-limit (<= 0: nothing left).
+double timeout_within_limit(const run_options& o, const subject& s) {
+  const double t = check_timeout(o, s);
+  return o.stop_at > 0 ? std::min(t, o.stop_at - protocol::now_seconds()) : t;
+}
+
+// A check whose subject call the run's time limit cut (not a hang: its timeout was the
+// limit's) has no verdict; false for every other check.
+bool cut_by_limit(planned_check& p, const run_options& o, double timeout) {
+  if (!p.result.timed_out || timeout >= check_timeout(o, p.run_as)) return false;
+  p.cut =
+      fmt::format("cut at the run's time limit ({:g} s, --time-limit) after {:.1f} s: no verdict",
+                  o.time_limit_s, p.result.seconds);
+  p.ran = false;
+  return true;
 }
 
 // What a row gives Holm: a p-value, or (skipped non-empty) why it leaves the family.
@@ -220,6 +227,12 @@ check_report report_row(const planned_check& p,
     c.evidence.erase("row_data");
     c.evidence.erase("tail");
   }
+  if (!p.cut.empty()) {
+    c.result = verdict::unavailable;
+    c.detail = p.cut;
+    c.power = "-";
+    return c;
+  }
   if (!p.ran) {
     c.result = verdict::fail;
     c.detail =
@@ -295,6 +308,12 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   for (size_t i : runnable) {
     auto& p = plan[i];
     if (hangs >= kHangsBeforeStopping) continue;
+    const double timeout = timeout_within_limit(o, p.run_as);
+    if (timeout <= 0) {
+      p.cut = fmt::format("not run: the run's time limit ({:g} s, --time-limit) came first",
+                          o.time_limit_s);
+      continue;
+    }
     const std::string subject_name = p.run_as.name(), name = holm_name(p);
     progress_event event{subject_name, name, ++index, static_cast<int>(runnable.size())};
     event.plan_stated = static_cast<bool>(p.check->planned_samples);
@@ -304,29 +323,17 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
     event.total_planned = schedule.counts_all ? counted : 0;
     event.all_planned = all_stated && (all_counted || !schedule.counts_all);
     if (o.progress) o.progress(event);
-    p.result = run_check(*p.check, context_of(p), check_timeout(o, p.run_as));
+    p.result = run_check(*p.check, context_of(p), timeout);
     p.result.seconds += waited;
     p.ran = true;
-    hangs += p.result.timed_out ? 1 : 0;
+    const bool cut = cut_by_limit(p, o, timeout);
+    hangs += p.result.timed_out && !cut ? 1 : 0;
     event.finished = true;
     event.samples = p.result.outcome.samples;
     event.seconds = p.result.seconds;
-    event.failed = p.result.subject_failed || p.result.outcome.exact_failure;
+    event.failed = !cut && (p.result.subject_failed || p.result.outcome.exact_failure);
     if (o.progress) o.progress(event);
   }
-}
-
-std::string write_repro_file(const run_options& o, const check_report& c,
-                             const nlohmann::json& record, const std::string& subject_name) {
-  const std::string suffix = c.dtype.empty() ? "" : "." + c.dtype;
-  const std::string path =
-      fmt::format("{}/{}.{}{}.json", o.repro_dir, file_safe(subject_name), c.check, suffix);
-  std::error_code ec;
-  std::filesystem::create_directories(o.repro_dir, ec);
-  std::ofstream f(path);
-  f << record.dump(2) << "\n";
-  f.flush();
-  return f ? path : std::string{};
 }
 
 }  // namespace
@@ -382,56 +389,12 @@ bool battery_report::nothing_judged() const {
 
 const char* battery_report::verdict_word() const {
   if (missing_shards > 0) return "INCOMPLETE";
-  return passed() ? "PASS" : (unavailable() || nothing_judged() ? "SKIPPED" : "FAIL");
-}
-
-std::string shell_quoted(std::string_view text) {
-  const auto plain = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./:=+@%,", c) != nullptr;
-  };
-  if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string prepare_repro_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!std::filesystem::is_directory(dir, ec))
-    return fmt::format("--repro-dir {}: not a directory{}", dir, ec ? ": " + ec.message() : "");
-  // Writable means a file can be created and written there, not just that it exists.
-  const std::string probe = fmt::format("{}/.samplecheck-probe-{}", dir, ::getpid());
-  std::ofstream f(probe);
-  f << "probe\n";
-  f.flush();
-  const bool ok = static_cast<bool>(f);
-  f.close();
-  std::filesystem::remove(probe, ec);
-  return ok ? std::string{} : fmt::format("--repro-dir {}: cannot write files there", dir);
-}
-
-nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,
-                            const nlohmann::json& evidence) {
-  nlohmann::json j{
-      {"format", "samplecheck-repro"},     {"version", 1},       {"subject", s.name()},
-      {"kind", to_string(s.kind())},       {"check", c.check},   {"budget", o.budget.name},
-      {"vocab_size", o.budget.vocab_size}, {"seed", o.seed},     {"alpha", o.alpha},
-      {"verdict", to_string(c.result)},    {"detail", c.detail}, {"samples", c.samples}};
-  j["plugin"] = s.plugin.empty() ? nlohmann::json() : nlohmann::json(s.plugin);
-  if (!s.exec.empty()) j["exec"] = s.exec;
-  if (!s.connect.empty()) j["connect"] = s.connect;
-  // The subject's packages and versions, so a standalone script can say which upstream
-  // release failed (the hello's environment, as report.json has it).
-  if (s.process && !s.in_tree() && !s.process->environment().is_null())
-    j["environment"] = s.process->environment();
-  if (!c.dtype.empty()) j["dtype"] = c.dtype;
-  if (c.p_value >= 0) j["p_value"] = c.p_value;
-  if (c.planning_share >= 0) j["planning_share"] = c.planning_share;
-  if (c.alpha_share >= 0) j["decision_level"] = c.alpha_share;
-  if (s.kind() == subject_kind::matmul) j["matmul"] = selection_json(o.matmul);
-  j["evidence"] = evidence.is_object() ? evidence : nlohmann::json::object();
-  return j;
+  if (passed()) return "PASS";
+  const bool any_failed = std::any_of(checks.begin(), checks.end(), [](const check_report& c) {
+    return c.failed() || c.result == verdict::error;
+  });
+  if (cut_checks > 0 && !any_failed) return "INCOMPLETE";
+  return unavailable() || nothing_judged() ? "SKIPPED" : "FAIL";
 }
 
 // The descriptor as the subject protocol states it.
@@ -469,6 +432,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   for (const auto& p : plan) {
     if (!p.selected || !p.in_shard) continue;
     check_report c = report_row(p, decisions, budget, o);
+    report.cut_checks += p.cut.empty() ? 0 : 1;
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
       if (p.result.subject_failed) evidence = {{"crash", p.result.why}};

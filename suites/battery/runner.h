@@ -89,6 +89,12 @@ struct run_options {
   // Build the next check's rows while a check runs (rows_ahead.h); unset: only where the
   // subject draws on a device.
   std::optional<bool> rows_ahead;
+  // qualify --time-limit: no check starts at or after stop_at (protocol::now_seconds()), and
+  // a subject call still running then is cut (a subject process's; an in-process subject's
+  // call ends first). Such checks have no verdict and the run is INCOMPLETE; every verdict
+  // reached stands (the checks left stay in the Holm family with p = 1). 0: no limit.
+  double stop_at = 0;
+  double time_limit_s = 0;  // the limit as given, for the report's words
 };
 
 // timeout: the check's process was killed at its wall-clock limit (a failure).
@@ -135,12 +141,13 @@ struct battery_report {
   // shards it holds and which are missing. Null otherwise.
   nlohmann::json shard;
   int missing_shards = 0;    // merged: rows of these shards are not judged (ERROR rows)
+  int cut_checks = 0;        // --time-limit: checks left without a verdict (skipped rows)
   bool passed() const;       // every check pass or n/a, and at least one ran
   bool unavailable() const;  // every applicable check was skipped for a missing device
   // Every check was n/a (or none ran): nothing was judged, so neither PASS nor FAIL.
   bool nothing_judged() const;
   // "PASS", "SKIPPED" (device absent, or nothing judged), "INCOMPLETE" (a merge missing a
-  // shard) or "FAIL".
+  // shard, or checks cut by --time-limit and none failed) or "FAIL".
   const char* verdict_word() const;
   // The first row of this check (of any dtype), or nullptr when the run has none.
   const check_report* find(std::string_view check) const;
@@ -154,6 +161,11 @@ battery_report run_battery(const subject& s, const run_options& options,
 
 // Empty when dir can hold reproduction files (created if missing); else why not.
 std::string prepare_repro_dir(const std::string& dir);
+
+// Writes `record` to o.repro_dir as SUBJECT.CHECK[.DTYPE].json; its path, or empty when it
+// could not be written.
+std::string write_repro_file(const run_options& o, const check_report& c,
+                             const nlohmann::json& record, const std::string& subject_name);
 
 // The reproduction record of one failed check: everything `samplecheck replay` needs.
 nlohmann::json repro_record(const subject& s, const run_options& o, const check_report& c,

@@ -151,6 +151,7 @@ common_options convert(common_options o) {
   if (o.seed_text) o.seed = parse_seed("--seed", *o.seed_text);
   if (o.alpha_text) o.alpha = parse_probability("--alpha", *o.alpha_text, 0, 0.5);
   if (o.timeout_text) o.timeout = parse_seconds("--timeout", *o.timeout_text);
+  if (o.time_limit_text) o.time_limit = parse_seconds("--time-limit", *o.time_limit_text);
   if (o.progress_every_text)
     o.progress_every = parse_seconds("--progress-every", *o.progress_every_text);
   if (o.vocab_size_text)

@@ -23,6 +23,7 @@ struct common_options {
   double alpha = battery::kDefaultAlpha;
   std::vector<std::string> checks;
   double timeout = 0;
+  double time_limit = 0;  // qualify --time-limit; 0: none
   std::string repro_dir;
   std::string report_dir;      // report.json, junit.xml, report.html; repro files in DIR/repro
   bool quiet = false;          // no progress on stderr
@@ -35,7 +36,7 @@ struct common_options {
   battery::matmul_selection matmul;
   // As typed; convert() refuses what CLI11's own conversions would wrap or misread.
   std::optional<std::string> seed_text, alpha_text, timeout_text, vocab_size_text, checks_text;
-  std::optional<std::string> progress_every_text;
+  std::optional<std::string> progress_every_text, time_limit_text;
   std::optional<std::string> m_text, shape_text, columns_text, fixtures_text;
 };
 

@@ -36,6 +36,7 @@
 #include "suites/campaigns/calibration.h"
 #include "suites/campaigns/kill_matrix.h"
 #include "suites/checks/checks.h"
+#include "suites/harness/protocol.h"
 #include "tools/samplecheck/command_options.h"
 #include "tools/samplecheck/ctest_resources.h"
 #include "tools/samplecheck/determinism_commands.h"
@@ -82,7 +83,7 @@ void print_list(const std::vector<const sb::subject*>& subjects) {
 int exit_status(const std::vector<sb::battery_report>& reports) {
   bool all_skipped = !reports.empty(), all_passed = !reports.empty();
   for (const auto& r : reports) {
-    const bool skipped = r.unavailable() || r.nothing_judged();
+    const bool skipped = r.cut_checks == 0 && (r.unavailable() || r.nothing_judged());
     all_skipped &= skipped;
     all_passed &= r.passed() || skipped;
   }
@@ -110,6 +111,9 @@ int run_qualify(const cli::subject_request& request, const cli::common_options& 
     return 0;
   }
   sb::run_options options = cli::to_run_options(common);
+  options.time_limit_s = common.time_limit;
+  if (common.time_limit > 0)
+    options.stop_at = samplecheck::protocol::now_seconds() + common.time_limit;
   const auto progress = cli::make_progress(common.quiet, common.progress_every);
   if (progress) options.progress = progress->sink();
   std::vector<sb::battery_report> reports;
@@ -297,6 +301,12 @@ subcommands add_subcommands(CLI::App& app, command_requests& r) {
   cli::add_common(c.qualify, r.q_common, /*matmul=*/true);
   c.qualify->add_flag("--require-device", r.require_device,
                       "a subject whose device is absent fails (exit 1) instead of skipping (77)");
+  c.qualify
+      ->add_option("--time-limit", r.q_common.time_limit_text,
+                   "the whole run's wall-clock limit: no check starts past it and a subject "
+                   "process's call still running is cut; those checks are reported not run, "
+                   "the run INCOMPLETE (exit 1) unless a check failed, every verdict kept")
+      ->type_name("SECONDS");
   c.qualify
       ->add_option("--shard", r.q_common.shard_text,
                    "judge only shard i (0-based) of n; `samplecheck merge` joins the shards' "

@@ -247,6 +247,7 @@ battery::battery_report merge_run(const std::vector<shard_file>& files,
       continue;
     }
     const double seconds = owner[s]->doc["runs"][k].value("seconds", 0.0);
+    out.cut_checks += owner[s]->doc["runs"][k].value("cut_checks", 0);  // --time-limit's
     out.seconds += seconds;  // the shards' own times summed: the work, not the wall time
     merged.push_back({{"index", s},
                       {"file", owner[s]->path},

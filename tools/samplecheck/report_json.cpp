@@ -211,6 +211,7 @@ nlohmann::json run_json(const battery_report& r) {
                         {"platform", r.platform},
                         {"checks", checks}};
   if (!r.shard.is_null()) run["shard"] = r.shard;
+  if (r.cut_checks > 0) run["cut_checks"] = r.cut_checks;  // qualify --time-limit
   return run;
 }
 

@@ -111,10 +111,12 @@ print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects
       extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
     fi
     local command="$subject_env python3 -m samplecheck_subject.run $module:$point --subject ${name@Q}"
-    local start=$SECONDS
+    local start=$SECONDS limit=${SUBJECT_LIMIT:-300}
+    # The judge stops 20 s before the kill (--time-limit), so that a qualification cut there
+    # still prints and records every verdict it reached.
     # shellcheck disable=SC2086
-    timeout "${SUBJECT_LIMIT:-300}" "$samplecheck" qualify --exec "$command" --budget "$budget" \
-      --fixtures "$repo/fixtures" \
+    timeout "$limit" "$samplecheck" qualify --exec "$command" --budget "$budget" \
+      --time-limit $((limit > 40 ? limit - 20 : limit)) --fixtures "$repo/fixtures" \
       --repro-dir "$OUT/repro" \
       $extra >"$OUT/$name.txt" 2>&1
     local status=$?

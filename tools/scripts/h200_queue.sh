@@ -25,7 +25,9 @@ job() {
     LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/.gpu/lib CPUPROFILE=$OUT/prof/cpu.prof \
     CPUPROFILE_FREQUENCY=200" && mkdir -p $OUT/prof
   t0=$(date +%s%N)
+  # --time-limit 15 s before the kill: a cut run still prints and records its verdicts
   timeout $left $pre $B/samplecheck qualify --subject $s --budget ${BUDGET:-standard} --seed $seed \
+    --time-limit $((left > 30 ? left - 15 : left)) \
     $shard_args --report-dir $OUT/$name --repro-dir $OUT/$name/repro > $OUT/$name.txt 2>&1
   rc=$?
   t1=$(date +%s%N)

@@ -79,6 +79,8 @@ refused "--vocab-size: '16' is below 2048" "${q[@]}" --vocab-size 16
 refused "--vocab-size: '1024' is below 2048" "${q[@]}" --vocab-size 1024
 refused "--m: '4097' is above 4096" qualify --subject cpu.segmented --m 1,4097
 refused "--timeout: '0' is not above 0" "${q[@]}" --timeout 0
+refused "--time-limit: '0' is not above 0" "${q[@]}" --time-limit 0
+refused "--time-limit: 'abc' is not a number" "${q[@]}" --time-limit abc
 refused "--progress-every: '0' is not above 0" "${q[@]}" --progress-every 0
 refused "--progress-every: 'soon' is not a number" "${q[@]}" --progress-every soon
 refused "--fixtures $tmp/nowhere: not a directory" "${q[@]}" --fixtures "$tmp/nowhere"
