@@ -124,17 +124,6 @@ def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str,
             f"ROW = {rs.packed(b['values'])}",
         ]
     )
-    imports, extra = repro_template.import_lines(call, run, ())
-    parts = [
-        header(record, path, run, call, module, b),
-        imports,
-        extra,
-        "",
-        constants,
-        "",
-        "",
-        call.code.strip() + "\n",
-        call.batch.strip() + "\n",
-        repro_template.BATCH_MAIN,
-    ]
-    return "\n".join(parts), run
+    tail = [call.batch.strip() + "\n", repro_template.BATCH_MAIN]
+    text = repro_template.assemble(header(record, path, run, call, module, b), call, run, (), constants, tail)
+    return text, run

@@ -425,20 +425,9 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
             f"Q = {packed(row['q'])}",
         ]
     )
-    imports, extra = repro_template.import_lines(call, run, ("math",))
-    parts = [
-        header(record, path, run, call, module, v),
-        imports,
-        extra,
-        "",
-        constants,
-        "",
-        "",
-        call.code.strip() + "\n",
-        repro_template.MATH,
-        repro_template.MAIN,
-    ]
-    return "\n".join(parts), run
+    tail = [repro_template.MATH, repro_template.MAIN]
+    text = repro_template.assemble(header(record, path, run, call, module, v), call, run, ("math",), constants, tail)
+    return text, run
 
 
 def main(argv: list[str] | None = None) -> int:

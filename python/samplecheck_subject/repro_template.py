@@ -39,6 +39,12 @@ def import_lines(call: ScriptCall, run: str, stdlib: tuple[str, ...]) -> tuple[s
     return "".join(f"import {name}\n" for name in names), guarded
 
 
+def assemble(header: str, call: ScriptCall, run: str, stdlib: tuple[str, ...], constants: str, tail: list[str]) -> str:
+    """A script: its header, its imports, its constants, the subject's call, then `tail`."""
+    imports, guarded = import_lines(call, run, stdlib)
+    return "\n".join([header, imports, guarded, "", constants, "", "", call.code.strip() + "\n", *tail])
+
+
 # The chi-square upper tail: torch's regularized gamma where torch is there, else the
 # series / continued fraction (Numerical Recipes' gser and gcf), a few lines with no scipy.
 MATH = '''

@@ -124,16 +124,14 @@ def test_hello_records_jax_and_its_files():
         assert recorded[f"jax upstream {relpath}"].startswith("sha256:")
 
 
+def f32_checks(run_checks, subject, checks, *args):
+    """samplecheck's `checks` on the jax subject `subject`, f32 rows only (quick budget)."""
+    module = "samplecheck_subject.adapters.jax_categorical:subjects"
+    return run_checks(module, subject, checks, *args, env={"SAMPLECHECK_JAX_DTYPES": "f32"}, timeout=300)
+
+
 def test_samplecheck_judges_replay(run_checks, tmp_path):
-    rc, out = run_checks(
-        "samplecheck_subject.adapters.jax_categorical:subjects",
-        "jax.categorical",
-        "replay",
-        "--report-dir",
-        str(tmp_path),
-        env={"SAMPLECHECK_JAX_DTYPES": "f32"},
-        timeout=300,
-    )
+    rc, out = f32_checks(run_checks, "jax.categorical", "replay", "--report-dir", str(tmp_path))
     assert rc == 0, out
     assert "replay [f32]" in out and "pass" in out
 
@@ -142,15 +140,7 @@ def test_rbg_batch_invariance_script_reproduces(run_checks, tmp_path):
     """The standalone script of rbg's batch_invariance record (samplecheck_subject.repro_batch)
     calls jax alone as the adapter does: the request alone gives the check's token, and a batch
     of copies of its row changes it; threefry's rule on the same record does not."""
-    rc, out = run_checks(
-        "samplecheck_subject.adapters.jax_categorical:subjects",
-        "jax.categorical.rbg",
-        "batch_invariance",
-        "--repro-dir",
-        str(tmp_path),
-        env={"SAMPLECHECK_JAX_DTYPES": "f32"},
-        timeout=300,
-    )
+    rc, out = f32_checks(run_checks, "jax.categorical.rbg", "batch_invariance", "--repro-dir", str(tmp_path))
     assert rc == 1, out
     record_path = tmp_path / "jax.categorical.rbg.batch_invariance.f32.json"
     record = json.loads(record_path.read_text())

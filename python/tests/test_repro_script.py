@@ -344,6 +344,13 @@ def test_a_keyed_subjects_ties_out_token_is_scripted_at_its_requests(s06, tmp_pa
     refused(write_record(tmp_path, group, "group.json"), "evidence.draws_per_row", "keys its noise")
 
 
+def without_row(record):
+    """The record as a samplecheck from before records kept the judged row wrote it."""
+    old = copy.deepcopy(record)
+    del old["evidence"]["row_data"]
+    return old
+
+
 def refused(record_path, field, *words, via=None):
     made = generate(record_path, str(record_path) + ".py", via=via)
     assert made.returncode == 2, (made.stdout, made.stderr)
@@ -381,9 +388,7 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
     stream = dict(record, check="per_request_seeds")
     refused(write_record(tmp_path, stream, "stream.json"), "check", "per_request_seeds")
-    old = copy.deepcopy(record)
-    del old["evidence"]["row_data"]
-    refused(write_record(tmp_path, old, "old.json"), "evidence.row_data", "missing")
+    refused(write_record(tmp_path, without_row(record), "old.json"), "evidence.row_data", "missing")
     broken = copy.deepcopy(record)
     broken["evidence"]["row_data"]["values_f32"] = "not base64!"
     refused(write_record(tmp_path, broken, "broken.json"), "evidence.row_data.values_f32", "not base64")
@@ -448,9 +453,8 @@ def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path)
     assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
     unseeded = dict(vllm, subject="vllm.forward_native.unseeded")
     refused(write_record(tmp_path, unseeded, "unseeded.json"), "subject", "declares no batch call")
-    old = copy.deepcopy(record)
-    del old["evidence"]["row_data"]
-    refused(write_record(tmp_path, old, "old.json"), "evidence.row_data", "before records kept the request's row")
+    old = write_record(tmp_path, without_row(record), "old.json")
+    refused(old, "evidence.row_data", "before records kept the request's row")
     bad_slot = copy.deepcopy(record)
     bad_slot["evidence"]["slot"] = bad_slot["evidence"]["batch_size"]
     refused(write_record(tmp_path, bad_slot, "slot.json"), "evidence.slot", "outside")
