@@ -1,13 +1,14 @@
-"""Standalone scripts of batch_invariance records (samplecheck repro-script FILE.json).
+"""Standalone scripts of one request's failures in batches (samplecheck repro-script FILE.json).
 
-A batch_invariance failure is one request (row, seed, subsequence, offset) whose token in a
-batch differs from its token alone (B = 1). The script calls the subject as its adapter does
-(the adapter's ScriptCall.batch, draw_requests): the request alone, then in a batch of the
-recorded size at the recorded slot, every other slot a copy of the same row with a request
-of its own; with --sizes all, at every batch size the check ran. It exits 1 when a batch
-changes the request's token. The check's batch held other rows and parameters in the other
-slots; a subject whose token depends on those (not on the batch's size or the slot) is not
-reproduced here, and samplecheck replay runs the recorded batch itself.
+batch_invariance, batch_reorder and per_request_seeds each fail on one request (row, seed,
+subsequence, offset) that drew two tokens where its contract allows one: alone and in a
+batch, at two positions of a batch, or in two slots of a batch where every slot holds it.
+The script calls the subject as its adapter does (the adapter's ScriptCall.batch,
+draw_requests) on those placements, every slot a copy of the request's row (each other slot
+a request of its own, or the request itself where the check put it in every slot), prints
+each token beside the check's, and exits 1 when they differ. The check's batches held other
+rows in the other slots: a subject whose token depends on those (not on the batch's size or
+the slot) is not reproduced here, and samplecheck replay runs the recorded batches.
 """
 
 from __future__ import annotations
@@ -21,17 +22,18 @@ from .descriptor import DTYPES
 from .script_call import ScriptCall
 
 HEADER = '''#!/usr/bin/env python3
-"""Standalone reproduction: {subject}, check batch_invariance{dtype}, row {label}.
+"""Standalone reproduction: {subject}, check {check}{dtype}, row {label}.
 
 Record: {record}
   {verdict}: {detail}
 Upstream, as the record's environment names it: {versions}
 Calls: {what}; declared in {module}.SCRIPT_CALLS (its batch call).
-Calls the subject on request {request} (seed, subsequence, offset) of row {label} alone,
-then in a batch of {size} copies of the row at slot {slot} (each other slot a request of its
-own), and with --sizes all at each batch size the check ran; reproduced when a batch
-changes the request's token. The check's batch held other rows in the other slots: a
-token that depends on those alone is not reproduced here (samplecheck replay runs it).
+Calls the subject on request {request} (seed, subsequence, offset) of row {label} in the
+placements its check compared ({placements}: batch size, slot, and "own" where each other
+slot holds a request of its own, "same" where every slot holds this one), each batch of
+copies of the row; reproduced when the request's tokens differ. The check's batches held
+other rows: a token that depends on those alone is not reproduced here (samplecheck replay
+runs them).
 Needs the subject's package, numpy and/or torch; nothing of samplecheck.
 
 Run:  {run}  [--sizes recorded|all]
@@ -48,35 +50,59 @@ def _int(record: dict[str, Any], name: str, low: int, high: int) -> int:
     return int(value)
 
 
+def _pair(record: dict[str, Any], name: str, size: int) -> list[int]:
+    """Two slots of a batch of `size` (evidence.positions, evidence.outputs)."""
+    pair = rs.field(record, name, list)
+    if len(pair) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < size for s in pair):
+        raise rs.RecordError(name, f"{pair!r} is not two slots of a batch of {size}")
+    return pair
+
+
+def placements(record: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list[str], list[int] | None]:
+    """The check's placements of the request (batch size, slot, kind), its tokens there as the
+    record gives them, and (batch_invariance) every batch size the check ran."""
+    check = record["check"]
+    if check == "batch_invariance":
+        size = _int(record, "evidence.batch_size", 2, 1 << 20)
+        sizes = rs.field(record, "evidence.batch_sizes", list)
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b < 1 << 20 for b in sizes):
+            raise rs.RecordError("evidence.batch_sizes", "not a list of batch sizes")
+        recorded = [rs.field(record, f"evidence.{w}", str) for w in ("expected", "actual")]
+        return [(1, 0, "own"), (size, _int(record, "evidence.slot", 0, size), "own")], recorded, sizes
+    size = _int(record, "evidence.batch_size", 2, 1 << 20)
+    kind, name = ("own", "evidence.positions") if check == "batch_reorder" else ("same", "evidence.outputs")
+    tokens = rs.field(record, "evidence.tokens", list)
+    if len(tokens) != 2 or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+        raise rs.RecordError("evidence.tokens", f"{tokens!r} is not the two tokens the check saw")
+    return [(size, slot, kind) for slot in _pair(record, name, size)], [f"token {t}" for t in tokens], None
+
+
 def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
-    """The failing request, batch and row of a batch_invariance record."""
+    """The failing request, its placements and its row."""
     if rs.field(record, "kind", str) != "sampler":
         raise rs.RecordError("kind", f"{record['kind']}: a matmul's batch_invariance is replayed, not scripted")
     if "row_data" not in rs.field(record, "evidence", dict):
         raise rs.RecordError(
-            "evidence.row_data", "missing: a batch_invariance record written before records kept the request's row"
+            "evidence.row_data", f"missing: a {record['check']} record written before records kept the request's row"
         )
-    words = [_int(record, f"evidence.{w}", 0, 1 << 64) for w in ("seed", "subsequence", "offset")]
-    size = _int(record, "evidence.batch_size", 2, 1 << 20)
-    sizes = rs.field(record, "evidence.batch_sizes", list)
-    if not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b < 1 << 20 for b in sizes):
-        raise rs.RecordError("evidence.batch_sizes", "not a list of batch sizes")
     values = rs.decode(record, "values_f32")
     if not values or len(values) % 4:
         raise rs.RecordError("evidence.row_data.values_f32", f"{len(values)} bytes: not float32 values")
     params = rs.field(record, "evidence.params", dict)
     for name in rs.PARAMS:
         rs.field(record, f"evidence.params.{name}", (int, float))
+    placed, recorded, sizes = placements(record)
+    words = [_int(record, f"evidence.{w}", 0, 1 << 64) for w in ("seed", "subsequence", "offset")]
+    if "sent_seed" in record["evidence"]:  # a batch_slot or request_keyed subject's: the seed it saw
+        words[0] = _int(record, "evidence.sent_seed", 0, 1 << 64)
     return {
         "request": tuple(words),
-        "size": size,
-        "slot": _int(record, "evidence.slot", 0, size),
+        "placements": placed,
+        "recorded": recorded,
         "sizes": sizes,
         "values": values,
         "label": rs.field(record, "evidence.row_data.label", str),
         "params": {k: params[k] for k in rs.PARAMS},
-        "expected": rs.field(record, "evidence.expected", str),
-        "actual": rs.field(record, "evidence.actual", str),
     }
 
 
@@ -84,6 +110,7 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     return HEADER.format(
         **rs.inert_fields(
             subject=record["subject"],
+            check=record["check"],
             dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
             label=repr(b["label"]),
             record=os.path.abspath(path),
@@ -93,8 +120,7 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
             what=call.what,
             module=module,
             request=b["request"],
-            size=b["size"],
-            slot=b["slot"],
+            placements=", ".join(str(p) for p in b["placements"]),
             run=run,
         )
     )
@@ -107,19 +133,18 @@ def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str,
     if not call.batch:
         raise rs.RecordError("subject", f"{record['subject']} ({module}) declares no batch call (ScriptCall.batch)")
     run = call.run.format(script=out)
+    dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
     constants = "\n".join(
         [
             f"SUBJECT = {record['subject']!r}",
-            "CHECK = 'batch_invariance'",
+            f"CHECK = {record['check']!r}",
             f"LABEL = {b['label']!r}",
             f"PARAMS = {b['params']!r}",
-            f"DTYPE = {record.get('dtype') if record.get('dtype') in DTYPES else None!r}  # the row's dtype as sent",
-            f"REQUEST = {b['request']!r}  # (seed, subsequence, offset)",
-            f"BATCH_SIZE = {b['size']}  # the first batch size where the request's token differed",
-            f"SLOT = {b['slot']}  # the request's slot in that batch",
-            f"BATCH_SIZES = {b['sizes']!r}  # every batch size the check ran",
-            f"EXPECTED = {b['expected']!r}  # the check's token of the request alone",
-            f"ACTUAL = {b['actual']!r}  # and in its batch",
+            f"DTYPE = {dtype!r}  # the row's dtype as sent",
+            f"REQUEST = {b['request']!r}  # (seed as the subject was sent it, subsequence, offset)",
+            f"PLACEMENTS = {b['placements']!r}  # (batch size, slot, kind) the check compared",
+            f"RECORDED = {b['recorded']!r}  # the check's tokens there",
+            f"BATCH_SIZES = {b['sizes']!r}  # every batch size the check ran (--sizes all)",
             f"# The request's row as sent (float32, V = {len(b['values']) // 4}): zlib, then base64.",
             f"ROW = {rs.packed(b['values'])}",
         ]

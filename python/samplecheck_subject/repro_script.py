@@ -43,8 +43,8 @@ ADAPTER_MODULES = (
 )
 # Checks that judge where one row's draws land; the others judge streams or batches.
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows")
-# Checks whose script calls the subject on one request alone and in batches (repro_batch).
-BATCH_CHECKS = ("batch_invariance",)
+# Checks failed by one request's two tokens where one is due: scripted in batches (repro_batch).
+BATCH_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
 
 

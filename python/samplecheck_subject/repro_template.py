@@ -375,55 +375,64 @@ if __name__ == "__main__":
     sys.exit(main())
 '''
 
-# The main of a batch_invariance script (samplecheck_subject.repro_batch): the request alone,
-# then in batches of copies of its row.
+# The main of a request script (samplecheck_subject.repro_batch): one request in the batches its
+# check compared.
 BATCH_MAIN = '''
 
 def unpack(text, dtype):
     return np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=dtype)
 
 
-def batch_of(size, slot):
-    """`size` requests: the recorded one at `slot`, each other slot one of its own (the
-    recorded subsequence and offset, the seed + 1 + slot)."""
+def batch_of(size, slot, kind):
+    """`size` requests: the recorded one at `slot` and, kind "own", each other slot one of its
+    own (the recorded subsequence and offset, the seed + 1 + slot); kind "same": every slot it."""
     seed, subsequence, offset = REQUEST
+    if kind == "same":
+        return [REQUEST] * size
     return [REQUEST if j == slot else ((seed + 1 + j) % (1 << 64), subsequence, offset) for j in range(size)]
 
 
-def token_in(row, requests, slot, device):
+def placed(size, slot, kind):
+    if size == 1:
+        return "alone (B = 1)"
+    return f"in a batch of {size}{' copies of it' if kind == 'same' else ''} at slot {slot}"
+
+
+def token_in(row, size, slot, kind, device):
     """The token of slot `slot` of one batch (the call may write its logits: a copy each)."""
-    return int(np.asarray(draw_requests(row.copy(), PARAMS, requests, device))[slot])
+    return int(np.asarray(draw_requests(row.copy(), PARAMS, batch_of(size, slot, kind), device))[slot])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None, help="where the subject runs (default: its own choice)")
     parser.add_argument("--sizes", choices=("recorded", "all"), default="recorded",
-                        help="the recorded batch size only, or every batch size the check ran")
+                        help="the recorded batches only, or also every batch size the check ran (batch_invariance)")
     args = parser.parse_args()
     row = unpack(ROW, "<f4").copy()
     print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): request {REQUEST}")
-    sizes = [BATCH_SIZE] + ([b for b in BATCH_SIZES if b not in (1, BATCH_SIZE)] if args.sizes == "all" else [])
-    differ = []
+    more = [b for b in BATCH_SIZES or [] if b not in [p[0] for p in PLACEMENTS]] if args.sizes == "all" else []
+    tried = [(p, recorded) for p, recorded in zip(PLACEMENTS, RECORDED)]
+    tried += [((b, min(PLACEMENTS[-1][1], b - 1), "own"), None) for b in more]
+    tokens = []
     try:
-        alone = token_in(row, [REQUEST], 0, args.device)
-        print(f"alone (B = 1): token {alone}; the check's: {EXPECTED}")
-        for size in sizes:
-            slot = SLOT if size == BATCH_SIZE else min(SLOT, size - 1)
-            token = token_in(row, batch_of(size, slot), slot, args.device)
-            recorded = f"; the check's, in its batch: {ACTUAL}" if size == BATCH_SIZE else ""
-            print(f"B = {size}, slot {slot}: token {token}{recorded}{'  DIFFERS' if token != alone else ''}")
-            differ += [size] if token != alone else []
+        for (size, slot, kind), recorded in tried:
+            token = token_in(row, size, slot, kind, args.device)
+            differs = "  DIFFERS" if tokens and token != tokens[0] else ""
+            print(f"{placed(size, slot, kind)}: token {token}" + (f"; the check's: {recorded}" if recorded else "")
+                  + differs)
+            tokens.append(token)
     except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way (Python's own exit is 1)
         traceback.print_exc()
         print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
         return 2
+    differ = [p for (p, _), t in zip(tried, tokens) if t != tokens[0]]
     if differ:
-        print(f"REPRODUCED: the request's token alone differs from its token in a batch of {differ[0]} "
-              f"({len(differ)} of {len(sizes)} batch sizes tried)")
+        print(f"REPRODUCED: the request drew token {tokens[0]} {placed(*tried[0][0])}, another "
+              f"{placed(*differ[0])} ({len(differ)} of {len(tried) - 1} other placements differ)")
         return 1
-    print(f"NOT REPRODUCED: the request's token is {alone} in all {len(sizes)} batch sizes tried, alone too "
-          "(the check's batch held other rows beside it: samplecheck replay runs that batch)")
+    print(f"NOT REPRODUCED: the request drew token {tokens[0]} in all {len(tried)} placements tried (the check's "
+          "batches held other rows beside it: samplecheck replay runs them)")
     return 0
 
 

@@ -136,29 +136,35 @@ def test_samplecheck_judges_replay(run_checks, tmp_path):
     assert "replay [f32]" in out and "pass" in out
 
 
-def test_rbg_batch_invariance_script_reproduces(run_checks, tmp_path):
-    """The standalone script of rbg's batch_invariance record (samplecheck_subject.repro_batch)
-    calls jax alone as the adapter does: the request alone gives the check's token, and a batch
-    of copies of its row changes it; threefry's rule on the same record does not."""
-    rc, out = f32_checks(run_checks, "jax.categorical.rbg", "batch_invariance", "--repro-dir", str(tmp_path))
+def test_rbg_request_scripts_reproduce(run_checks, tmp_path):
+    """The standalone scripts of rbg's batch_invariance and per_request_seeds records
+    (samplecheck_subject.repro_batch) call jax as the adapter does, keyed by the seed the subject
+    was sent (evidence.sent_seed): the request alone gives the check's token, the batch of 64
+    copies of one request gives the check's two tokens; threefry's rule keeps one token."""
+    checks = "batch_invariance,per_request_seeds"
+    rc, out = f32_checks(run_checks, "jax.categorical.rbg", checks, "--repro-dir", str(tmp_path))
     assert rc == 1, out
-    record_path = tmp_path / "jax.categorical.rbg.batch_invariance.f32.json"
-    record = json.loads(record_path.read_text())
-    printed = {}
-    for subject, status in (("jax.categorical.rbg", 1), ("jax.categorical", 0)):
-        path = tmp_path / f"{subject}.json"
-        path.write_text(json.dumps(dict(record, subject=subject)))
-        script = tmp_path / f"{subject}.py"
-        made = subprocess.run([sys.executable, "-m", "samplecheck_subject.repro_script", str(path), "-o", str(script)])
-        assert made.returncode == 0
-        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-        print(done.stdout, done.stderr)
-        assert done.returncode == status, done.stdout
-        printed[subject] = done.stdout
-    expected = record["evidence"]["expected"]
-    assert f"alone (B = 1): {expected}; the check's: {expected}" in printed["jax.categorical.rbg"]
-    assert "REPRODUCED: the request's token alone differs" in printed["jax.categorical.rbg"]
-    assert "NOT REPRODUCED" in printed["jax.categorical"]  # threefry: another key, no batch effect
+    for check in checks.split(","):
+        record = json.loads((tmp_path / f"jax.categorical.rbg.{check}.f32.json").read_text())
+        printed = {}
+        for subject, status in (("jax.categorical.rbg", 1), ("jax.categorical", 0)):
+            path = tmp_path / f"{subject}.{check}.json"
+            path.write_text(json.dumps(dict(record, subject=subject)))
+            script = tmp_path / f"{subject}.{check}.py"
+            made = subprocess.run(
+                [sys.executable, "-m", "samplecheck_subject.repro_script", str(path), "-o", str(script)]
+            )
+            assert made.returncode == 0
+            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+            print(done.stdout, done.stderr)
+            assert done.returncode == status, done.stdout
+            printed[subject] = done.stdout
+        evidence = record["evidence"]
+        seen = [evidence["expected"]] if check == "batch_invariance" else [f"token {t}" for t in evidence["tokens"]]
+        for token in seen:
+            assert f": {token}; the check's: {token}" in printed["jax.categorical.rbg"]
+        assert "REPRODUCED: the request drew token" in printed["jax.categorical.rbg"]
+        assert "NOT REPRODUCED" in printed["jax.categorical"]  # threefry: one token per request
 
 
 if __name__ == "__main__":

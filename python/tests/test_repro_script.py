@@ -386,40 +386,55 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     in_tree = {k: v for k, v in record.items() if k != "exec"}
     in_tree["subject"] = "cpu.sort_filter"
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
-    stream = dict(record, check="per_request_seeds")
-    refused(write_record(tmp_path, stream, "stream.json"), "check", "per_request_seeds")
+    stream = dict(record, check="offset_advancement")
+    refused(write_record(tmp_path, stream, "stream.json"), "check", "offset_advancement")
+    seeds = dict(record, check="per_request_seeds")  # a row's record under a request check's name
+    refused(write_record(tmp_path, seeds, "seeds.json"), "evidence.batch_size", "missing")
     refused(write_record(tmp_path, without_row(record), "old.json"), "evidence.row_data", "missing")
     broken = copy.deepcopy(record)
     broken["evidence"]["row_data"]["values_f32"] = "not base64!"
     refused(write_record(tmp_path, broken, "broken.json"), "evidence.row_data.values_f32", "not base64")
 
 
+REQUEST_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds")
+
+
 @pytest.fixture(scope="module")
 def s04(samplecheck_bin, tmp_path_factory):
-    """S04 (the stream keyed by the batch slot) fails batch_invariance: a request's token changes."""
-    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S04", "batch_invariance")
+    """S04 (the stream keyed by the batch slot) fails the three checks of one request's two
+    tokens: alone and in a batch, at two positions, in two slots of a batch all of it."""
+    folder = tmp_path_factory.mktemp("repro-S04")
+    status, table = qualify(
+        samplecheck_bin,
+        subject_command(NUMPY, "--subject", "numpy.sort_filter:S04"),
+        *("--budget", "quick", "--checks", ",".join(REQUEST_CHECKS), "--repro-dir", str(folder)),
+    )
+    assert status == 1, table
+    records = {}
+    for check in REQUEST_CHECKS:
+        path = folder / f"numpy.sort_filter_S04.{check}.f32.json"
+        records[check] = (path, json.loads(path.read_text()))
+    return records
 
 
-def test_batch_invariance_reproduces_with_the_checks_tokens(s04, tmp_path):
-    """The script calls the rule on the request alone and in a batch of the recorded size at
-    the recorded slot, keyed as the adapter keys it: both tokens are the check's."""
-    path, record = s04
-    evidence = record["evidence"]
+@pytest.mark.parametrize("check", REQUEST_CHECKS)
+def test_a_requests_two_tokens_reproduce_as_the_check_saw_them(s04, tmp_path, check):
+    """The script calls the rule on the request in the placements its check compared, keyed
+    as the adapter keys it: each token it prints is the check's."""
+    path, record = s04[check]
     done = generated_and_run(path, tmp_path / "s04.py")
     assert done.returncode == 1, done.stdout
-    alone = evidence["expected"]
-    assert f"alone (B = 1): {alone}; the check's: {alone}" in done.stdout
-    actual = evidence["actual"]
-    assert f"B = {evidence['batch_size']}, slot {evidence['slot']}: {actual}; the check's, in its batch: {actual}" in (
-        done.stdout
-    )
-    assert f"REPRODUCED: the request's token alone differs from its token in a batch of {evidence['batch_size']}" in (
-        done.stdout
-    )
+    evidence = record["evidence"]
+    tokens = [evidence["expected"], evidence["actual"]] if check == "batch_invariance" else evidence["tokens"]
+    for token in tokens:
+        shown = token if isinstance(token, str) else f"token {token}"
+        assert f": {shown}; the check's: {shown}" in done.stdout, done.stdout
+    assert "REPRODUCED: the request drew token" in done.stdout
 
 
-def test_batch_invariance_of_a_correct_rule_is_not_reproduced(s04, tmp_path):
-    _, record = s04
+@pytest.mark.parametrize("check", REQUEST_CHECKS)
+def test_a_correct_rule_keeps_the_requests_token(s04, tmp_path, check):
+    _, record = s04[check]
     passing = dict(record, subject="numpy.sort_filter")  # the same request and row, the correct rule
     out = tmp_path / "correct.py"
     made = generate(write_record(tmp_path, passing), out)
@@ -429,15 +444,16 @@ def test_batch_invariance_of_a_correct_rule_is_not_reproduced(s04, tmp_path):
     )
     print(done.stdout)
     assert done.returncode == 0, done.stdout
-    tried = len([b for b in record["evidence"]["batch_sizes"] if b != 1])
-    assert "NOT REPRODUCED: the request's token is" in done.stdout and f"all {tried} batch sizes" in done.stdout
+    tried = len(record["evidence"]["batch_sizes"]) if check == "batch_invariance" else 2
+    assert "NOT REPRODUCED: the request drew token" in done.stdout, done.stdout
+    assert f"in all {tried} placements tried" in done.stdout, done.stdout
 
 
 def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path):
     """vLLM's seeded subjects script batch_invariance: one torch.Generator per request, seeded
     as the adapter seeds it, the batch split into calls as the adapter splits it; a subject
     with no batch call, or a record without the request's row, is refused."""
-    _, record = s04
+    _, record = s04["batch_invariance"]
     vllm = dict(record, subject="vllm.forward_native")
     vllm["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
     out = tmp_path / "vllm.py"

@@ -82,6 +82,18 @@ nlohmann::json repro_record(const subject& s, const run_options& o, const check_
   if (c.alpha_share >= 0) j["decision_level"] = c.alpha_share;
   if (s.kind() == subject_kind::matmul) j["matmul"] = selection_json(o.matmul);
   j["evidence"] = evidence.is_object() ? evidence : nlohmann::json::object();
+  // One request's record, of a subject sent slot-stream seeds: the seed it was sent, so that
+  // a standalone script keys the request as the subject saw it.
+  const nlohmann::json& e = j["evidence"];
+  const auto whole = [&](const char* name) {
+    return e.contains(name) && (e[name].is_number_unsigned() ||
+                                (e[name].is_number_integer() && e[name].get<int64_t>() >= 0));
+  };
+  if (whole("seed") && whole("subsequence")) {
+    const auto seed = e["seed"].get<uint64_t>(), subsequence = e["subsequence"].get<uint64_t>();
+    if (const uint64_t sent = sent_seed(s, seed, subsequence); sent != seed)
+      j["evidence"]["sent_seed"] = sent;
+  }
   return j;
 }
 

@@ -87,11 +87,16 @@ uint64_t subject_clock::samples_now() { return clock_open ? clock_samples.load()
 
 namespace {
 
+// A batch_slot or request_keyed sampler: its requests go out with slot-stream seeds.
+bool folds_seeds(const subject& s) {
+  if (s.sampler == nullptr) return false;
+  const int32_t rng = registry::contracts_of(*s.sampler).rng_policy;
+  return rng == SC_RNG_BATCH_SLOT || rng == SC_RNG_REQUEST_KEYED;
+}
+
 // Whether the call goes out with slot-stream seeds in place of its planned ones (run_call).
 bool sends_stream_seeds(const subject& s, const sample_call& call) {
-  const int32_t rng = registry::contracts_of(*s.sampler).rng_policy;
-  return (rng == SC_RNG_BATCH_SLOT || rng == SC_RNG_REQUEST_KEYED) &&
-         call.subsequence.size() == call.seed.size();
+  return folds_seeds(s) && call.subsequence.size() == call.seed.size();
 }
 
 // Puts the slot-stream seeds in call.seed and returns the planned ones.
@@ -108,6 +113,10 @@ call_status timed_call(const subject& s, sample_call& call,
 }
 
 }  // namespace
+
+uint64_t sent_seed(const subject& s, uint64_t seed, uint64_t subsequence) {
+  return folds_seeds(s) ? slot_stream_seed(seed, subsequence) : seed;
+}
 
 call_status run_call(const subject& s, sample_call& call) {
   const auto call_subject = [&] {

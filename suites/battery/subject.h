@@ -143,6 +143,9 @@ class call_pipeline {
 
 // The seed a batch_slot subject is sent for the planned stream (seed, subsequence).
 uint64_t slot_stream_seed(uint64_t seed, uint64_t subsequence);
+// The seed the request (seed, subsequence) reaches `s` with: slot_stream_seed for a
+// batch_slot or request_keyed sampler (run_call), else `seed` itself.
+uint64_t sent_seed(const subject& s, uint64_t seed, uint64_t subsequence);
 
 // The matmul runner for the subject: through its process, or in-process without one.
 std::unique_ptr<matmul_suite::matmul_runner> make_matmul_runner(const subject& s);

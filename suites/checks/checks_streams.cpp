@@ -9,6 +9,7 @@
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
 #include "suites/checks/collision_helpers.h"
+#include "suites/checks/report_evidence.h"
 #include "suites/stats/collision_test.h"
 #include "suites/stats/combine.h"
 #include "suites/stats/power.h"
@@ -225,7 +226,10 @@ battery::check_outcome run_per_request_seeds(const battery::check_context& ctx) 
            {"subsequence", 0},
            {"offset", 0},
            {"outputs", {0, r}},
-           {"tokens", {same.tokens[0], same.tokens[r]}}});
+           {"tokens", {same.tokens[0], same.tokens[r]}},
+           {"batch_size", same.num_output_rows()},
+           {"params", setting_json(row.setting)}});
+      out.repro["row_data"] = row_data(row, 0, 1);  // for a standalone script (repro-script)
       return out;
     }
   const std::span<const int32_t> t(distinct.tokens);
@@ -316,7 +320,10 @@ battery::check_outcome run_batch_reorder(const battery::check_context& ctx) {
            {"subsequence", subs[req]},
            {"offset", offs[req]},
            {"positions", {req, pos}},
+           {"tokens", {in_order.tokens[req], permuted.tokens[pos]}},
+           {"batch_size", rows.size()},
            {"params", setting_json(rows[req].setting)}});
+      out.repro["row_data"] = row_data(rows[req], req, 1);  // for a standalone script
       return out;
     }
   }

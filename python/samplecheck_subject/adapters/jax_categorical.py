@@ -295,22 +295,27 @@ def rows_per_call(rows, vocab, device):
 
 
 def draw_requests(row, params, requests, device):
+    \"\"\"As the adapter's draw_fn: jax.vmap over each request's key words, its logits taken from
+    the call's rows (here the one row) and divided by its temperature inside the map.\"\"\"
     dtype = {{"bf16": jnp.bfloat16, "f16": jnp.float16}}.get(DTYPE, jnp.float32)
     dev = jax.devices(device)[0] if device else jax.devices()[0]
-    logits = jax.device_put(jnp.asarray(row.astype(dtype)), dev)
-    t = float(params["temperature"])
-    if t == 0:
-        return np.full(len(requests), int(jnp.argmax(logits)))
-    scaled = logits / t
-    keys = [(seed, offset) for seed, _, offset in requests]  # the adapter keys (seed, offset)
-    one = jax.jit(jax.vmap(lambda s, p: jax.random.categorical(key_of_words(s, p), scaled, mode=MODE)))
-    step, tokens = rows_per_call(len(keys), row.size, device), []
-    for start in range(0, len(keys), step):
-        part = keys[start : start + step]
+    rows = jax.device_put(jnp.asarray(row.astype(dtype))[None, :], dev)
+    t = jax.device_put(jnp.full((1,), float(params["temperature"]), jnp.float32), dev)
+
+    def one(words, logits, temperature):
+        greedy = temperature == 0
+        scaled = logits / jnp.where(greedy, 1, temperature).astype(logits.dtype)
+        token = jax.random.categorical(key_of_words(words[:2], words[2:]), scaled, mode=MODE)
+        return jnp.where(greedy, jnp.argmax(logits), token)
+
+    chunk = jax.jit(lambda w, i: jax.vmap(one)(w, jnp.take(rows, i, axis=0), jnp.take(t, i)))
+    step, tokens = rows_per_call(len(requests), row.size, device), []
+    for start in range(0, len(requests), step):
+        part = [(seed, offset) for seed, _, offset in requests[start : start + step]]  # keyed (seed, offset)
         part += [part[0]] * (step - len(part))
-        seeds = jnp.asarray(np.array([s for s, _ in part], dtype=np.uint64).view(np.uint32).reshape(-1, 2))
-        positions = jnp.asarray(np.array([p for _, p in part], dtype=np.uint64).view(np.uint32).reshape(-1, 2))
-        tokens.append(np.asarray(one(seeds, positions))[: min(step, len(keys) - start)])
+        words = np.array(part, dtype=np.uint64).view(np.uint32).reshape(-1, 4)  # seed lo, hi, offset lo, hi
+        out = chunk(jnp.asarray(words), jnp.zeros(step, jnp.int32))
+        tokens.append(np.asarray(out)[: min(step, len(requests) - start)])
     return np.concatenate(tokens)
 """
 
