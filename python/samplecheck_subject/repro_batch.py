@@ -13,7 +13,6 @@ the slot) is not reproduced here, and samplecheck replay runs the recorded batch
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import repro_script as rs
@@ -108,21 +107,12 @@ def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
 
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, b: dict[str, Any]) -> str:
     return HEADER.format(
+        **rs.common_fields(record, path, run, call, module, b["label"]),
         **rs.inert_fields(
-            subject=record["subject"],
-            check=record["check"],
-            dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
-            label=repr(b["label"]),
-            record=os.path.abspath(path),
-            verdict=record.get("verdict", "FAIL"),
             detail=record.get("detail", ""),
-            versions=rs.versions(record, call),
-            what=call.what,
-            module=module,
             request=b["request"],
             placements=", ".join(str(p) for p in b["placements"]),
-            run=run,
-        )
+        ),
     )
 
 

@@ -356,28 +356,35 @@ JUDGED = {
 }
 
 
+def common_fields(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, label: str) -> dict:
+    """The header fields every script has (the record's, made inert): what, from where, how to run."""
+    return inert_fields(
+        subject=record["subject"],
+        check=record["check"],
+        dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
+        label=repr(label),
+        record=os.path.abspath(path),
+        verdict=record.get("verdict", "FAIL"),
+        versions=versions(record, call),
+        what=call.what,
+        module=module,
+        run=run,
+    )
+
+
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, v: dict[str, Any]) -> str:
     row = record["evidence"]["row_data"]
     p_value = record.get("p_value")
     judged = JUDGED[v["verdict"]].format(level=v["level"])
     return HEADER.format(
+        **common_fields(record, path, run, call, module, row["label"]),
         **inert_fields(
-            subject=record["subject"],
-            check=v["check"],
-            dtype=f" [{record['dtype']}]" if record.get("dtype") else "",
-            label=repr(row["label"]),
-            record=os.path.abspath(path),
-            verdict=record.get("verdict", "FAIL"),
             recorded=f"p-value {p_value:.3e}" if isinstance(p_value, (int, float)) else "exact failure",
             samples=record.get("samples", "?"),
             budget=record.get("budget"),
             vocab=record.get("vocab_size"),
             seed=record.get("seed"),
-            versions=versions(record, call),
-            what=call.what,
-            module=module,
             draws=row["draws"],
-            run=run,
         ),
         judged=judged,  # this module's own text, not the record's
         drawing="as the check's requests of it (its seed and subsequences: the check's draws)"
