@@ -80,7 +80,14 @@ def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
     """The failing request, its placements and its row."""
     if rs.field(record, "kind", str) != "sampler":
         raise rs.RecordError("kind", f"{record['kind']}: a matmul's batch_invariance is replayed, not scripted")
-    if "row_data" not in rs.field(record, "evidence", dict):
+    evidence = rs.field(record, "evidence", dict)
+    if record["check"] != "batch_invariance" and "tokens" not in evidence:
+        raise rs.RecordError(
+            "evidence.tokens",
+            f"missing: {record['check']} failed by its statistics (too many or too few equal tokens "
+            "across requests), not by one request's two tokens; samplecheck replay runs it",
+        )
+    if "row_data" not in evidence:
         raise rs.RecordError(
             "evidence.row_data", f"missing: a {record['check']} record written before records kept the request's row"
         )

@@ -388,8 +388,9 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
     stream = dict(record, check="offset_advancement")
     refused(write_record(tmp_path, stream, "stream.json"), "check", "offset_advancement")
-    seeds = dict(record, check="per_request_seeds")  # a row's record under a request check's name
-    refused(write_record(tmp_path, seeds, "seeds.json"), "evidence.batch_size", "missing")
+    # per_request_seeds failed by its collision test (no request's two tokens): replayed, not scripted
+    seeds = dict(record, check="per_request_seeds")
+    refused(write_record(tmp_path, seeds, "seeds.json"), "evidence.tokens", "failed by its statistics")
     refused(write_record(tmp_path, without_row(record), "old.json"), "evidence.row_data", "missing")
     broken = copy.deepcopy(record)
     broken["evidence"]["row_data"]["values_f32"] = "not base64!"

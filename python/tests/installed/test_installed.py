@@ -69,7 +69,8 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
     records = [line.split("record: ", 1)[1] for line in text.splitlines() if "record: " in line]
     assert records and all(Path(r).is_file() and tmp_path in Path(r).parents for r in records)
     # The installed samplecheck starts the installed generator (the python3 beside it): the
-    # record of a stream check is refused by it, exit 2 naming the field.
+    # record of a collision test's failure (not one request's two tokens) is refused by it,
+    # exit 2 naming the field.
     scripted = subprocess.run(
         [find_judge().path, "repro-script", records[0], "-o", str(tmp_path / "s03.py")],
         env=env,
@@ -78,4 +79,5 @@ def test_pytest_judges_a_passing_and_a_failing_subject(tmp_path):
         text=True,
         check=False,
     )
-    assert scripted.returncode == 2 and "field 'check': per_request_seeds" in scripted.stdout, scripted.stdout
+    assert scripted.returncode == 2 and "field 'evidence.tokens'" in scripted.stdout, scripted.stdout
+    assert "failed by its statistics" in scripted.stdout, scripted.stdout
