@@ -306,14 +306,19 @@ def subjects() -> list[Pair]:
 # reproduces (support, goodness_of_fit, ties, tail, degenerate_rows' drawn tokens) judge where
 # draws land, not the stream.
 _SORT_FILTER_DRAW = """
-def draw(row, params, n, seed, device):
+def tokens_for(row, params, u):
+    \"\"\"The rule's token for each uniform u in [0, 1).\"\"\"
     row = zero_cleaned(row, PLANTED) if ZERO else row
     kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
     if kept is None:
         raise ValueError("the rule finds the row degenerate: nothing to draw")
     order, cdf = kept
-    hit = _invert(cdf, np.random.default_rng(seed).random(n) * cdf[-1])
+    hit = _invert(cdf, u * cdf[-1])
     return hit if order is None else order[hit]
+
+
+def draw(row, params, n, seed, device):
+    return tokens_for(row, params, np.random.default_rng(seed).random(n))
 """
 
 _GENERATOR_DRAW = """
@@ -331,12 +336,7 @@ def draw_requests(row, params, requests, device):
     if PLANTED == "S04":
         subsequence = np.arange(len(requests), dtype=np.uint64)
     words = stream_outputs(seed, subsequence, offset, 2)
-    kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
-    if kept is None:
-        raise ValueError("the rule finds the row degenerate: nothing to draw")
-    order, cdf = kept
-    hit = _invert(cdf, uniform_double(words[:, 0], words[:, 1]) * cdf[-1])
-    return hit if order is None else order[hit]
+    return tokens_for(row, params, uniform_double(words[:, 0], words[:, 1]))
 """
 
 

@@ -34,6 +34,7 @@ and the sha256 of jax's random modules that ran, each checked against the wheel'
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any, Literal, Optional
@@ -253,9 +254,10 @@ import jax.numpy as jnp  # jax's own, unmodified"""
 
 _SCRIPT_DRAW = """
 
-def key_for(seed, position, impl):
-    key = jax.random.key(seed & 0xFFFFFFFF, impl=impl)  # the adapter's key words
-    for word in (jnp.uint32(seed >> 32), position, jnp.uint32(0)):  # position < 2^32 here
+def key_of_words(seed_words, position_words):
+    \"\"\"The adapter's request_key: key(seed low), folded with seed high, position low and high.\"\"\"
+    key = jax.random.key(seed_words[0], impl=IMPL)
+    for word in (seed_words[1], position_words[0], position_words[1]):
         key = jax.random.fold_in(key, word)
     return key
 
@@ -268,7 +270,8 @@ def draw(row, params, n, seed, device):
     if t == 0:
         return np.full(n, int(jnp.argmax(logits)))
     scaled = logits / t  # a Python float: jax keeps the logits' dtype (weak typing)
-    keys = jax.vmap(lambda p: key_for(seed, p, IMPL))(jnp.arange(n, dtype=jnp.uint32))
+    seed_words = (seed & 0xFFFFFFFF, jnp.uint32(seed >> 32))
+    keys = jax.vmap(lambda p: key_of_words(seed_words, (p, jnp.uint32(0))))(jnp.arange(n, dtype=jnp.uint32))
     one = jax.jit(jax.vmap(lambda k: jax.random.categorical(k, scaled, mode=MODE)))
     return np.concatenate([np.asarray(one(keys[s:s + 4096])) for s in range(0, n, 4096)])
 """
@@ -278,20 +281,18 @@ def draw(row, params, n, seed, device):
 # jitted calls of a power of two of rows (at most CHUNK_ELEMENTS logits, ACCELERATOR_CHUNK_ELEMENTS
 # off the CPU) under jax.vmap over the requests' keys, a short call padded with its first request.
 _SCRIPT_BATCH = """
+CHUNK_ELEMENTS = {chunk}
+ACCELERATOR_CHUNK_ELEMENTS = {accelerator}
 
-def key_of_words(seed_words, position_words):
-    \"\"\"The adapter's request_key: key(seed low), folded with seed high, position low and high.\"\"\"
-    key = jax.random.key(seed_words[0], impl=IMPL)
-    for word in (seed_words[1], position_words[0], position_words[1]):
-        key = jax.random.fold_in(key, word)
-    return key
 
+{row_bucket}
+
+{power_of_two}
 
 def rows_per_call(rows, vocab, device):
-    chunk = {chunk} if (device or jax.default_backend()) == "cpu" else {accelerator}
-    cap = max(1, chunk // vocab)
-    cap = 1 << (cap.bit_length() - 1)
-    return 1 << max(0, min(cap, rows) - 1).bit_length()
+    \"\"\"row_bucket at the adapter's chunk_elements() for the device the script runs on.\"\"\"
+    cpu = (device or jax.default_backend()) == "cpu"
+    return row_bucket(rows, vocab, CHUNK_ELEMENTS if cpu else max(CHUNK_ELEMENTS, ACCELERATOR_CHUNK_ELEMENTS))
 
 
 def draw_requests(row, params, requests, device):
@@ -322,7 +323,12 @@ def draw_requests(row, params, requests, device):
 
 def _script_call(name: str, impl: str, mode: str | None) -> ScriptCall:
     constants = f"\nIMPL = {impl!r}\nMODE = {mode!r}\n"
-    batch = _SCRIPT_BATCH.format(chunk=CHUNK_ELEMENTS, accelerator=ACCELERATOR_CHUNK_ELEMENTS)
+    batch = _SCRIPT_BATCH.format(
+        chunk=CHUNK_ELEMENTS,
+        accelerator=ACCELERATOR_CHUNK_ELEMENTS,
+        row_bucket=inspect.getsource(row_bucket).replace("{", "{{").replace("}", "}}"),
+        power_of_two=inspect.getsource(power_of_two).replace("{", "{{").replace("}", "}}"),
+    )
     return ScriptCall(
         what=f"jax.random.categorical (key impl {impl}, mode {mode or 'low'}), as "
         "samplecheck_subject.adapters.jax_categorical calls it",

@@ -26,14 +26,15 @@ CHUNK_ELEMENTS = {chunk}  # logits per call, as the adapter chunks its output ro
 SEEDED = {seeded}  # a torch.Generator per request; else the default generator
 
 
+def request_generator(seed, subsequence, offset, device):
+    \"\"\"The adapter's generator of request (seed, subsequence, offset): the 63-bit blake2b of the words.\"\"\"
+    digest = hashlib.blake2b(np.array([seed, subsequence, offset], dtype=np.uint64).tobytes(), digest_size=8).digest()
+    return torch.Generator(device=device).manual_seed(int.from_bytes(digest, "little") & ((1 << 63) - 1))
+
+
 def generators(seed, start, end, device):
-    \"\"\"Draw i is the request (seed, subsequence i, offset 0): its generator's seed is the
-    adapter's 63-bit blake2b of those three words.\"\"\"
-    out = {{}}
-    for i in range(start, end):
-        digest = hashlib.blake2b(np.array([seed, i, 0], dtype=np.uint64).tobytes(), digest_size=8).digest()
-        out[i - start] = torch.Generator(device=device).manual_seed(int.from_bytes(digest, "little") & ((1 << 63) - 1))
-    return out
+    \"\"\"Draw i is the request (seed, subsequence i, offset 0).\"\"\"
+    return {{i - start: request_generator(seed, i, 0, device) for i in range(start, end)}}
 
 
 def k_and_p(params, vocab, m, device):
@@ -63,12 +64,6 @@ def draw(row, params, n, seed, device):
 # batch_invariance's script (repro_batch): the requests' generators as the adapter seeds them
 # (generator_seeds), one call per chunk of output rows as the adapter splits a batch.
 _BATCH = """
-def request_generator(seed, subsequence, offset, device):
-    \"\"\"The adapter's generator of request (seed, subsequence, offset): the 63-bit blake2b of the words.\"\"\"
-    digest = hashlib.blake2b(np.array([seed, subsequence, offset], dtype=np.uint64).tobytes(), digest_size=8).digest()
-    return torch.Generator(device=device).manual_seed(int.from_bytes(digest, "little") & ((1 << 63) - 1))
-
-
 def draw_requests(row, params, requests, device):
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     logits = torch.from_numpy(row).to(device)
