@@ -44,7 +44,10 @@ PLANTED = {
     "S09": "filter parameters read by output row, not input row",
     "S10": "outputs sharing an input row share one random draw",
     "S11": "tokens below 1e-5 of the row's mass are dropped before the draw",
+    "X01": "u from a generator of the subject's own that moves every call, not the request's stream",
 }
+# X01's generator: process-wide state that every call advances (a global torch.Generator's).
+_HIDDEN_STATE = np.random.default_rng(20261205)
 
 
 def descriptor(name: str = "numpy.sort_filter", planted: Optional[str] = None, **contract: Any) -> SamplerDescriptor:
@@ -162,6 +165,8 @@ def zero_cleaned(row: np.ndarray, planted: "str | None" = None) -> np.ndarray:
 def _uniforms(b: SampleBatch, source: np.ndarray, planted: Optional[str], slot_keyed: bool, keyed: bool) -> np.ndarray:
     """u in [0, 1) for every output row, from its Philox stream or, keyed, its (seed, position)."""
     n_out = b.num_output_rows
+    if planted == "X01":
+        return _HIDDEN_STATE.random(n_out)
     seed = b.seed[source]
     offset = b.offset[source]
     if keyed:
@@ -332,6 +337,8 @@ def draw(row, params, n, seed, device):
 # draws it (the stream's functions inlined from .philox), S04's from the slot's subsequence.
 _BATCH_DRAW = """
 def draw_requests(row, params, requests, device):
+    if PLANTED == "X01":  # the subject's own generator, which every call advances
+        return tokens_for(row, params, HIDDEN_STATE.random(len(requests)))
     seed, subsequence, offset = (np.array(words, dtype=np.uint64) for words in zip(*requests))
     if PLANTED == "S04":
         subsequence = np.arange(len(requests), dtype=np.uint64)
@@ -345,12 +352,14 @@ def _batch_code() -> str:
     source = inspect.getsource(philox).splitlines()
     constants = [line for line in source if line.startswith(("_M0", "_W0", "_LO", "_32"))]
     functions = [inspect.getsource(f) for f in (philox.philox4x32_10, philox.stream_outputs, philox.uniform_double)]
-    return "\n".join(constants) + "\n\n\n" + "\n\n".join(functions) + "\n" + _BATCH_DRAW
+    hidden = "HIDDEN_STATE = np.random.default_rng()  # X01's: a generator the calls advance\n"
+    return "\n".join(constants) + "\n" + hidden + "\n\n" + "\n\n".join(functions) + "\n" + _BATCH_DRAW
 
 
 def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
     """zero: degenerate rows read by treat_as_zero first (zero_cleaned), as make(zero=True) reads them.
-    The correct rule and S04 (a slot-keyed stream) also script batch_invariance."""
+    The correct rule, S04 (a slot-keyed stream) and X01 (a generator of its own) also script
+    the checks of one request's two tokens (repro_batch)."""
     code = "\n\n".join(
         [
             f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}\nZERO = {zero}",
@@ -360,7 +369,7 @@ def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
         ]
     )
     what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert, zero_cleaned; their source inlined)"
-    batch = _batch_code() if planted in (None, "S04") and not zero else ""
+    batch = _batch_code() if planted in (None, "S04", "X01") and not zero else ""
     imports = "import numpy as np\nimport numpy.typing as npt" if batch else "import numpy as np"
     return ScriptCall(what=what, imports=imports, code=code + "\n" + _SORT_FILTER_DRAW, batch=batch)
 

@@ -1,8 +1,9 @@
 """Standalone scripts of one request's failures in batches (samplecheck repro-script FILE.json).
 
-batch_invariance, batch_reorder and per_request_seeds each fail on one request (row, seed,
-subsequence, offset) that drew two tokens where its contract allows one: alone and in a
-batch, at two positions of a batch, or in two slots of a batch where every slot holds it.
+batch_invariance, batch_reorder, per_request_seeds and run_to_run each fail on one request (row,
+seed, subsequence, offset) that drew two tokens where its contract allows one: alone and in a
+batch, at two positions of a batch, in two slots of a batch where every slot holds it, or in
+two calls of one batch.
 The script calls the subject as its adapter does (the adapter's ScriptCall.batch,
 draw_requests) on those placements, every slot a copy of the request's row (each other slot
 a request of its own, or the request itself where the check put it in every slot), prints
@@ -69,6 +70,11 @@ def placements(record: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list
         recorded = [rs.field(record, f"evidence.{w}", str) for w in ("expected", "actual")]
         return [(1, 0, "own"), (size, _int(record, "evidence.slot", 0, size), "own")], recorded, sizes
     size = _int(record, "evidence.batch_size", 2, 1 << 20)
+    if check == "run_to_run":  # one batch called `repeat` times: call 1's token, then call repeat's
+        repeat = _int(record, "evidence.repeat", 2, 64)
+        slot = _int(record, "evidence.slot", 0, size)
+        recorded = [rs.field(record, f"evidence.{w}", str) for w in ("expected", "actual")]
+        return [(size, slot, "own")] * repeat, [recorded[0], *[""] * (repeat - 2), recorded[1]], None
     kind, name = ("own", "evidence.positions") if check == "batch_reorder" else ("same", "evidence.outputs")
     tokens = rs.field(record, "evidence.tokens", list)
     if len(tokens) != 2 or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):

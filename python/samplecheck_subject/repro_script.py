@@ -42,9 +42,10 @@ ADAPTER_MODULES = (
     "samplecheck_subject.adapters.flashinfer_cake",
 )
 # Checks that judge where one row's draws land; the others judge streams or batches.
-ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows")
+# parameter_routing's OUT token is scripted from its input row alone (ROUTING_NOTE).
+ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows", "parameter_routing")
 # Checks failed by one request's two tokens where one is due: scripted in batches (repro_batch).
-BATCH_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds")
+BATCH_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds", "run_to_run")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
 
 
@@ -280,11 +281,14 @@ def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
     (seed, first + i, offset 0); (None, None) where the record does not say."""
     evidence = record["evidence"]
     seed = evidence.get("seed", evidence.get("check_seed"))
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
+        return None, None
+    if record["check"] == "parameter_routing":  # the one output that drew OUT: (seed, subsequence r)
+        r = evidence.get("subsequence")
+        return (seed, r) if isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 64 else (None, None)
     per_row = evidence.get("draws_per_row")
     index = record["evidence"]["row_data"].get("index")
-    if not isinstance(seed, int) or not isinstance(per_row, list) or not isinstance(index, int):
-        return None, None
-    if isinstance(seed, bool) or not 0 <= seed < 1 << 64 or index < 0:
+    if not isinstance(per_row, list) or not isinstance(index, int) or index < 0:
         return None, None
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_row):
         return None, None
@@ -355,6 +359,14 @@ JUDGED = {
     "(the record's decision_level)",
 }
 
+# parameter_routing's batch held 8 input rows of mixed parameters; the script draws the
+# failing output's row alone under that row's own parameters, which tells the two causes apart.
+ROUTING_NOTE = (
+    ",\nthe failing output's input row alone under its own parameters (parameter_routing's batch\n"
+    "held 8 rows of mixed parameters): reproduced, the row's own parameters give the OUT token\n"
+    "(not a routing fault); not reproduced, the batch's routing is at fault (samplecheck replay)"
+)
+
 
 def common_fields(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, label: str) -> dict:
     """The header fields every script has (the record's, made inert): what, from where, how to run."""
@@ -376,6 +388,8 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     row = record["evidence"]["row_data"]
     p_value = record.get("p_value")
     judged = JUDGED[v["verdict"]].format(level=v["level"])
+    if record["check"] == "parameter_routing":
+        judged += ROUTING_NOTE
     return HEADER.format(
         **common_fields(record, path, run, call, module, row["label"]),
         **inert_fields(
@@ -406,12 +420,14 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     seed = record["evidence"].get("check_seed", record.get("seed", 0))
     dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
     stream_seed, first = addressing(record)
+    if v["check"] == "parameter_routing" and call.keyed:
+        row["draws"] = 1  # the output's own request; other outputs of its row are not recorded
     if call.keyed and first is None:
         raise RecordError(
             "evidence.draws_per_row",
             f"{record['subject']} keys its noise by the check's request: the record must give the "
             "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do, "
-            "and a ties record of an OUT token)",
+            "and a ties record of an OUT token), or parameter_routing's output subsequence",
         )
     constants = "\n".join(
         [

@@ -354,9 +354,14 @@ def main():
     counts = np.bincount(tokens, minlength=row.size)
     if out_tokens(counts, status):
         print("REPRODUCED: a token outside the reference's support was drawn")
+        if CHECK == "parameter_routing":
+            print("(from the row alone under its own parameters: not a routing fault)")
         return 1
     if VERDICT == "out":
         print(f"NOT REPRODUCED: no OUT token in {DRAWS} draws")
+        if CHECK == "parameter_routing":
+            print("(the row alone under its own parameters: the batch's routing is at fault;"
+                  " samplecheck replay runs it)")
         return 0
     if VERDICT == "fit":
         p = fit_row(counts, status, q)
@@ -403,14 +408,46 @@ def token_in(row, size, slot, kind, device):
     return int(np.asarray(draw_requests(row.copy(), PARAMS, batch_of(size, slot, kind), device))[slot])
 
 
+def calls_of_one_batch(row, device, calls):
+    """run_to_run: one batch (PLACEMENTS[0]) called `calls` times; every slot of each call
+    compared with call 1's (the batch is copies of the row: any slot that moves is the defect)."""
+    size, slot, kind = PLACEMENTS[0]
+    requests = batch_of(size, slot, kind)
+    first = np.asarray(draw_requests(row.copy(), PARAMS, requests, device))
+    print(f"call 1, {placed(size, slot, kind)}: token {first[slot]}; the check's call 1: {RECORDED[0]}")
+    moved = []
+    for call in range(2, calls + 1):
+        again = np.asarray(draw_requests(row.copy(), PARAMS, requests, device))
+        diff = np.flatnonzero(again != first)
+        check = f"; the check's call {call}: {RECORDED[-1]}" if call == len(PLACEMENTS) else ""
+        where = f" (first at slot {diff[0]}: token {first[diff[0]]}, then {again[diff[0]]})" if diff.size else ""
+        print(f"call {call}: token {again[slot]}{check}; {diff.size} of {size} slots differ from call 1{where}")
+        moved += [call] if diff.size else []
+    if moved:
+        print(f"REPRODUCED: calls {moved} of one batch differ from call 1 ({len(moved)} of {calls - 1} calls)")
+        return 1
+    print(f"NOT REPRODUCED: {calls} calls of one batch of {size} gave the same tokens in every slot (the check's "
+          "batch held other rows: samplecheck replay runs it)")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None, help="where the subject runs (default: its own choice)")
     parser.add_argument("--sizes", choices=("recorded", "all"), default="recorded",
                         help="the recorded batches only, or also every batch size the check ran (batch_invariance)")
+    parser.add_argument("--calls", type=int, default=max(3, len(PLACEMENTS)),
+                        help="run_to_run: how many calls of the batch (default: the check's 3)")
     args = parser.parse_args()
     row = unpack(ROW, "<f4").copy()
     print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): request {REQUEST}")
+    if CHECK == "run_to_run":
+        try:
+            return calls_of_one_batch(row, args.device, max(2, args.calls))
+        except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way
+            traceback.print_exc()
+            print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
+            return 2
     more = [b for b in BATCH_SIZES or [] if b not in [p[0] for p in PLACEMENTS]] if args.sizes == "all" else []
     tried = [(p, recorded) for p, recorded in zip(PLACEMENTS, RECORDED)]
     tried += [((b, min(PLACEMENTS[-1][1], b - 1), "own"), None) for b in more]

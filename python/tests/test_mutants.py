@@ -16,6 +16,7 @@ KILLED_BY = {  # kernels/mutant_catalog.h
     "S09": "parameter_routing",
     "S10": "parallel_samples",
     "S11": "tail",
+    "X01": "replay",
 }
 
 

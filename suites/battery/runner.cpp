@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "suites/battery/check_run.h"
 #include "suites/battery/contracts.h"
@@ -404,8 +405,15 @@ nlohmann::json descriptor_json(const subject& s) {
   return protocol::to_json(*s.collective, "");
 }
 
+// Seconds since `since`, restarting it: the parts of a run outside its checks, in turn.
+double lap(std::chrono::steady_clock::time_point& since) {
+  const auto now = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(now - std::exchange(since, now)).count();
+}
+
 battery_report run_battery(const subject& s, const run_options& o, const subject_lookup& lookup) {
   const auto start = std::chrono::steady_clock::now();
+  auto since = start;
   battery_report report;
   report.subject = s.name(), report.kind = to_string(s.kind()), report.plugin = s.plugin_path();
   report.budget = o.budget.name, report.seed = o.seed, report.alpha = o.alpha;
@@ -421,11 +429,18 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   report.descriptor = descriptor_json(s);
   if (s.process && !s.in_tree()) report.environment = s.process->environment();
   report.platform = platform_json(s);
+  auto& outside = report.outside_seconds;
+  outside["platform"] = lap(since);
   std::vector<planned_check> plan = plan_checks(s, o, lookup);
   stats::holm_budget budget(o.alpha);
   declare_in_budget(plan, budget);
+  outside["plan"] = lap(since);
   run_planned(plan, o, lookup, budget);
+  double in_checks = 0;
+  for (const auto& p : plan) in_checks += p.ran ? p.result.seconds : 0.0;
+  outside["between_checks"] = std::max(0.0, lap(since) - in_checks);
   if (s.process) s.process->stop();  // restarted by the next run that calls it
+  outside["subject_stop"] = lap(since);
   for (const auto& p : plan) record_in_budget(p, budget);
   const auto decisions = budget.decide();
   if (o.shard.count > 0) report.shard = shard_json(plan, o);
@@ -446,6 +461,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
     report.samples += c.samples;
     report.checks.push_back(std::move(c));
   }
+  outside["records"] = lap(since);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

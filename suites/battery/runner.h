@@ -140,8 +140,11 @@ struct battery_report {
   // Holm inputs (what `samplecheck merge` recomputes Holm from); a merged report: which
   // shards it holds and which are missing. Null otherwise.
   nlohmann::json shard;
-  int missing_shards = 0;    // merged: rows of these shards are not judged (ERROR rows)
-  int cut_checks = 0;        // --time-limit: checks left without a verdict (skipped rows)
+  int missing_shards = 0;  // merged: rows of these shards are not judged (ERROR rows)
+  int cut_checks = 0;      // --time-limit: checks left without a verdict (skipped rows)
+  // Seconds outside every check, by part (platform, plan, between_checks, subject_stop,
+  // records): with the checks' seconds they sum to `seconds`. Null in a merged report.
+  nlohmann::json outside_seconds;
   bool passed() const;       // every check pass or n/a, and at least one ran
   bool unavailable() const;  // every applicable check was skipped for a missing device
   // Every check was n/a (or none ran): nothing was judged, so neither PASS nor FAIL.

@@ -458,6 +458,10 @@ battery::check_outcome run_parameter_routing(const battery::check_context& ctx) 
            {"seed", seed},
            {"subsequence", r},
            {"offset", 0}});
+      // The input row with its own parameters, for a standalone script (repro-script) that
+      // draws the output's request from that row alone: draws = the row's outputs here.
+      out.repro["row_data"] =
+          row_data(row, static_cast<size_t>(map[r]), routing_outputs_per_row(ctx));
       return out;
     }
   }

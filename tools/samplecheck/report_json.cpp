@@ -212,6 +212,7 @@ nlohmann::json run_json(const battery_report& r) {
                         {"checks", checks}};
   if (!r.shard.is_null()) run["shard"] = r.shard;
   if (r.cut_checks > 0) run["cut_checks"] = r.cut_checks;  // qualify --time-limit
+  if (r.outside_seconds.is_object()) run["outside_seconds"] = r.outside_seconds;
   return run;
 }
 

@@ -73,9 +73,16 @@ def by_output_row(values: Any, b: SampleBatch) -> Any:
 def generator_seed(b: SampleBatch) -> int:
     """A 63-bit seed from the call's seeds, subsequences, offsets and row map: the same call
     gives the same generator, so "same seeds, same batch, same tokens" holds."""
+    return call_seed(*(b.host[name] for name in ("seed", "subsequence", "offset", "row_index")))
+
+
+def call_seed(
+    seed: np.ndarray | None, subsequence: np.ndarray | None, offset: np.ndarray | None, row_index: np.ndarray | None
+) -> int:
+    """generator_seed of a call's arrays (None: not sent); standalone scripts inline its source,
+    so its annotations name numpy alone (evaluated there as written)."""
     h = hashlib.blake2b(digest_size=8)
-    for name in ("seed", "subsequence", "offset", "row_index"):
-        a = b.host[name]
+    for name, a in (("seed", seed), ("subsequence", subsequence), ("offset", offset), ("row_index", row_index)):
         h.update(name.encode())
         h.update(b"-" if a is None else np.ascontiguousarray(a).tobytes())
     return int.from_bytes(h.digest(), "little") & ((1 << 63) - 1)

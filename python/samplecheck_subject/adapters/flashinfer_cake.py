@@ -226,7 +226,8 @@ DESCRIPTORS = {d.name: (fn, d) for fn, d in descriptors()}
 
 # Standalone reproduction scripts (samplecheck_subject.repro_script): cake called as `draw`
 # calls it, on the record's row in the dtype it was sent in (DTYPE): the row repeated once
-# per draw, one cake call per chunk of rows, that chunk's philox_seed chunk_seed(seed, c).
+# per draw, one cake call per chunk of rows, that chunk's philox_seed chunk_seed(seed, c). The
+# batch call (repro_batch) seeds its calls as `draw` does a batch of requests (call_seed).
 _SCRIPT_IMPORTS = """import torch
 import flashinfer.cake_sampling as cake  # FlashInfer's module, unmodified"""
 
@@ -236,7 +237,8 @@ CHUNK_ELEMENTS = {chunk}  # probabilities per cake call, as the adapter chunks i
 
 {chunk_seed}
 
-def draw(row, params, n, seed, device):
+def cake_calls(row, params, n, seed, device):
+    \"\"\"n copies of the row, one cake call per chunk of them: a token each.\"\"\"
     dtype = {{"bf16": torch.bfloat16, "f16": torch.float16}}.get(DTYPE, torch.float32)
     probs = torch.from_numpy(row).to(device or "cuda", dtype)  # exact: the row was sent so
     vocab = row.size
@@ -257,6 +259,18 @@ def draw(row, params, n, seed, device):
             )
         )
     return torch.cat(tokens).cpu().numpy()
+
+
+def draw(row, params, n, seed, device):
+    return cake_calls(row, params, n, seed, device)
+"""
+
+_SCRIPT_BATCH = """
+{call_seed}
+
+def draw_requests(row, params, requests, device):
+    seed, subsequence, offset = (np.array(words, dtype=np.uint64) for words in zip(*requests))
+    return cake_calls(row, params, len(requests), call_seed(seed, subsequence, offset, None), device)
 """
 
 
@@ -269,6 +283,7 @@ def _script_call(name: str) -> ScriptCall:
         run="PYTHONPATH=carry/flashinfer CUDA_HOME=/usr/local/cuda python3 {script}  "
         "(FlashInfer's trimmed tree, tools/scripts/trim_flashinfer.sh, or flashinfer-python installed; a GPU)",
         stdlib=("hashlib",),
+        batch=_SCRIPT_BATCH.format(call_seed=inspect.getsource(common.call_seed)),
     )
 
 

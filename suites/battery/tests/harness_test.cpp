@@ -223,6 +223,16 @@ TEST_CASE("a check's time is split between its subject's calls and the judge",
     CHECK(row.subject_calls <= row.samples);
     CHECK(row.subject_input_rows >= row.subject_calls);
   }
+  // The run's seconds outside every check, by part: with the checks' they make the run's.
+  double parts = 0;
+  for (const auto& row : m.checks) parts += row.seconds;
+  for (const char* part : {"platform", "plan", "between_checks", "subject_stop", "records"}) {
+    CAPTURE(part, m.outside_seconds.dump());
+    REQUIRE(m.outside_seconds.contains(part));
+    CHECK(m.outside_seconds[part].get<double>() >= 0);
+    parts += m.outside_seconds[part].get<double>();
+  }
+  CHECK(parts == Approx(m.seconds).margin(1e-3));
 }
 
 TEST_CASE("a subject's start-up within a check is the subject's time, not the judge's",

@@ -1,0 +1,132 @@
+"""samplecheck repro-script on parameter_routing and run_to_run records: the failing output's
+input row drawn alone under its own parameters (which tells a routing fault from the row's own),
+and one batch called as often as the check called it (docs/repro-format.md, "Standalone
+scripts"). Each script runs with numpy alone, reproduces its planted defect, and a correct
+rule's does not."""
+
+import ast
+import copy
+import functools
+import hashlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import qualify
+from samplecheck_subject.adapters import common
+from test_repro_script import SCRIPT_PYTHON, failing_record, generate, generated_and_run, refused, write_record
+
+
+@pytest.fixture(scope="module")
+def s09(samplecheck_bin, tmp_path_factory):
+    """S09 reads the filter parameters by output row: parameter_routing draws an OUT token."""
+    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S09", "parameter_routing")
+
+
+@pytest.fixture(scope="module")
+def x01(samplecheck_bin, tmp_path_factory):
+    """X01 draws from a generator of its own that every call moves: the same batch twice differs."""
+    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "X01", "run_to_run")
+
+
+def test_a_routing_fault_is_not_reproduced_by_its_row_alone(s09, tmp_path):
+    """S09's row, drawn alone under its own parameters, never draws OUT: the script says the
+    batch's routing is at fault (exit 0), with the check's number of that row's outputs."""
+    path, record = s09
+    evidence = record["evidence"]
+    assert {"token", "input_row", "params", "row_data"} <= set(evidence), evidence
+    assert evidence["row_data"]["index"] == evidence["input_row"]
+    done = generated_and_run(path, tmp_path / "s09.py")
+    assert done.returncode == 0, done.stdout
+    assert "NOT REPRODUCED" in done.stdout and "the batch's routing is at fault" in done.stdout
+    assert f"{evidence['row_data']['draws']} draws" in done.stdout
+    text = (tmp_path / "s09.py").read_text()
+    assert "the batch's routing is at fault" in text and "DRAWS = " in text
+
+
+def test_a_rows_own_parameters_that_draw_out_are_reproduced(s09, tmp_path):
+    """The same row and status with its filter switched off in the call (the rule drawing the
+    whole row): OUT tokens come back alone, so the script reproduces (exit 1)."""
+    _, record = s09
+    loose = copy.deepcopy(record)
+    loose["subject"] = "numpy.sort_filter"
+    loose["evidence"]["params"] = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "temperature": 1.0}
+    done = generated_and_run(write_record(tmp_path, loose, "loose.json"), tmp_path / "loose.py")
+    assert done.returncode == 1, done.stdout
+    assert "REPRODUCED: a token outside the reference's support was drawn" in done.stdout
+    assert "not a routing fault" in done.stdout
+
+
+def test_a_keyed_subjects_routing_output_is_its_one_request(s09, tmp_path):
+    """SGLang's seeded function keys its noise by the request: the script draws the failing
+    output's own request (the check's seed, subsequence r) once."""
+    _, record = s09
+    seeded = copy.deepcopy(record)
+    seeded["subject"] = "sglang.top_k_top_p_sampling_from_probs_torch.seeded"
+    seeded["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
+    out = tmp_path / "seeded.py"
+    made = generate(write_record(tmp_path, seeded, "seeded.json"), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    evidence = seeded["evidence"]
+    assert "DRAWS = 1\n" in text
+    assert f"STREAM_SEED = {evidence['seed']!r}" in text
+    assert f"FIRST_SUBSEQUENCE = {evidence['subsequence']!r}" in text
+    unaddressed = copy.deepcopy(seeded)
+    del unaddressed["evidence"]["subsequence"]
+    refused(write_record(tmp_path, unaddressed, "unaddressed.json"), "evidence.draws_per_row", "output subsequence")
+
+
+def test_two_calls_of_one_batch_differ(x01, tmp_path):
+    """X01's record: the script calls one batch of copies of the row three times (the check's
+    calls) and compares every slot with call 1's; the calls differ, so it reproduces (exit 1)."""
+    path, record = x01
+    evidence = record["evidence"]
+    assert {"batch_size", "slot", "repeat", "expected", "actual", "row_data"} <= set(evidence), evidence
+    done = generated_and_run(path, tmp_path / "x01.py")
+    assert done.returncode == 1, done.stdout
+    size, slot = evidence["batch_size"], evidence["slot"]
+    assert f"call 1, in a batch of {size} at slot {slot}: token" in done.stdout, done.stdout
+    assert f"the check's call 1: {evidence['expected']}" in done.stdout
+    assert f"the check's call {evidence['repeat']}: {evidence['actual']}" in done.stdout
+    assert "call 3: token" in done.stdout and f" of {size} slots differ from call 1 (first at slot" in done.stdout
+    assert "REPRODUCED: calls [2, 3] of one batch differ from call 1 (2 of 2 calls)" in done.stdout
+
+
+def test_a_deterministic_rule_gives_one_token_per_call(x01, tmp_path):
+    _, record = x01
+    passing = dict(record, subject="numpy.sort_filter")
+    out = tmp_path / "correct.py"
+    made = generate(write_record(tmp_path, passing), out)
+    assert made.returncode == 0, made.stderr
+    command = [SCRIPT_PYTHON, str(out), "--calls", "4"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd="/")
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout
+    assert f"0 of {record['evidence']['batch_size']} slots differ from call 1" in done.stdout
+    assert "NOT REPRODUCED: 4 calls of one batch" in done.stdout
+
+
+def test_cakes_run_to_run_script_seeds_its_calls_as_the_adapter_does(x01, tmp_path):
+    """FlashInfer's cake (CI has no torch: the script is generated, not run): it calls the batch
+    as the adapter calls one of its requests, each call's philox_seed from the adapter's own
+    call_seed, whose inlined copy gives the adapter's value."""
+    _, record = x01
+    cake = dict(record, subject="flashinfer.cake.top_k_top_p_sampling_from_probs")
+    cake["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.flashinfer_cake:subjects"
+    out = tmp_path / "cake.py"
+    made = generate(write_record(tmp_path, cake, "cake.json"), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    assert "def draw_requests(row, params, requests, device):" in text
+    assert "cake_calls(row, params, len(requests), call_seed(seed, subsequence, offset, None), device)" in text
+    placement = (record["evidence"]["batch_size"], record["evidence"]["slot"], "own")
+    assert f"PLACEMENTS = {[placement] * record['evidence']['repeat']!r}" in text
+    tree = ast.parse(text)
+    source = next(ast.get_source_segment(text, f) for f in tree.body if getattr(f, "name", "") == "call_seed")
+    inlined: dict = {"np": np, "hashlib": hashlib}
+    exec(source, inlined)  # the script's own definition, alone
+    words = [np.arange(5, dtype=np.uint64) + i for i in range(3)]
+    assert inlined["call_seed"](*words, None) == common.call_seed(*words, None)
