@@ -26,7 +26,7 @@ struct planned_check {
   const check_definition* check;
   subject run_as;  // the subject with the dtype this row sends
   std::string dtype;
-  std::string not_applicable;
+  std::string not_applicable{};
   bool selected = true;  // by --checks and --dtype
   int shard = 0;
   bool in_shard = true;  // --shard: the row is this shard's
@@ -34,7 +34,12 @@ struct planned_check {
   double holm_weight = 0;
   check_run result{};
   bool ran = false;
-  std::string cut;  // --time-limit: why the check has no verdict
+  // A row left without its verdict, and why: cut by --time-limit (skipped) or not run after
+  // the subject hung in kHangsBeforeStopping checks (FAIL). Empty `why`: not stopped.
+  struct stop {
+    verdict result = verdict::unavailable;
+    std::string why;
+  } stopped{};
 };
 
 bool selected_by(const run_options& o, std::string_view name) {
@@ -63,7 +68,10 @@ std::vector<planned_check> plan_checks(const subject& s, const run_options& o,
   for (const auto& c : all_checks()) {
     if (c.applies_to != s.kind()) continue;
     for (const int32_t dtype : dtypes) {
-      planned_check p{&c, s, dtype != 0 ? dtype_name(dtype) : "", {}, selected_by(o, c.name)};
+      planned_check p{.check = &c,
+                      .run_as = s,
+                      .dtype = dtype != 0 ? dtype_name(dtype) : "",
+                      .selected = selected_by(o, c.name)};
       p.selected &= o.dtype.empty() || o.dtype == p.dtype;
       if (dtype != 0) p.run_as.input_dtype = dtype;
       if (o.in_process && p.run_as.in_tree()) p.run_as.process = nullptr;  // --in-process
@@ -124,7 +132,7 @@ double timeout_within_limit(const run_options& o, const subject& s) {
 // limit's) has no verdict; false for every other check.
 bool cut_by_limit(planned_check& p, const run_options& o, double timeout) {
   if (!p.result.timed_out || timeout >= check_timeout(o, p.run_as)) return false;
-  p.cut =
+  p.stopped.why =
       fmt::format("cut at the run's time limit ({:g} s, --time-limit) after {:.1f} s: no verdict",
                   o.time_limit_s, p.result.seconds);
   p.ran = false;
@@ -228,16 +236,9 @@ check_report report_row(const planned_check& p,
     c.evidence.erase("row_data");
     c.evidence.erase("tail");
   }
-  if (!p.cut.empty()) {
-    c.result = verdict::unavailable;
-    c.detail = p.cut;
-    c.power = "-";
-    return c;
-  }
-  if (!p.ran) {
-    c.result = verdict::fail;
-    c.detail =
-        fmt::format("not run: the subject hung in {} checks before this one", kHangsBeforeStopping);
+  if (!p.stopped.why.empty()) {
+    c.result = p.stopped.result;
+    c.detail = p.stopped.why;
     c.power = "-";
     return c;
   }
@@ -308,11 +309,16 @@ void run_planned(std::vector<planned_check>& plan, const run_options& o,
   rows_ahead::builder ahead(std::move(jobs), schedule);
   for (size_t i : runnable) {
     auto& p = plan[i];
-    if (hangs >= kHangsBeforeStopping) continue;
+    if (hangs >= kHangsBeforeStopping) {
+      p.stopped = {verdict::fail,
+                   fmt::format("not run: the subject hung in {} checks before this one",
+                               kHangsBeforeStopping)};
+      continue;
+    }
     const double timeout = timeout_within_limit(o, p.run_as);
     if (timeout <= 0) {
-      p.cut = fmt::format("not run: the run's time limit ({:g} s, --time-limit) came first",
-                          o.time_limit_s);
+      p.stopped.why = fmt::format("not run: the run's time limit ({:g} s, --time-limit) came first",
+                                  o.time_limit_s);
       continue;
     }
     const std::string subject_name = p.run_as.name(), name = holm_name(p);
@@ -437,7 +443,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   outside["plan"] = lap(since);
   run_planned(plan, o, lookup, budget);
   double in_checks = 0;
-  for (const auto& p : plan) in_checks += p.ran ? p.result.seconds : 0.0;
+  for (const auto& p : plan) in_checks += p.result.seconds;  // 0 for a row not started
   outside["between_checks"] = std::max(0.0, lap(since) - in_checks);
   if (s.process) s.process->stop();  // restarted by the next run that calls it
   outside["subject_stop"] = lap(since);
@@ -447,7 +453,7 @@ battery_report run_battery(const subject& s, const run_options& o, const subject
   for (const auto& p : plan) {
     if (!p.selected || !p.in_shard) continue;
     check_report c = report_row(p, decisions, budget, o);
-    report.cut_checks += p.cut.empty() ? 0 : 1;
+    report.cut_checks += !p.stopped.why.empty() && p.stopped.result == verdict::unavailable;
     if (c.failed()) {
       nlohmann::json evidence = p.result.outcome.repro;
       if (p.result.subject_failed) evidence = {{"crash", p.result.why}};
