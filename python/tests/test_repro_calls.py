@@ -6,28 +6,26 @@ rule's does not."""
 
 import ast
 import copy
-import functools
 import hashlib
 import subprocess
 
 import numpy as np
-import pytest
 
-from conftest import qualify
 from samplecheck_subject.adapters import common
-from test_repro_script import SCRIPT_PYTHON, failing_record, generate, generated_and_run, refused, write_record
+from test_repro_script import (
+    SCRIPT_PYTHON,
+    generate,
+    generated_and_run,
+    planted_record,
+    refused,
+    script_as,
+    write_record,
+)
 
-
-@pytest.fixture(scope="module")
-def s09(samplecheck_bin, tmp_path_factory):
-    """S09 reads the filter parameters by output row: parameter_routing draws an OUT token."""
-    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S09", "parameter_routing")
-
-
-@pytest.fixture(scope="module")
-def x01(samplecheck_bin, tmp_path_factory):
-    """X01 draws from a generator of its own that every call moves: the same batch twice differs."""
-    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "X01", "run_to_run")
+# S09 reads the filter parameters by output row: parameter_routing draws an OUT token.
+s09 = planted_record("S09", "parameter_routing")
+# X01 draws from a generator of its own that every call moves: the same batch twice differs.
+x01 = planted_record("X01", "run_to_run")
 
 
 def test_a_routing_fault_is_not_reproduced_by_its_row_alone(s09, tmp_path):
@@ -62,18 +60,15 @@ def test_a_keyed_subjects_routing_output_is_its_one_request(s09, tmp_path):
     """SGLang's seeded function keys its noise by the request: the script draws the failing
     output's own request (the check's seed, subsequence r) once."""
     _, record = s09
-    seeded = copy.deepcopy(record)
-    seeded["subject"] = "sglang.top_k_top_p_sampling_from_probs_torch.seeded"
-    seeded["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
-    out = tmp_path / "seeded.py"
-    made = generate(write_record(tmp_path, seeded, "seeded.json"), out)
-    assert made.returncode == 0, made.stderr
-    text = out.read_text()
-    evidence = seeded["evidence"]
+    subject = "sglang.top_k_top_p_sampling_from_probs_torch.seeded"
+    _, text = script_as(record, subject, "sglang_shipped", tmp_path)
+    evidence = record["evidence"]
     assert "DRAWS = 1\n" in text
     assert f"STREAM_SEED = {evidence['seed']!r}" in text
     assert f"FIRST_SUBSEQUENCE = {evidence['subsequence']!r}" in text
-    unaddressed = copy.deepcopy(seeded)
+    unaddressed = copy.deepcopy(record)
+    unaddressed["subject"] = subject
+    unaddressed["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
     del unaddressed["evidence"]["subsequence"]
     refused(write_record(tmp_path, unaddressed, "unaddressed.json"), "evidence.draws_per_row", "output subsequence")
 
@@ -113,13 +108,7 @@ def test_cakes_run_to_run_script_seeds_its_calls_as_the_adapter_does(x01, tmp_pa
     as the adapter calls one of its requests, each call's philox_seed from the adapter's own
     call_seed, whose inlined copy gives the adapter's value."""
     _, record = x01
-    cake = dict(record, subject="flashinfer.cake.top_k_top_p_sampling_from_probs")
-    cake["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.flashinfer_cake:subjects"
-    out = tmp_path / "cake.py"
-    made = generate(write_record(tmp_path, cake, "cake.json"), out)
-    assert made.returncode == 0, made.stderr
-    text = out.read_text()
-    compile(text, str(out), "exec")
+    _, text = script_as(record, "flashinfer.cake.top_k_top_p_sampling_from_probs", "flashinfer_cake", tmp_path)
     assert "def draw_requests(row, params, requests, device):" in text
     assert "cake_calls(row, params, len(requests), call_seed(seed, subsequence, offset, None), device)" in text
     placement = (record["evidence"]["batch_size"], record["evidence"]["slot"], "own")

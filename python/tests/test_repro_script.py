@@ -41,16 +41,20 @@ def failing_record(run_qualify, tmp_path_factory, planted, check):
         return records[0], json.load(f)
 
 
-@pytest.fixture(scope="module")
-def s07(samplecheck_bin, tmp_path_factory):
-    """S07 (top-p drops the token that crosses p) fails goodness_of_fit: a Pearson verdict."""
-    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S07", "goodness_of_fit")
+def planted_record(planted, check):
+    """A module fixture named after the planted defect: (path, record) of its failed `check`."""
+
+    @pytest.fixture(scope="module", name=planted.lower())
+    def record(samplecheck_bin, tmp_path_factory):
+        return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, planted, check)
+
+    return record
 
 
-@pytest.fixture(scope="module")
-def s06(samplecheck_bin, tmp_path_factory):
-    """S06 (keeps every tie at the k-th while declaring lowest_index) draws OUT tokens in ties."""
-    return failing_record(functools.partial(qualify, samplecheck_bin), tmp_path_factory, "S06", "ties")
+# S07 (top-p drops the token that crosses p) fails goodness_of_fit: a Pearson verdict.
+s07 = planted_record("S07", "goodness_of_fit")
+# S06 (keeps every tie at the k-th while declaring lowest_index) draws OUT tokens in ties.
+s06 = planted_record("S06", "ties")
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +140,19 @@ def test_correct_subject_is_not_reproduced(s07, tmp_path):
     print(done.stdout)
     assert done.returncode == 0, done.stdout
     assert "NOT REPRODUCED: p" in done.stdout
+
+
+def script_as(record, subject, module, tmp_path):
+    """The script of `record` as if `subject` (served by adapters.`module`) had failed: its path
+    and text, written (which must succeed) and compiled."""
+    other = dict(record, subject=subject)
+    other["exec"] = f"python3 -m samplecheck_subject.run samplecheck_subject.adapters.{module}:subjects"
+    out = tmp_path / f"{module}.py"
+    made = generate(write_record(tmp_path, other, f"{module}.json"), out)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    return out, text
 
 
 def generated_and_run(record_path, out):
@@ -455,20 +472,15 @@ def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path)
     as the adapter seeds it, the batch split into calls as the adapter splits it; a subject
     with no batch call, or a record without the request's row, is refused."""
     _, record = s04["batch_invariance"]
-    vllm = dict(record, subject="vllm.forward_native")
-    vllm["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
-    out = tmp_path / "vllm.py"
-    made = generate(write_record(tmp_path, vllm, "vllm.json"), out)
-    assert made.returncode == 0, made.stderr
-    text = out.read_text()
-    compile(text, str(out), "exec")
+    out, text = script_as(record, "vllm.forward_native", "vllm_shipped", tmp_path)
     for call in ("def draw_requests(", "request_generator(*r, device)", "sampler().forward_native(x, g, k, p)[0]"):
         assert call in text, call
     words = (record["evidence"][w] for w in ("seed", "subsequence", "offset"))
     assert f"REQUEST = {tuple(words)!r}" in text
     done = run_script(out)
     assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
-    unseeded = dict(vllm, subject="vllm.forward_native.unseeded")
+    unseeded = dict(record, subject="vllm.forward_native.unseeded")
+    unseeded["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
     refused(write_record(tmp_path, unseeded, "unseeded.json"), "subject", "declares no batch call")
     old = write_record(tmp_path, without_row(record), "old.json")
     refused(old, "evidence.row_data", "before records kept the request's row")
