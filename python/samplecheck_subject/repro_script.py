@@ -283,8 +283,11 @@ def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
     seed = evidence.get("seed", evidence.get("check_seed"))
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
         return None, None
-    if record["check"] == "parameter_routing":  # the one output that drew OUT: (seed, subsequence r)
-        r = evidence.get("subsequence")
+    # parameter_routing: the one output that drew OUT, (seed, subsequence r); a tie group's row:
+    # its first request, where the row's draws were all its own (first_subsequence).
+    name = {"parameter_routing": "subsequence", "ties": "first_subsequence"}.get(record["check"])
+    if name is not None and (record["check"] != "ties" or "token" not in evidence):
+        r = evidence.get(name)
         return (seed, r) if isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 64 else (None, None)
     per_row = evidence.get("draws_per_row")
     index = record["evidence"]["row_data"].get("index")
@@ -293,7 +296,7 @@ def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_row):
         return None, None
     # ties draws its tied rows so too (the flat copies after them): an OUT token's record,
-    # whose row is a tied one, is addressed; a tie group's may be on a flat copy.
+    # whose row is a tied one, is addressed by its index.
     addressed = record["check"] in ("support", "goodness_of_fit", "tail") or (
         record["check"] == "ties" and "token" in evidence
     )
@@ -427,7 +430,8 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
             "evidence.draws_per_row",
             f"{record['subject']} keys its noise by the check's request: the record must give the "
             "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do, "
-            "and a ties record of an OUT token), or parameter_routing's output subsequence",
+            "and a ties record of an OUT token), a tie group's first_subsequence (where its row's "
+            "draws were all its own), or parameter_routing's output subsequence",
         )
     constants = "\n".join(
         [

@@ -1,8 +1,8 @@
 """samplecheck repro-script on parameter_routing and run_to_run records: the failing output's
 input row drawn alone under its own parameters (which tells a routing fault from the row's own),
-and one batch called as often as the check called it (docs/repro-format.md, "Standalone
-scripts"). Each script runs with numpy alone, reproduces its planted defect, and a correct
-rule's does not."""
+and one batch called as often as the check called it; and a keyed subject's tie group at its
+row's requests (docs/repro-format.md, "Standalone scripts"). Each numpy script runs with numpy
+alone, reproduces its planted defect, and a correct rule's does not."""
 
 import ast
 import copy
@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 
+from samplecheck_subject import repro_script as rs
 from samplecheck_subject.adapters import common
 from test_repro_script import (
     SCRIPT_PYTHON,
@@ -26,6 +27,8 @@ from test_repro_script import (
 s09 = planted_record("S09", "parameter_routing")
 # X01 draws from a generator of its own that every call moves: the same batch twice differs.
 x01 = planted_record("X01", "run_to_run")
+# S06 keeps every tie at the k-th while declaring lowest_index: its ties record's row is tied.
+s06 = planted_record("S06", "ties")
 
 
 def test_a_routing_fault_is_not_reproduced_by_its_row_alone(s09, tmp_path):
@@ -119,3 +122,27 @@ def test_cakes_run_to_run_script_seeds_its_calls_as_the_adapter_does(x01, tmp_pa
     exec(source, inlined)  # the script's own definition, alone
     words = [np.arange(5, dtype=np.uint64) + i for i in range(3)]
     assert inlined["call_seed"](*words, None) == common.call_seed(*words, None)
+
+
+def test_a_keyed_subjects_tie_group_is_scripted_at_its_rows_requests(s06, tmp_path):
+    """A tie group's record whose row drew only its own requests (first_subsequence, ties'
+    C++ record: battery_repro_evidence_test) is scripted for a subject keyed by its request
+    at those requests; one without it (a routed row's bucket) is refused."""
+    _, record = s06
+    group = copy.deepcopy(record)
+    evidence = group["evidence"]
+    del evidence["token"]  # S06 fails ties by an OUT token: its row as a tie group's instead
+    values = np.frombuffer(rs.decode(group, "values_f32"), "<f4")
+    status = evidence["row_data"]["status"]
+    tied = [t for t in range(values.size) if status[t] == "I" and np.count_nonzero(values == values[t]) > 1]
+    members = [t for t in tied if values[t] == values[tied[0]]]
+    evidence.update(tie_group={"first": tied[0], "size": len(members)}, group_size=len(members))
+    evidence["first_subsequence"] = 123_456
+    _, text = script_as(group, "sglang.top_k_top_p_sampling_from_probs_torch.seeded", "sglang_shipped", tmp_path)
+    assert f"STREAM_SEED = {evidence['check_seed']!r}" in text
+    assert "FIRST_SUBSEQUENCE = 123456" in text and "VERDICT = 'ties'" in text
+    assert f"GROUP_FIRST = {tied[0]}" in text
+    del evidence["first_subsequence"]
+    group.update(subject="sglang.top_k_top_p_sampling_from_probs_torch.seeded")
+    group["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
+    refused(write_record(tmp_path, group, "routed.json"), "evidence.draws_per_row", "first_subsequence")

@@ -47,6 +47,8 @@
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <optional>
 
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
@@ -349,12 +351,23 @@ struct group_findings {
   }
 };
 
-// Where a group was drawn: its row (index among the rows drawn together) and the row's draws.
+// Where a group was drawn: its row (index among the rows drawn together), the row's draws and,
+// where they are all this row's (one bucket), the first request's subsequence (one per draw).
 struct drawn_row {
   const judged_row& row;
   size_t index;
   uint64_t draws;
+  std::optional<uint64_t> first_subsequence;
 };
+
+// Bucket i's first subsequence where it holds every draw of its input row (its draws are one
+// subsequence each, from 0 in input-row order); none where the row's draws took several routes.
+std::optional<uint64_t> first_subsequence(const tie_split_plan& plan, size_t i) {
+  const auto& input = plan.buckets.input;
+  if (std::count(input.begin(), input.end(), input[i]) != 1) return std::nullopt;
+  const auto before = plan.draws.begin() + static_cast<std::ptrdiff_t>(input[i]);
+  return std::accumulate(plan.draws.begin(), before, uint64_t{0});
+}
 
 // Notes a group's cells and, when it is the worst so far, what shows it and where it was drawn
 // (with the row and the group, for the standalone script).
@@ -384,6 +397,7 @@ void note_group(const group_verdict& v, const drawn_row& at, const tie_group& g,
                     {"flat_draws", plan.flat_draws}});
   out.repro["row_data"] = row_data(row, at.index, at.draws);
   out.repro["tie_group"] = {{"first", g.tokens.front()}, {"size", g.tokens.size()}};
+  if (at.first_subsequence) out.repro["first_subsequence"] = *at.first_subsequence;
 }
 }  // namespace
 
@@ -409,14 +423,15 @@ battery::check_outcome run_tie_split(const battery::check_context& ctx, double a
       note_group(g.large()
                      ? judge_large_group(g, drawn.counts[i], seed, 64 * i + j, plan.alpha_test)
                      : judge_small_group(g, drawn.counts[i], plan.alpha_test),
-                 {buckets[i], i, plan.draws[plan.buckets.input[i]]}, g, plan, seed, found, out);
+                 {buckets[i], i, plan.draws[plan.buckets.input[i]], first_subsequence(plan, i)}, g,
+                 plan, seed, found, out);
     }
   std::vector<uint64_t> pooled(plan.flat_group.tokens.size(), 0);
   for (const auto& counts : flat.counts)
     for (size_t t = 0; t < pooled.size(); ++t) pooled[t] += counts[t];
   note_group(judge_large_group(plan.flat_group, pooled, seed, 64 * buckets.size(), plan.alpha_test),
-             {plan.flat_rows.front(), 0, total_draws(plan.flat_draws)}, plan.flat_group, plan, seed,
-             found, out);
+             {plan.flat_rows.front(), 0, total_draws(plan.flat_draws), total_draws(plan.draws)},
+             plan.flat_group, plan, seed, found, out);
   out.p_value = stats::sidak_combine(found.worst_p, plan.tests);
   out.repro["tie_groups"] = found.shown();
   out.repro["tie_groups_judged"] = found.plotted.size();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -143,4 +144,14 @@ TEST_CASE("a tie-split failure by its counts keeps the group's row and the group
   CHECK(members == e.at("tie_group").at("size").get<size_t>());
   CHECK(members == e.at("group_size").get<size_t>());
   CHECK(row.at("draws").get<uint64_t>() > 0);
+  // Its requests, for the script of a subject keyed by them: a subsequence per draw, the tied
+  // rows' in input order, then the flat copies' (one row's values), each row in one bucket.
+  const auto per_row = e.at("draws_per_row").get<std::vector<uint64_t>>();
+  const auto index = row.at("index").get<size_t>();
+  const bool flat = e.at("row").get<std::string>().rfind("flat,", 0) == 0;
+  REQUIRE(index < per_row.size());
+  const auto end = per_row.begin() + static_cast<std::ptrdiff_t>(flat ? per_row.size() : index);
+  CHECK(e.at("first_subsequence").get<uint64_t>() ==
+        std::accumulate(per_row.begin(), end, uint64_t{0}));
+  if (!flat) CHECK(row.at("draws").get<uint64_t>() == per_row[index]);
 }
