@@ -8,8 +8,10 @@ judged row's values as the subject was sent them, the subject called as its adap
 it (the adapter's SCRIPT_CALLS), the check's number of draws of that row, and the
 verdict: an OUT token drawn, or the statistic the check judged below the record's level
 (goodness_of_fit's Pearson and directed family, the tail count, a tie group's split); of a
-batch_invariance record, the request alone and in batches (repro_batch). The script exits 1
-when it reproduces, 0 when not.
+parameter_routing record, the failing output's input row alone under its own setting; of a
+batch_invariance, batch_reorder, per_request_seeds or run_to_run record, the request in the
+batches or calls the check compared (repro_batch). The script exits 1 when it reproduces, 0
+when not.
 
 Exit status here: 0 written; 2 a record this cannot script, naming the file and the field.
 """
