@@ -431,6 +431,28 @@ def calls_of_one_batch(row, device, calls):
     return 0
 
 
+def placements_compared(row, device, sizes):
+    """batch_invariance, batch_reorder, per_request_seeds: the request's token in each placement."""
+    more = [b for b in BATCH_SIZES or [] if b not in [p[0] for p in PLACEMENTS]] if sizes == "all" else []
+    tried = [(p, recorded) for p, recorded in zip(PLACEMENTS, RECORDED)]
+    tried += [((b, min(PLACEMENTS[-1][1], b - 1), "own"), None) for b in more]
+    tokens = []
+    for (size, slot, kind), recorded in tried:
+        token = token_in(row, size, slot, kind, device)
+        differs = "  DIFFERS" if tokens and token != tokens[0] else ""
+        print(f"{placed(size, slot, kind)}: token {token}" + (f"; the check's: {recorded}" if recorded else "")
+              + differs)
+        tokens.append(token)
+    differ = [p for (p, _), t in zip(tried, tokens) if t != tokens[0]]
+    if differ:
+        print(f"REPRODUCED: the request drew token {tokens[0]} {placed(*tried[0][0])}, another "
+              f"{placed(*differ[0])} ({len(differ)} of {len(tried) - 1} other placements differ)")
+        return 1
+    print(f"NOT REPRODUCED: the request drew token {tokens[0]} in all {len(tried)} placements tried (the check's "
+          "batches held other rows beside it: samplecheck replay runs them)")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None, help="where the subject runs (default: its own choice)")
@@ -441,36 +463,14 @@ def main():
     args = parser.parse_args()
     row = unpack(ROW, "<f4").copy()
     print(f"{SUBJECT}, check {CHECK}, row {LABEL!r} (V = {row.size}, {PARAMS}): request {REQUEST}")
-    if CHECK == "run_to_run":
-        try:
-            return calls_of_one_batch(row, args.device, max(2, args.calls))
-        except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way
-            traceback.print_exc()
-            print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
-            return 2
-    more = [b for b in BATCH_SIZES or [] if b not in [p[0] for p in PLACEMENTS]] if args.sizes == "all" else []
-    tried = [(p, recorded) for p, recorded in zip(PLACEMENTS, RECORDED)]
-    tried += [((b, min(PLACEMENTS[-1][1], b - 1), "own"), None) for b in more]
-    tokens = []
     try:
-        for (size, slot, kind), recorded in tried:
-            token = token_in(row, size, slot, kind, args.device)
-            differs = "  DIFFERS" if tokens and token != tokens[0] else ""
-            print(f"{placed(size, slot, kind)}: token {token}" + (f"; the check's: {recorded}" if recorded else "")
-                  + differs)
-            tokens.append(token)
+        if CHECK == "run_to_run":
+            return calls_of_one_batch(row, args.device, max(2, args.calls))
+        return placements_compared(row, args.device, args.sizes)
     except Exception:  # noqa: BLE001 - the call could not run here: no verdict either way (Python's own exit is 1)
         traceback.print_exc()
         print("the call failed: exit 2, neither reproduced nor not", file=sys.stderr)
         return 2
-    differ = [p for (p, _), t in zip(tried, tokens) if t != tokens[0]]
-    if differ:
-        print(f"REPRODUCED: the request drew token {tokens[0]} {placed(*tried[0][0])}, another "
-              f"{placed(*differ[0])} ({len(differ)} of {len(tried) - 1} other placements differ)")
-        return 1
-    print(f"NOT REPRODUCED: the request drew token {tokens[0]} in all {len(tried)} placements tried (the check's "
-          "batches held other rows beside it: samplecheck replay runs them)")
-    return 0
 
 
 if __name__ == "__main__":
