@@ -30,6 +30,7 @@ from typing import Any
 
 from . import repro_template
 from .descriptor import DTYPES
+from .repro_addressing import addressing
 from .script_call import ScriptCall
 
 # The modules whose subjects can appear in a record, searched for the subject's call (the
@@ -278,35 +279,6 @@ def tie_group(record: dict[str, Any], row: dict[str, Any]) -> int:
     return first
 
 
-def addressing(record: dict[str, Any]) -> tuple[int | None, int | None]:
-    """(the check's stream seed, the row's first subsequence): draw i of the row was the request
-    (seed, first + i, offset 0); (None, None) where the record does not say."""
-    evidence = record["evidence"]
-    seed = evidence.get("seed", evidence.get("check_seed"))
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
-        return None, None
-    # parameter_routing: the one output that drew OUT, (seed, subsequence r); a tie group's row:
-    # its first request, where the row's draws were all its own (first_subsequence).
-    name = {"parameter_routing": "subsequence", "ties": "first_subsequence"}.get(record["check"])
-    if name is not None and (record["check"] != "ties" or "token" not in evidence):
-        r = evidence.get(name)
-        return (seed, r) if isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 64 else (None, None)
-    per_row = evidence.get("draws_per_row")
-    index = record["evidence"]["row_data"].get("index")
-    if not isinstance(per_row, list) or not isinstance(index, int) or index < 0:
-        return None, None
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_row):
-        return None, None
-    # ties draws its tied rows so too (the flat copies after them): an OUT token's record,
-    # whose row is a tied one, is addressed by its index.
-    addressed = record["check"] in ("support", "goodness_of_fit", "tail") or (
-        record["check"] == "ties" and "token" in evidence
-    )
-    if not addressed or index >= len(per_row):
-        return None, None
-    return seed, sum(per_row[:index])
-
-
 def packed(data: bytes) -> str:
     """zlib, then base64, wrapped at 100 columns: a row of V float32 stays a few hundred KB."""
     text = base64.b64encode(zlib.compress(data, 9)).decode("ascii")
@@ -429,11 +401,11 @@ def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
         row["draws"] = 1  # the output's own request; other outputs of its row are not recorded
     if call.keyed and first is None:
         raise RecordError(
-            "evidence.draws_per_row",
+            "evidence.first_subsequence",
             f"{record['subject']} keys its noise by the check's request: the record must give the "
-            "stream seed, the row's index and draws_per_row (support, goodness_of_fit and tail records do, "
-            "and a ties record of an OUT token), a tie group's first_subsequence (where its row's "
-            "draws were all its own), or parameter_routing's output subsequence",
+            "stream seed and the row's first request (a tie group's row has none where its draws took "
+            "several routes); a record written before records kept it: the row's index and draws_per_row "
+            "(support, goodness_of_fit, tail, a ties OUT token) or parameter_routing's output subsequence",
         )
     constants = "\n".join(
         [

@@ -68,12 +68,13 @@ def test_a_keyed_subjects_routing_output_is_its_one_request(s09, tmp_path):
     evidence = record["evidence"]
     assert "DRAWS = 1\n" in text
     assert f"STREAM_SEED = {evidence['seed']!r}" in text
+    assert evidence["first_subsequence"] == evidence["subsequence"]
     assert f"FIRST_SUBSEQUENCE = {evidence['subsequence']!r}" in text
     unaddressed = copy.deepcopy(record)
     unaddressed["subject"] = subject
     unaddressed["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
-    del unaddressed["evidence"]["subsequence"]
-    refused(write_record(tmp_path, unaddressed, "unaddressed.json"), "evidence.draws_per_row", "output subsequence")
+    del unaddressed["evidence"]["subsequence"], unaddressed["evidence"]["first_subsequence"]
+    refused(write_record(tmp_path, unaddressed, "unaddressed.json"), "evidence.first_subsequence", "output subsequence")
 
 
 def test_two_calls_of_one_batch_differ(x01, tmp_path):
@@ -145,4 +146,41 @@ def test_a_keyed_subjects_tie_group_is_scripted_at_its_rows_requests(s06, tmp_pa
     del evidence["first_subsequence"]
     group.update(subject="sglang.top_k_top_p_sampling_from_probs_torch.seeded")
     group["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.sglang_shipped:subjects"
-    refused(write_record(tmp_path, group, "routed.json"), "evidence.draws_per_row", "first_subsequence")
+    refused(write_record(tmp_path, group, "routed.json"), "evidence.first_subsequence", "several routes")
+
+
+def test_a_record_is_addressed_by_its_first_subsequence(s06, tmp_path):
+    """A keyed subject's script draws from the record's first_subsequence, whatever
+    draws_per_row and the row's index would give (the C++ check's record says it: S06's ties
+    OUT token, a tied row after the first)."""
+    _, record = s06
+    evidence = record["evidence"]
+    index, per_row = evidence["row_data"]["index"], evidence["draws_per_row"]
+    assert evidence["first_subsequence"] == sum(per_row[:index]) > 0
+    assert rs.addressing(record) == (evidence["check_seed"], evidence["first_subsequence"])
+    moved = copy.deepcopy(record)
+    moved["evidence"]["first_subsequence"] = 123_456
+    _, text = script_as(moved, "sglang.top_k_top_p_sampling_from_probs_torch.seeded", "sglang_shipped", tmp_path)
+    assert "FIRST_SUBSEQUENCE = 123456" in text
+    for bad in (-1, 1 << 64, True, 1.5, "7"):  # not a 64-bit word: no address, no fallback
+        moved["evidence"]["first_subsequence"] = bad
+        assert rs.addressing(moved) == (None, None), bad
+
+
+def test_an_older_record_is_addressed_as_before(s06, s09):
+    """A record written before the checks kept first_subsequence (version 1 still) is addressed
+    as those records allow: draws_per_row before the row's index (support, goodness_of_fit, tail,
+    a ties OUT token), parameter_routing's output subsequence; a tie group's row not at all."""
+    for _, record in (s06, s09):  # without it, today's records read as they do with it
+        old = copy.deepcopy(record)
+        evidence = old["evidence"]
+        first = evidence.pop("first_subsequence")
+        assert rs.addressing(old) == (evidence.get("seed", evidence["check_seed"]), first)
+    old = copy.deepcopy(s06[1])
+    del old["evidence"]["first_subsequence"]
+    for check in ("support", "goodness_of_fit", "tail"):
+        index, per_row = old["evidence"]["row_data"]["index"], old["evidence"]["draws_per_row"]
+        assert rs.addressing(dict(old, check=check)) == (old["evidence"]["check_seed"], sum(per_row[:index]))
+    del old["evidence"]["token"]  # a tie group's record: first_subsequence was its only address
+    assert rs.addressing(old) == (None, None)
+    assert rs.addressing(dict(old, check="degenerate_rows")) == (None, None)

@@ -341,7 +341,7 @@ def test_shipped_scripts_call_the_upstream_function(s07, tmp_path, subject, modu
 def test_a_keyed_subjects_ties_out_token_is_scripted_at_its_requests(s06, tmp_path):
     """SGLang's seeded function keys its noise by the request: a ties record of an OUT token
     (the tied rows drawn from subsequence 0, row after row) is scripted at the row's own
-    requests; a tie group's record, which may lie on a flat copy drawn after them, is refused."""
+    requests, its first_subsequence; a tie group's record without one is refused."""
     _, record = s06
     seeded = copy.deepcopy(record)
     seeded["subject"] = "sglang.top_k_top_p_sampling_from_probs_torch.seeded"
@@ -350,6 +350,7 @@ def test_a_keyed_subjects_ties_out_token_is_scripted_at_its_requests(s06, tmp_pa
     assert "token" in evidence  # S06 draws an OUT token in ties
     index, per_row = evidence["row_data"]["index"], evidence["draws_per_row"]
     assert len(per_row) > index > 0  # a row after the first: its requests start past subsequence 0
+    assert evidence["first_subsequence"] == sum(per_row[:index])
     out = tmp_path / "seeded.py"
     made = generate(write_record(tmp_path, seeded, "seeded.json"), out)
     assert made.returncode == 0, made.stderr
@@ -357,8 +358,8 @@ def test_a_keyed_subjects_ties_out_token_is_scripted_at_its_requests(s06, tmp_pa
     assert f"STREAM_SEED = {evidence['check_seed']!r}" in text
     assert f"FIRST_SUBSEQUENCE = {sum(per_row[:index])!r}" in text
     group = copy.deepcopy(seeded)
-    del group["evidence"]["token"]
-    refused(write_record(tmp_path, group, "group.json"), "evidence.draws_per_row", "keys its noise")
+    del group["evidence"]["token"], group["evidence"]["first_subsequence"]
+    refused(write_record(tmp_path, group, "group.json"), "evidence.first_subsequence", "keys its noise")
 
 
 def without_row(record):

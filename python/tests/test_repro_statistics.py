@@ -264,7 +264,7 @@ def test_sglang_seeded_calls_are_keyed_as_the_adapter(tmp_path, subject, call):
     made = subprocess.run(
         [sys.executable, "-m", "samplecheck_subject.repro_script", str(path)], capture_output=True, text=True
     )
-    assert made.returncode == 2 and "field 'evidence.draws_per_row'" in made.stderr, made.stderr
+    assert made.returncode == 2 and "field 'evidence.first_subsequence'" in made.stderr, made.stderr
 
 
 def test_tail_mutant_reproduces(samplecheck_bin, tmp_path):

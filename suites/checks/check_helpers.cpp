@@ -84,7 +84,8 @@ std::string exact_power(uint64_t draws, std::string_view what) {
 // check's exact failure; `where` adds what locates the draws (their plan, the look).
 bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
                             uint64_t seed, const nlohmann::json& where,
-                            const route_buckets* buckets, battery::check_outcome& out) {
+                            const std::vector<uint64_t>& first, const route_buckets* buckets,
+                            battery::check_outcome& out) {
   if (!drawn.failure.empty()) {
     out.repro = repro_base(seed);
     battery::fail_exactly(out, drawn.failure);
@@ -101,7 +102,9 @@ bool report_support_failure(const std::vector<judged_row>& rows, const drawn_cou
                              {"subsequence", drawn.first_out[i].subsequence},
                              {"offset", drawn.first_out[i].offset}});
       out.repro.update(where);
-      out.repro["row_data"] = row_data(rows[i], input_of(buckets, i), drawn.counts[i]);
+      const size_t input = input_of(buckets, i);
+      out.repro["row_data"] = row_data(rows[i], input, drawn.counts[i]);
+      out.repro["first_subsequence"] = first[input];
       return true;
     }
   return false;
@@ -115,8 +118,8 @@ bool draw_and_check_support(const battery::check_context& ctx, uint64_t seed,
   out.samples += drawn.samples;
   return !report_support_failure(
       rows, drawn, seed,
-      {{"draws_per_row", draws}, {"subsequences", "one per draw, from 0 in row order"}}, nullptr,
-      out);
+      {{"draws_per_row", draws}, {"subsequences", "one per draw, from 0 in row order"}},
+      first_subsequences(draws), nullptr, out);
 }
 
 }  // namespace samplecheck::checks

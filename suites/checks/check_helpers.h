@@ -48,10 +48,12 @@ std::string exact_power(uint64_t draws, std::string_view what);
 
 // A drawing failure (a refused or broken call) or the first OUT token of any row, as the
 // check's exact failure; `where` adds what locates the draws (their plan, the look).
-// `rows` are the buckets' rows where `buckets` is given; the record names the input row.
+// `rows` are the buckets' rows where `buckets` is given; the record names the input row, and
+// `first[input row]` as its first_subsequence (draw j of the row: (seed, first + j, offset 0)).
 bool report_support_failure(const std::vector<judged_row>& rows, const drawn_counts& drawn,
                             uint64_t seed, const nlohmann::json& where,
-                            const route_buckets* buckets, battery::check_outcome& out);
+                            const std::vector<uint64_t>& first, const route_buckets* buckets,
+                            battery::check_outcome& out);
 
 // Draws, then the first OUT token of any row (an exact failure).
 bool draw_and_check_support(const battery::check_context& ctx, uint64_t seed,

@@ -457,6 +457,7 @@ battery::check_outcome run_parameter_routing(const battery::check_context& ctx) 
            {"params", setting_json(row.setting)},
            {"seed", seed},
            {"subsequence", r},
+           {"first_subsequence", r},
            {"offset", 0}});
       // The input row with its own parameters, for a standalone script (repro-script) that
       // draws the output's request from that row alone: draws = the row's outputs here.

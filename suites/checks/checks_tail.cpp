@@ -107,6 +107,24 @@ std::string tail_not_testable(const battery::check_context& ctx, const tail_plan
   return {};
 }
 
+// The record: where the draws were, and the worst row with its tail set and its first
+// request, for the standalone script (docs/repro-format.md).
+nlohmann::json tail_record(const tail_plan& plan, const drawn_counts& drawn, size_t worst,
+                           uint64_t seed) {
+  const judged_row& row = plan.rows[worst];
+  nlohmann::json r = repro_base(seed);
+  r.update({{"row", row.label},
+            {"params", setting_json(row.setting)},
+            {"seed", seed},
+            {"offset", 0},
+            {"subsequences", "one per draw, from 0 in row order"},
+            {"draws_per_row", plan.draws}});
+  r["row_data"] = row_data(row, worst, plan.draws[worst]);
+  r["first_subsequence"] = first_subsequences(plan.draws)[worst];
+  r["tail"] = tail_set(row, stats::tail_test(drawn.counts[worst], row.target.distribution().prob));
+  return r;
+}
+
 }  // namespace
 
 battery::check_outcome run_tail(const battery::check_context& ctx) {
@@ -153,19 +171,8 @@ battery::check_outcome run_tail(const battery::check_context& ctx) {
   // budget's power (the worst row; 0 where only losing all of it is certain to be seen).
   out.power = fmt::format("tail +{:.1e}, kept {:.2g}{}", worst_shift, std::max(worst_kept, 0.0),
                           plan.capped ? " (draw cap)" : "");
-  out.repro = repro_base(seed);
-  out.repro.update({{"row", rows[worst_row].label},
-                    {"params", setting_json(rows[worst_row].setting)},
-                    {"seed", seed},
-                    {"offset", 0},
-                    {"subsequences", "one per draw, from 0 in row order"},
-                    {"draws_per_row", draws}});
+  out.repro = tail_record(plan, drawn, worst_row, seed);
   out.repro["tail_rows"] = tail_rows;
-  // The worst row and its tail set, for the standalone script (docs/repro-format.md).
-  out.repro["row_data"] = row_data(rows[worst_row], worst_row, draws[worst_row]);
-  out.repro["tail"] = tail_set(
-      rows[worst_row],
-      stats::tail_test(drawn.counts[worst_row], rows[worst_row].target.distribution().prob));
   return out;
 }
 

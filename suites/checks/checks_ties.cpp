@@ -309,9 +309,10 @@ uint64_t planned_tie_split(const battery::check_context& ctx, double alpha) {
 
 namespace {
 // The exact failure of a drawing failure or an OUT token (of a bucket's reference: its
-// route's tie policy); false when the draws are clean. `draws` per input row.
+// route's tie policy); false when the draws are clean. `draws` per input row, drawn from
+// subsequence `base` on (the flat copies after the tied rows).
 bool tie_split_exact_failure(const route_buckets& buckets, const std::vector<uint64_t>& draws,
-                             const drawn_counts& drawn, uint64_t seed,
+                             uint64_t base, const drawn_counts& drawn, uint64_t seed,
                              battery::check_outcome& out) {
   if (!drawn.failure.empty()) {
     battery::fail_exactly(out, drawn.failure);
@@ -328,8 +329,11 @@ bool tie_split_exact_failure(const route_buckets& buckets, const std::vector<uin
                              {"subsequence", drawn.first_out[i].subsequence},
                              {"offset", 0},
                              {"draws_per_row", draws}});
-      // The input row's index: its requests' subsequences follow the earlier input rows'.
-      out.repro["row_data"] = row_data(rows[i], buckets.input[i], draws[buckets.input[i]]);
+      // The input row's index: its requests' subsequences follow the earlier input rows'
+      // (from `base`: a flat copy's follow the tied rows', which draws_per_row does not hold).
+      const size_t input = buckets.input[i];
+      out.repro["row_data"] = row_data(rows[i], input, draws[input]);
+      out.repro["first_subsequence"] = first_subsequences(draws, base)[input];
       return true;
     }
   return false;
@@ -363,9 +367,8 @@ struct drawn_row {
 // Bucket i's first subsequence where it holds every draw of its input row (its draws are one
 // subsequence each, from 0 in input-row order); none where the row's draws took several routes.
 std::optional<uint64_t> first_subsequence(const tie_split_plan& plan, size_t i) {
-  const auto& input = plan.buckets.input;
-  if (std::count(input.begin(), input.end(), input[i]) != 1) return std::nullopt;
-  const auto before = plan.draws.begin() + static_cast<std::ptrdiff_t>(input[i]);
+  if (!holds_whole_row(&plan.buckets, i)) return std::nullopt;
+  const auto before = plan.draws.begin() + static_cast<std::ptrdiff_t>(plan.buckets.input[i]);
   return std::accumulate(plan.draws.begin(), before, uint64_t{0});
 }
 
@@ -409,11 +412,13 @@ battery::check_outcome run_tie_split(const battery::check_context& ctx, double a
   const drawn_counts drawn = draw_counts(ctx.subj, plan.rows, plan.draws, seed, 0, &plan.buckets);
   out.samples = drawn.samples;
   out.repro = repro_base(seed);
-  if (tie_split_exact_failure(plan.buckets, plan.draws, drawn, seed, out)) return out;
+  if (tie_split_exact_failure(plan.buckets, plan.draws, 0, drawn, seed, out)) return out;
   const drawn_counts flat = draw_counts(ctx.subj, plan.flat_rows, plan.flat_draws, seed,
                                         total_draws(plan.draws), &plan.flat_buckets);
   out.samples += flat.samples;
-  if (tie_split_exact_failure(plan.flat_buckets, plan.flat_draws, flat, seed, out)) return out;
+  if (tie_split_exact_failure(plan.flat_buckets, plan.flat_draws, total_draws(plan.draws), flat,
+                              seed, out))
+    return out;
   group_findings found;
   const auto& buckets = plan.buckets.rows;
   for (size_t i = 0; i < buckets.size(); ++i)

@@ -125,9 +125,8 @@ fit_run start_fit(const battery::check_context& ctx, const std::vector<judged_ro
   f.tested = std::max<size_t>(f.plan.testable, 1);
   f.most = *std::max_element(f.plan.draws.begin(), f.plan.draws.end());
   f.schedule = schedule_looks(f.most);
-  f.first.assign(rows.size(), 0);
   f.done.assign(rows.size(), 0);
-  for (size_t i = 1; i < rows.size(); ++i) f.first[i] = f.first[i - 1] + f.plan.draws[i - 1];
+  f.first = first_subsequences(f.plan.draws);
   f.drawn = empty_counts(judged);
   f.orders.resize(judged.size());
   stats::parallel_for(judged.size(), [&](size_t i) {
@@ -159,7 +158,7 @@ bool draw_look(fit_run& f, size_t look, battery::check_outcome& out,
        {"looks", f.schedule.looks},
        {"draws_per_row_at_look", f.done},
        {"subsequences", "row i from the sum of the planned draws of rows < i"}},
-      f.buckets, out);
+      f.first, f.buckets, out);
 }
 
 // What one look found: its p-value (p / w), the row with the smallest row p-value and its
@@ -327,6 +326,8 @@ battery::check_outcome fit_outcome(const fit_run& f, const fit_verdict& v,
   // Indexed by its input row, as draws_per_row and the subsequences are (a route's bucket is not).
   const size_t input = input_of(f.buckets, v.worst_row);
   out.repro["row_data"] = row_data(rows[v.worst_row], input, f.done[input]);
+  // A keyed script draws the row's requests from here; a route's bucket judged some of them only.
+  if (holds_whole_row(f.buckets, v.worst_row)) out.repro["first_subsequence"] = f.first[input];
   if (v.p_check <= kFitEvidenceBelow)
     out.repro["fit"] =
         fit_evidence(rows[v.worst_row], f.drawn.counts[v.worst_row],

@@ -201,16 +201,20 @@ drawn_counts empty_counts(const std::vector<judged_row>& rows) {
   return out;
 }
 
+std::vector<uint64_t> first_subsequences(const std::vector<uint64_t>& draws, uint64_t base) {
+  std::vector<uint64_t> first;
+  for (const uint64_t n : draws) {
+    first.push_back(base);
+    base += n;
+  }
+  return first;
+}
+
 drawn_counts draw_counts(const battery::subject& s, const std::vector<judged_row>& rows,
                          const std::vector<uint64_t>& draws, uint64_t seed,
                          uint64_t subsequence_base, const route_buckets* buckets) {
   drawn_counts out = empty_counts(buckets != nullptr ? buckets->rows : rows);
-  std::vector<uint64_t> first;
-  for (const uint64_t n : draws) {
-    first.push_back(subsequence_base);
-    subsequence_base += n;
-  }
-  draw_more(s, rows, first, draws, seed, out, buckets);
+  draw_more(s, rows, first_subsequences(draws, subsequence_base), draws, seed, out, buckets);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // every draw has its own Philox subsequence, as n parallel samples of one request do.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,12 @@ route_buckets bucket_by_route(const battery::subject& s, const std::vector<judge
 inline size_t input_of(const route_buckets* buckets, size_t judged) {
   return buckets != nullptr ? buckets->input[judged] : judged;
 }
+// Whether a judged row counts every draw of its input row (no buckets, or its row's only one):
+// only then are the draws it judged its input row's requests from the first on.
+inline bool holds_whole_row(const route_buckets* buckets, size_t judged) {
+  return buckets == nullptr ||
+         std::count(buckets->input.begin(), buckets->input.end(), buckets->input[judged]) == 1;
+}
 
 // A fixture shape as the subject's input (probs or log-probs), with its reference.
 judged_row make_row(const battery::subject& s, fixtures::shape shape,
@@ -91,6 +98,10 @@ struct drawn_counts {
   std::string failure;   // non-empty: the subject errored, or a draw was invalid/out of range
   nlohmann::json repro;  // on failure
 };
+
+// Each row's first subsequence where row i draws draws[i] in turn from `base` on: row i's
+// draw j is the request (seed, first[i] + j, offset 0), as draw_counts places them.
+std::vector<uint64_t> first_subsequences(const std::vector<uint64_t>& draws, uint64_t base = 0);
 
 // Draws draws[i] samples from row i (streams from subsequence_base upwards). With
 // `buckets` (bucket_by_route of `rows`) counts and first_out are per bucket, each draw in

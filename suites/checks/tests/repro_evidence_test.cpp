@@ -2,11 +2,15 @@
 // (docs/repro-format.md, "Standalone scripts"): the worst row (row_data) with its tail set, or
 // the worst tie group's row with the group. The fakes fail those checks by their counts, not
 // by an OUT token: one never draws the tokens below the tail threshold, one draws the lower
-// half of the ids 1.5 times their share; a correct fake fails neither.
+// half of the ids 1.5 times their share; a correct fake fails neither. And where a keyed
+// script draws the row: every row record's first_subsequence, against the draws it names (a
+// fake that declares top-k and ignores it draws OUT tokens in support, goodness_of_fit, ties
+// and parameter_routing).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +25,7 @@ using namespace samplecheck::battery;
 namespace {
 [[maybe_unused]] const bool checks_registered = (samplecheck::checks::register_checks(), true);
 
-enum class planted { none, no_tail, low_ids_heavier };
+enum class planted { none, no_tail, low_ids_heavier, ignores_top_k };
 
 // Cumulative weights of one row under the planted rule: the tail (below 1e-5 of the row's
 // mass) never drawn, or the lower half of the ids drawn 1.5 times their share.
@@ -57,6 +61,7 @@ check_report run_check(const char* name, const planted& bug, const char* check) 
   sc_sampler s = samplecheck::testing::host_descriptor(name, SC_ABI_VERSION_MINOR);
   s.context = const_cast<planted*>(&bug);
   s.sample = sample;
+  if (bug == planted::ignores_top_k) s.filters = SC_FILTER_TOP_K;  // declared, never read
   run_options o;
   o.budget = quick_budget();
   o.checks = {check};
@@ -80,6 +85,26 @@ std::vector<T> decoded(const std::string& text) {
   std::vector<T> out(bytes.size() / sizeof(T));
   std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
   return out;
+}
+
+// The fake's token of the request (seed, subsequence, offset 0) from a row's cumulative weights.
+int32_t drawn_at(uint64_t seed, uint64_t subsequence, const std::vector<double>& cdf) {
+  const uint64_t offset = 0;
+  sc_sample_batch b{};
+  b.seed = &seed;
+  b.subsequence = &subsequence;
+  b.offset = &offset;
+  return samplecheck::testing::inverse_cdf_draw(&b, 0, cdf);
+}
+
+// The first subsequence of the record's row as its draws_per_row and index place it: one per
+// draw, row after row from 0 (support, goodness_of_fit, tail, the tied rows of ties).
+uint64_t drawn_before(const nlohmann::json& e) {
+  const auto per_row = e.at("draws_per_row").get<std::vector<uint64_t>>();
+  const auto index = e.at("row_data").at("index").get<size_t>();
+  REQUIRE(index < per_row.size());
+  return std::accumulate(per_row.begin(), per_row.begin() + static_cast<std::ptrdiff_t>(index),
+                         uint64_t{0});
 }
 
 // A correct fake passes `check` and the planted one fails it by its counts, without an OUT
@@ -127,6 +152,47 @@ TEST_CASE("a tail failure by its count keeps the worst row and its tail set", "[
       CHECK(r.at("draws") == row.at("draws"));
     }
   CHECK_FALSE(f.report.evidence.contains("tail"));  // report.json leaves the set to the record
+  CHECK(e.at("first_subsequence").get<uint64_t>() == drawn_before(e));
+}
+
+TEST_CASE("a goodness_of_fit failure by its counts names its row's first request",
+          "[goodness_of_fit][repro]") {
+  const failed_record f =
+      fails_by_counts("test.fit:low_ids", planted::low_ids_heavier, "goodness_of_fit");
+  CHECK(f.evidence.at("first_subsequence").get<uint64_t>() == drawn_before(f.evidence));
+}
+
+// A keyed script draws the row from first_subsequence on: the fake's draws from there meet the
+// recorded OUT token first at the recorded subsequence (parameter_routing: the output's own
+// request, its one draw).
+TEST_CASE("an OUT token's record names its row's first request", "[repro]") {
+  static const planted bug = planted::ignores_top_k;
+  const std::string check = GENERATE("support", "goodness_of_fit", "ties", "parameter_routing");
+  CAPTURE(check);
+  const check_report report = run_check("test.out:ignores_top_k", bug, check.c_str());
+  CAPTURE(report.detail);
+  REQUIRE(report.result == verdict::fail);
+  const auto& e = report.repro.at("evidence");
+  REQUIRE(e.contains("token"));
+  const auto& row = e.at("row_data");
+  const auto first = e.at("first_subsequence").get<uint64_t>();
+  const bool routing = check == "parameter_routing";
+  if (routing) CHECK(first == e.at("subsequence").get<uint64_t>());
+  if (!routing) CHECK(first == drawn_before(e));
+  const auto values = decoded<float>(row.at("values_f32").get<std::string>());
+  const auto status = row.at("status").get<std::string>();
+  const auto cdf = row_cdf(values.data(), static_cast<int64_t>(values.size()), bug);
+  const auto seed = (e.contains("seed") ? e.at("seed") : e.at("check_seed")).get<uint64_t>();
+  const uint64_t draws = routing ? 1 : row.at("draws").get<uint64_t>();
+  std::optional<uint64_t> met;
+  int32_t token = -1;
+  for (uint64_t j = 0; j < draws && !met; ++j) {
+    token = drawn_at(seed, first + j, cdf);
+    if (status.at(static_cast<size_t>(token)) == 'O') met = first + j;
+  }
+  REQUIRE(met);
+  CHECK(*met == e.at("subsequence").get<uint64_t>());
+  CHECK(token == e.at("token").get<int32_t>());
 }
 
 TEST_CASE("a tie-split failure by its counts keeps the group's row and the group",
