@@ -15,6 +15,7 @@
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
 #   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
+#   SAMPLECHECK_PYTHON  report.html's renderer, default python3 on PATH (the device's, with matplotlib)
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
 #   SGLANG_TREE      SGLang's extracted modules (tools/scripts/extract_shipped.py with
 #                    tools/scripts/shipped/sglang.toml), default carry/sglang
@@ -39,6 +40,9 @@ samplecheck=${SAMPLECHECK_BIN:-carry/bin/samplecheck}
 # FlashInfer's JIT-built module finds libcudart; SUBJECT_LD_LIBRARY_PATH overrides it.
 subject_library_path=${SUBJECT_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# report.html's renderer: the device's python3 (its venv has matplotlib; the build's
+# /usr/bin/python3 there has not), as h200_queue.sh runs it.
+export SAMPLECHECK_PYTHON=${SAMPLECHECK_PYTHON:-python3}
 tree=$(cd "${FLASHINFER_TREE:-carry/flashinfer}" 2>/dev/null && pwd || true)
 budget=${BUDGET:-standard}
 groups=("$@")
