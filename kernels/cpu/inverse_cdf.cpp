@@ -167,8 +167,8 @@ class sort_filter final : public row_sampler {
     return static_cast<size_t>(std::find(removed.begin(), removed.end(), 1) - removed.begin());
   }
 
-  // X12 (llama.cpp's top-k, docs/shipped.md "Ties: top-k keeps exactly k, but not the
-  // lowest ids of a tie"): the k survivors are those std::partial_sort leaves in front
+  // X12 (llama.cpp's top-k, docs/shipped/llamacpp.md "Ties: top-k keeps exactly k, but not
+  // the lowest ids of a tie"): the k survivors are those std::partial_sort leaves in front
   // when it runs over the row in token order comparing values alone, a heap of the first
   // k tokens that a later token enters only when strictly larger than the heap's least.
   // Among tokens tied with the k-th, the ones the heap met first and never evicted stay,

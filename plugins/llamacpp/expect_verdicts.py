@@ -4,8 +4,8 @@
 
 Every check named on the command line must have that verdict (FAIL, TIMEOUT, n/a, pass),
 and, after `~`, a detail that contains TEXT; every other check must pass or be n/a. A
-known failure of a real subject (docs/shipped.md explains each) is pinned this way: the
-test fails when it goes away as well as when anything else fails, so the table and the
+known failure of a real subject (docs/shipped/llamacpp.md explains each) is pinned this way:
+the test fails when it goes away as well as when anything else fails, so the table and the
 code cannot drift apart. A report with no check in it fails.
 """
 

@@ -5,7 +5,7 @@
 #
 # Runs `SAMPLECHECK qualify --plugin PLUGIN --report-dir REPORT_DIR QUALIFY_ARGS`, then
 # judges its report.json with expect_verdicts.py: EXPECTED is a '|'-separated list of
-# CHECK=VERDICT~TEXT (the known failures, docs/shipped.md; TEXT may hold spaces), and
+# CHECK=VERDICT~TEXT (the known failures, docs/shipped/llamacpp.md; TEXT may hold spaces), and
 # every other check must pass or be n/a. Exit 77 (ctest: skipped, never passed) when
 # PLUGIN is "-" (samplecheck was configured with SAMPLECHECK_LLAMACPP=OFF) or not built.
 set -euo pipefail

@@ -6,7 +6,7 @@ file of the tree that Python executed against TREE/provenance.json: an upstream 
 whose sha256 differs, or a file the provenance does not list, is refused (ShippedError), so
 the judged code is byte for byte the wheel's. The hello's environment (serve.environment)
 then carries the package's wheel sha256 and the sha256 of each file that ran, which
-samplecheck records in report.json and shows in report.html (docs/shipped.md).
+samplecheck records in report.json and shows in report.html (docs/shipped/sglang.md).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class ShippedError(Exception):
 def read_provenance(tree: Path) -> dict[str, Any]:
     path = tree / "provenance.json"
     if not path.is_file():
-        raise ShippedError(f"{path} does not exist: run tools/scripts/extract_shipped.py (docs/shipped.md)")
+        raise ShippedError(f"{path} does not exist: run tools/scripts/extract_shipped.py (docs/shipped/sglang.md)")
     provenance: dict[str, Any] = json.loads(path.read_text())
     return provenance
 

@@ -1,11 +1,12 @@
 """adapters.flashinfer_cake without FlashInfer, torch or a GPU: the descriptors declare what
-cake states (docs/shipped.md, "FlashInfer's cake sampler"); the adapter's call path, run
-over numpy arrays against a stand-in module (tests/cake_fakes.py), asks every call's route of
-cake_sampling_route with the call's own tensors and reports it on every row of that call, one
-chunk at a time; samplecheck's ties check judges each draw by the route its own call reports,
-though one row takes the pipeline in one call and a fallback in another (a stand-in that
-reports a fallback while drawing by the pipeline's rule fails); and the entry point is
-skipped with its reason where flashinfer does not import (test_extract_shipped.py)."""
+cake states (docs/shipped/flashinfer-cake.md, "FlashInfer's cake sampler"); the adapter's
+call path, run over numpy arrays against a stand-in module (tests/cake_fakes.py), asks every
+call's route of cake_sampling_route with the call's own tensors and reports it on every row
+of that call, one chunk at a time; samplecheck's ties check judges each draw by the route
+its own call reports, though one row takes the pipeline in one call and a fallback in
+another (a stand-in that reports a fallback while drawing by the pipeline's rule fails); and
+the entry point is skipped with its reason where flashinfer does not import
+(test_extract_shipped.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """samplecheck_subject.adapters.jax_categorical with jax itself: the adapter's tokens are
 jax.random.categorical's on each request's key (whatever the chunking and padding), the
 degenerate rows come back as jax's argmax gives them (the contract the adapter declares
-"undefined" and docs/shipped.md describes), and samplecheck judges replay. It needs jax
+"undefined" and docs/shipped/jax.md describes), and samplecheck judges replay. It needs jax
 (pip install "jax[cpu]"); run as a script (ctest does), it exits 77 (skipped) without it.
 """
 

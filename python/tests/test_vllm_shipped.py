@@ -1,6 +1,6 @@
 """The vLLM 0.33.0 manifest and adapter without the wheel (no network, no GPU): the manifest
 parses and shims no module under test, every shim exists and says why; the adapter's
-descriptors state the contracts docs/shipped.md gives; the per-request generator seeds are
+descriptors state the contracts docs/shipped/vllm.md gives; the per-request generator seeds are
 keyed by the request alone; and, where torch imports, the adapter calls a fake tree built
 here as it calls vLLM's (k / p as vLLM's InputBatch passes them, a generator per row,
 samplecheck's own logits array handed over where forward_native may write it)."""

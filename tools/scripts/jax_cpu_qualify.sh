@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # JAX's jax.random.categorical on the CPU: a throwaway venv with jax[cpu] from PyPI and
 # `samplecheck qualify --exec` on each subject of samplecheck_subject.adapters.jax_categorical
-# (docs/shipped.md, "JAX's jax.random.categorical").
+# (docs/shipped/jax.md, "JAX's jax.random.categorical").
 #
 #   tools/scripts/jax_cpu_qualify.sh WORK [SUBJECT...]
 #

@@ -14,7 +14,7 @@
 #
 # torch 2.15.0 from PyPI, its CUDA 13 build with four CUDA wheels beside the machine's
 # toolkit (tools/scripts/shipped/cpu_qualify.sh, torch_venv, says which); about 3.2 GB.
-# docs/shipped.md.
+# docs/shipped/sglang.md.
 set -euo pipefail
 # shellcheck source=shipped/cpu_qualify.sh
 source "$(dirname "$0")/shipped/cpu_qualify.sh"

@@ -17,7 +17,7 @@
 #
 # torch: vLLM 0.33.0 pins torch 2.14; this uses PyPI's torch 2.15.0 as
 # tools/scripts/shipped/cpu_qualify.sh installs it (torch_venv, for its CUDA libraries), plus
-# regex and psutil, which vLLM's utils import at module level. docs/shipped.md.
+# regex and psutil, which vLLM's utils import at module level. docs/shipped/vllm.md.
 set -euo pipefail
 # shellcheck source=shipped/cpu_qualify.sh
 source "$(dirname "$0")/shipped/cpu_qualify.sh"

@@ -26,9 +26,9 @@ TEST_CASE("X11: above V = 65,536 an id past 65,535 comes back as its low 16 bits
 }
 
 TEST_CASE("X12: top-k keeps the tied tokens std::partial_sort's heap keeps, not the lowest ids") {
-  // docs/shipped.md's smallest case: logits {1, 0, 1, 2} (probabilities 2:1:2:3), k = 2.
-  // lowest_index keeps {3, 0}; the heap of ids {0, 1} evicts 1 for 2, then one of the tied
-  // {0, 2} for 3, keeping {3, 2}.
+  // docs/shipped/llamacpp.md's smallest case: logits {1, 0, 1, 2} (probabilities 2:1:2:3),
+  // k = 2. lowest_index keeps {3, 0}; the heap of ids {0, 1} evicts 1 for 2, then one of
+  // the tied {0, 2} for 3, keeping {3, 2}.
   call c = draws_of({0.25f, 0.125f, 0.25f, 0.375f}, 20000);
   c.top_k = {2};
   pair_run run(c, "cpu.sort_filter", "X12");

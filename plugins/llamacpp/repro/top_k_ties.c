@@ -1,4 +1,4 @@
-/* Standalone reproduction of the ties failure of llama.cpp's top-k (docs/shipped.md,
+/* Standalone reproduction of the ties failure of llama.cpp's top-k (docs/shipped/llamacpp.md,
  * "Ties"), with nothing of samplecheck: llama.cpp's C API on hand-built arrays.
  *
  *   cc -std=c11 top_k_ties.c -I PREFIX/include PREFIX/lib/libllama.a PREFIX/lib/libggml.a \
@@ -21,7 +21,7 @@
  * Part 2: the battery's failing row in small (tied_groups: two tokens of p 1/4, four of
  * p 1/32, a flat tail; k = 3), drawn 32,000 times through top-k then dist: one member of
  * the quartet takes every draw of the group (about 5.9%), and not the lowest id.
- * Exit 0 when both reproduce, 1 otherwise (then docs/shipped.md and llamacpp_quick's
+ * Exit 0 when both reproduce, 1 otherwise (then docs/shipped/llamacpp.md and llamacpp_quick's
  * expectation are out of date). */
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 """FlashInfer 0.7.2.post1's cake sampler, `flashinfer.cake_sampling.top_k_top_p_sampling_from_probs`,
 as subjects, called as its docstring documents it (signatures and statements read from the
-flashinfer-python 0.7.2.post1 wheel, cited in docs/shipped.md, "FlashInfer's cake sampler";
-no FlashInfer code here).
+flashinfer-python 0.7.2.post1 wheel, cited in docs/shipped/flashinfer-cake.md, "FlashInfer's
+cake sampler"; no FlashInfer code here).
 
     samplecheck qualify --exec "python -m samplecheck_subject.run \\
         samplecheck_subject.adapters.flashinfer_cake:subjects"

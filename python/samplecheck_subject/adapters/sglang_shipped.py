@@ -1,6 +1,6 @@
 """SGLang 0.5.10.post1's own sampling functions and batch-invariant matmul, imported
 unmodified from the tree tools/scripts/extract_shipped.py extracts from its wheel
-(tools/scripts/shipped/sglang.toml; docs/shipped.md), served as samplecheck subjects:
+(tools/scripts/shipped/sglang.toml; docs/shipped/sglang.md), served as samplecheck subjects:
 
     samplecheck qualify --exec "python -m samplecheck_subject.run \\
         samplecheck_subject.adapters.sglang_shipped:subjects"

@@ -1,6 +1,6 @@
 """vLLM 0.33.0's own sampling code and batch-invariant matmul, imported unmodified from the
 tree tools/scripts/extract_shipped.py extracts from its wheel (tools/scripts/shipped/vllm.toml;
-docs/shipped.md), served as samplecheck subjects:
+docs/shipped/vllm.md), served as samplecheck subjects:
 
     samplecheck qualify --exec "python -m samplecheck_subject.run \\
         samplecheck_subject.adapters.vllm_shipped:subjects"
@@ -404,7 +404,7 @@ def triton_descriptors(memory: MemorySpace) -> list[Pair]:
 
 def cuda_descriptors(memory: MemorySpace = "cuda") -> list[Pair]:
     """What runs only on a GPU: the Triton top-k / top-p kernel (its interpreter run fails on
-    the CPU, docs/shipped.md), the FlashInfer route and the batch-invariant matmuls. `memory`
+    the CPU, docs/shipped/vllm.md), the FlashInfer route and the batch-invariant matmuls. `memory`
     is "host" only where they are declared to be skipped (a samplecheck built without CUDA
     refuses a cuda subject before it reads the skip)."""
     pairs = [

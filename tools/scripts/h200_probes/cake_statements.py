@@ -1,5 +1,5 @@
-"""What the battery does not reach of FlashInfer's cake sampler (docs/shipped.md, "FlashInfer
-0.7.2.post1's cake sampler"), measured on the H200 by calling
+"""What the battery does not reach of FlashInfer's cake sampler (docs/shipped/flashinfer-cake.md,
+"FlashInfer 0.7.2.post1's cake sampler"), measured on the H200 by calling
 flashinfer.cake_sampling.top_k_top_p_sampling_from_probs directly:
 
   routes       cake_sampling_route's answer for requests that S8 assigns (k 50 / 1024 / 1025 / V,

@@ -6,7 +6,7 @@ request), so its noise is a function of the request alone; only the compiled pro
 with the batch size. This script draws R requests alone (batch 1) and inside batches of
 several sizes, on the same rows and keys, in float32, bfloat16 and float16, and counts the
 requests whose token changed. jax and numpy only (no samplecheck): a measurement script for
-the H200 (docs/shipped.md) that a JAX maintainer can run as it is.
+the H200 (docs/shipped/gpu-sessions-2026-12-04.md) that a JAX maintainer can run as it is.
 
     python3 tools/scripts/h200_probes/jax_batch_shapes.py OUT_DIR [V] [R]
 """

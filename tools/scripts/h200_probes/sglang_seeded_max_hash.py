@@ -6,7 +6,7 @@ sum is NaN, and torch.argmax picks NaN too (catalog S05). This script finds such
 (sampling_seed, position) keys with SGLang's own `murmur_hash32`, then calls SGLang's
 `top_k_top_p_min_p_sampling_from_probs_torch` (top_k = 1) and `sampling_from_probs_torch`
 (a row with a zero at the hit column) at them, and at as many keys without a hit as a
-control. A measurement script for the H200 (docs/shipped.md), not a battery check: the
+control. A measurement script for the H200 (docs/shipped/sglang.md), not a battery check: the
 battery's support and ties checks judge the tokens.
 
     SAMPLECHECK_SGLANG_TREE=carry/sglang PYTHONPATH=python \\

@@ -1,5 +1,5 @@
 """SGLang 0.5.10.post1, top_k_top_p_min_p_sampling_from_probs_torch: which of two tokens
-tied at the top does top_k = 1 keep? samplecheck's ties check (docs/shipped.md) expected
+tied at the top does top_k = 1 keep? samplecheck's ties check (docs/shipped/sglang.md) expected
 the lower id (the ABI's lowest_index: the function keeps exactly k tokens) and saw the
 higher one on the CPU. Needs SGLang (installed, or the tree of
 tools/scripts/extract_shipped.py on PYTHONPATH), torch and numpy; nothing of samplecheck.

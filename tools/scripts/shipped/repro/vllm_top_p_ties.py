@@ -1,5 +1,5 @@
 """vLLM 0.33.0, TopKTopPSampler.forward_native: which of four tokens tied at the top-p
-boundary does top_p keep? samplecheck's ties check (docs/shipped.md) expected each tied
+boundary does top_p keep? samplecheck's ties check (docs/shipped/vllm.md) expected each tied
 token to be drawn alike and saw two of them drawn, two never. Needs vLLM (installed, or
 the tree of tools/scripts/extract_shipped.py on PYTHONPATH), torch and numpy; nothing of
 samplecheck.
