@@ -117,7 +117,7 @@ inline constexpr std::array<std::string_view, 1> killed_at_standard_budget{{"X09
 // judges them on bf16 alone. S23's tail check draws the quick cap, 200,000 samples of O(V)
 // each, on the Gumbel subject's tiny_tail row (the plan's power against a tail that keeps a
 // tenth of its mass; on f32 it adds its subnormal row); on f32 and f16 it is killed the same
-// way (docs/mutants.md, docs/judging-power.md).
+// way (docs/mutants.md, docs/judging-power/seed-robust-kills.md).
 inline constexpr std::array<std::string_view, 1> judged_on_bf16_only{{"S23"}};
 
 // Mutants planted in a collective (kernels/collective); every other X and S id is planted in a

@@ -291,8 +291,9 @@ bool launch_with(launch_request& q, gpuError_t* status) {
   if (rows > 65535) return false;
   // The cluster width follows V alone, never the batch: each width scans the vocabulary
   // in its own order (and one block a row in another), so a width chosen from the batch
-  // size made a request's token depend on its batchmates (batch_invariance; docs/h200.md).
-  // Narrow clusters where V fits one, else wide ones, else the block-per-row kernels.
+  // size made a request's token depend on its batchmates (batch_invariance;
+  // docs/h200/2026-12-01.md). Narrow clusters where V fits one, else wide ones, else the
+  // block-per-row kernels.
   const int64_t narrow = cluster_blocks<6>(b.vocab_size);
   const int narrow_fit =
       narrow <= kMaxCluster ? active_clusters<6, Mode>(static_cast<int>(narrow)) : 0;

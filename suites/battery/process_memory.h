@@ -2,8 +2,9 @@
 // same large buffers (a call's arrays, reference rows, counts) thousands of times; glibc
 // serves those above its mmap threshold (128 KiB until it adapts) with fresh pages and
 // returns the heap's top to the kernel past its trim threshold, so each is faulted in and
-// zeroed again: a quarter of a CPU battery's samples in the profile (docs/judging-power.md,
-// "The judge's own allocations"). Called first thing by the judge's executables.
+// zeroed again: a quarter of a CPU battery's samples in the profile
+// (docs/judging-power/judge-time-2026-12-02-to-04.md, "The judge's own allocations").
+// Called first thing by the judge's executables.
 #pragma once
 
 #if defined(__GLIBC__)

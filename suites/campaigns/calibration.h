@@ -18,7 +18,7 @@ namespace samplecheck::campaigns {
 // `calibrate` fails a check whose false alarms exceed their expectation, whose
 // p-values hold too many small values (one-sided KS), or whose median p-value is above
 // this (piled at 1: samples spent for nothing, as Bonferroni over bounds gives:
-// docs/judging-power.md). Anderson-Darling and the sign test
+// docs/judging-power/calibration.md). Anderson-Darling and the sign test
 // are reported beside them: conservative-by-design parts (a BOUNDARY mass range,
 // Sidak over dependent sub-tests) shift a check's p-values up a little, which they
 // detect over many runs.

@@ -33,9 +33,10 @@ using fixtures::shape;
 // (kernels/cpu/dual_pivot.cpp: a round accepts only a token that already satisfies
 // every filter, and on a flat row almost none does): top_k 256, top_p 0.01 and min_p
 // 0.99 keep 256, ~1% and ~0.5% of the tokens, each alone, and each crossed with
-// temperature 0.5 for a logits subject. Measured on cpu.dual_pivot (docs/judging-power.md):
-// calls 2 outputs apart agree 4.7x (k 64), 10.5x (p 0.01) and 10.6x (min_p 0.99) as often
-// as independent calls; on the unfiltered row not at all.
+// temperature 0.5 for a logits subject. Measured on cpu.dual_pivot
+// (docs/judging-power/new-checks.md): calls 2 outputs apart agree 4.7x (k 64), 10.5x
+// (p 0.01) and 10.6x (min_p 0.99) as often as independent calls; on the unfiltered row not
+// at all.
 std::vector<filter_setting> round_forcing_settings(const battery::subject& s) {
   std::vector<filter_setting> out{filter_setting{}};
   if (s.declares(SC_FILTER_TOP_K)) out.push_back({.top_k = 256});

@@ -70,7 +70,7 @@ support_plan plan_support(const battery::check_context& ctx, uint64_t seed) {
   // 256..65,536 and their neighbours, p and min_p near 0 and 1), on the peaked shape:
   // 3% of its mass lies past rank 256, so a k moved up draws OUT tokens at 15x the
   // support rate, and a rejection sampler accepts in its first round on most draws (flat
-  // and zipf rows cost it several rounds a draw: docs/judging-power.md).
+  // and zipf rows cost it several rounds a draw: docs/judging-power/new-checks.md).
   const auto edges = fixtures::parameter_edges(declared_params(ctx.subj), ctx.budget.vocab_size);
   std::vector<row_spec> edge_rows;  // built together on the host's cores (make_rows)
   for (size_t i = 0; i < edges.size(); ++i)

@@ -40,7 +40,7 @@
 // often, and in a large group the lower ids do. X10 (Gumbel noise rounded to bf16) ties
 // the top two keys of the flat row on a few percent of draws, a halves ratio of about
 // 1.03: the quick budget's tie_halves_ratio is set to catch it (its p-values and the
-// command: docs/mutants.md, docs/judging-power.md).
+// command: docs/mutants.md, docs/judging-power/new-checks.md).
 #include <fmt/format.h>
 
 #include <algorithm>

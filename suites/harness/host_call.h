@@ -73,9 +73,9 @@ inline std::vector<uint16_t> encode_input(const sample_call& call) {
 
 // encode_input for a run of calls. A check sends the same rows call after call, in
 // changing company and order (batch_invariance's pool, goodness_of_fit's runs of rows),
-// and encoding them was the judge's largest own cost (docs/judging-power.md, the
-// profiles). Each row's encoding is kept: found again by a few of its values, confirmed
-// by one memcmp of the whole row.
+// and encoding them was the judge's largest own cost
+// (docs/judging-power/judge-time-2026-12-02-to-04.md, the profiles). Each row's encoding
+// is kept: found again by a few of its values, confirmed by one memcmp of the whole row.
 class input_encoder {
  public:
   const std::vector<uint16_t>& encode(const sample_call& call) {

@@ -22,7 +22,7 @@
 //    M = sum_k mean(E_k) - mean(n), S = sum_k var(E_k) - var(n). G is referred to
 //    c * chi_squared(nu) with c = S / (2 M), nu = 2 M^2 / S: plain chi_squared(K - 1)
 //    and Williams' correction both put G's mean too high on large rows
-//    (docs/judging-power.md, "Figures behind the statistics' comments").
+//    (docs/judging-power/power.md, "Figures behind the statistics' comments").
 //    Cells with E > 1e6 use mean 1 and variance 2 (their corrections are < 1e-6).
 // Both are approximations that need every E_k >= 5 (Cochran), which min_expected = 5
 // guarantees; they are not exact, and tests/test_goodness_of_fit.cpp measures their

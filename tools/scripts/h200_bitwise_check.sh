@@ -7,7 +7,7 @@
 #
 #   OUT=DIR [DEADLINE=560] tools/scripts/h200_bitwise_check.sh
 #
-# Carried in (docs/h200.md, 2026-12-04): .gpu/bin (samplecheck and its subject host, this
+# Carried in (docs/h200/2026-12-04.md): .gpu/bin (samplecheck and its subject host, this
 # tree), .gpu/old (the same two of the tree before the change), .gpu/tests (kernels_cuda_*
 # and matmul_gpu_test), carry/sglang (tools/scripts/extract_shipped.py). Results under OUT,
 # with OUT/times.txt naming each step's exit status and seconds.

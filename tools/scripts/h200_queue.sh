@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One device call (docs/h200.md): the standard battery of each "subject seed [i/n]" line of
-# $JOBS (i/n: shard i of n, `qualify --shard`; a subject's shards are merged after the
-# jobs, `samplecheck merge`), $PAR at once on the one GPU, each cut at $DEADLINE seconds from the call's start (one
-# not started with fewer than $MIN_LEFT left). The job $PROF names runs under gperftools'
-# profiler (.gpu/lib/libprofiler.so.0, carried: the device has no perf). Binaries: $BIN.
+# One device call (docs/h200/2026-12-05.md): the standard battery of each
+# "subject seed [i/n]" line of $JOBS (i/n: shard i of n, `qualify --shard`; a subject's
+# shards are merged after the jobs, `samplecheck merge`), $PAR at once on the one GPU, each
+# cut at $DEADLINE seconds from the call's start (one not started with fewer than
+# $MIN_LEFT left). The job $PROF names runs under gperftools' profiler
+# (.gpu/lib/libprofiler.so.0, carried: the device has no perf). Binaries: $BIN.
 # Writes summary.txt, table.txt (h200_summarize.py), reports.tgz and prof/ under $OUT.
 set -u
 B=${BIN:-$PWD/.gpu/bin}

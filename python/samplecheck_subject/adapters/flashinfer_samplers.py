@@ -43,7 +43,8 @@ Sampled = tuple[Any, Any]
 
 # Every sampling function's docstring: "This function expects float32 inputs" (its Python
 # wrapper casts other dtypes with probs.float() and does not renormalise what the rounding
-# left, so a bf16 / fp16 row is outside its promise; docs/h200.md shows what happens).
+# left, so a bf16 / fp16 row is outside its promise; docs/h200/python-subjects-2026-12-01.md
+# shows what happens).
 DTYPES: tuple[Dtype, ...] = ("f32",)
 
 

@@ -72,7 +72,7 @@ TEST_CASE("gof: exact null moments of Pearson and G against enumeration") {
   // E[X2] = K - 1 and the Haldane variance are exact (1e-9 relative for the summation).
   // G's moments come from Poissonization, so they are approximate against enumeration;
   // the checks allow 0.5% on the mean and 2% on the variance, two to three times the errors
-  // seen (docs/judging-power.md, "Figures behind the statistics' comments").
+  // seen (docs/judging-power/power.md, "Figures behind the statistics' comments").
   const vector<double> q{0.5, 0.3, 0.2};
   for (uint64_t n : {30, 45, 60}) {
     double px = 0, pxx = 0, pg = 0, pgg = 0;

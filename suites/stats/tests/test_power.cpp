@@ -146,7 +146,7 @@ TEST_CASE("power: the promise holds on a merged Zipf row, where Pearson's scale 
   // chi2(df). A deviation along direction d (+q on even cells, -q on odd ones, centred)
   // scaled so that n chi2(p||q) = lambda* must still be rejected at alpha = 1e-4 in >= 99%
   // of 300 replicates (lower end of the 99.9% band). A larger row off-line held the
-  // promise too (docs/judging-power.md, "Figures behind the statistics' comments").
+  // promise too (docs/judging-power/power.md, "Figures behind the statistics' comments").
   namespace t = samplecheck::stats::testing;
   const auto q = t::zipf(4000, 1.0);
   const uint64_t n = 30000;

@@ -2,7 +2,7 @@
 exponential-race sampler (`argmax(probs / q)`: torch.multinomial(n=1), SGLang v0.5.20,
 vLLM) decides whether a token far below the leader can win: q's smallest values, and
 P(q <= x) seen against the exact 1 - exp(-x) for small x. A measurement script for the
-H200 (docs/h200.md, "Python subjects on the H200"), not a battery check: the battery judges the tokens.
+H200 (docs/h200/python-subjects-2026-12-01.md), not a battery check: the battery judges the tokens.
 
     python3 tools/scripts/h200_probes/exponential_floor.py OUT_DIR [LOG2_DRAWS]
 """
