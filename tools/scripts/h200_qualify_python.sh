@@ -13,7 +13,9 @@
 #   not reach of it, tools/scripts/h200_probes/cake_statements.py, OUT/cake_statements.json)
 # Environment:
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
-#                    OUT/repro/ (a record per failed check), OUT/renorm_determinism.json
+#                    OUT/repro/ (a record per failed check), OUT/reports/<subject>/ (report.json,
+#                    report.html, junit.xml; unless QUALIFY_ARGS names --report-dir, which
+#                    then serves every subject of the run), OUT/renorm_determinism.json
 #   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
 #   SAMPLECHECK_PYTHON  report.html's renderer, default python3 on PATH (the device's, with matplotlib)
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
@@ -111,6 +113,9 @@ print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects
   for row in $names; do
     local name kind point extra=${QUALIFY_ARGS:-}
     IFS=: read -r name kind point <<<"$row"
+    # Each subject's report in a folder of its own (one --report-dir serves one subject).
+    local report=()
+    [[ " $extra " == *" --report-dir "* ]] || report=(--report-dir "$OUT/reports/$name")
     if [ "$kind" = matmul ]; then
       extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
     fi
@@ -121,7 +126,7 @@ print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects
     # shellcheck disable=SC2086
     timeout "$limit" "$samplecheck" qualify --exec "$command" --budget "$budget" \
       --time-limit $((limit > 40 ? limit - 20 : limit)) --fixtures "$repo/fixtures" \
-      --repro-dir "$OUT/repro" \
+      --repro-dir "$OUT/repro" "${report[@]}" \
       $extra >"$OUT/$name.txt" 2>&1
     local status=$?
     local verdicts
