@@ -4,7 +4,8 @@ plugins/**/README.md. A link's file (or folder) exists, and an anchor into a Mar
 renders it: the heading's text lowercased, every character but letters, digits, `_`,
 hyphens and spaces dropped, spaces turned to hyphens, and a repeated heading suffixed -1,
 -2, ... in page order. Links with a scheme (https:, mailto:) are not followed; code blocks
-and code spans hold no links."""
+and code spans hold no links. The pages are parsed by markdown-it-py (Debian's
+python3-markdown-it), CommonMark with GitHub's tables."""
 
 from __future__ import annotations
 
@@ -14,15 +15,13 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_INLINE_LINK = re.compile(r"\]\(\s*(<[^>\n]*>|[^)\s]*)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>\n]*>|\S+)", re.MULTILINE)
+# CommonMark plus GitHub's tables, whose cells hold most of the docs' links.
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
 _HTML_ANCHOR = re.compile(r"<a\s[^>]*\b(?:name|id)=\"([^\"]+)\"", re.IGNORECASE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -33,88 +32,49 @@ def pages(root: Path) -> list[Path]:
     return sorted({p for p in found if p.is_file()})
 
 
-def prose_lines(text: str) -> list[str]:
-    """The page's lines with fenced code blocks blanked (a line kept for each, so that line
-    numbers stay the page's)."""
-    lines = text.split("\n")
-    fence = ""
-    for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(fence[0] + " \t"):
-                fence = ""
-            lines[i] = ""
-        elif m:
-            fence = m.group(1)
-            lines[i] = ""
-    return lines
+def slug(text: str) -> str:
+    """GitHub's anchor of a heading's rendered text, before the suffix of a repeated one."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
 
 
-def heading_text(raw: str) -> str:
-    """A heading's text as rendered: code spans, links and emphasis reduced to their text."""
-    parts: list[str] = []
-    for i, part in enumerate(re.split(r"(`+.+?`+)", raw)):
-        if i % 2:  # a code span: its text as it is
-            parts.append(part.strip("`").strip())
-            continue
-        part = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", part)
-        part = re.sub(r"<[^>]+>", "", part)
-        parts.append(re.sub(r"(\*+|(?<!\w)_+|_+(?!\w))", "", part))
-    return "".join(parts).strip()
-
-
-def slug(raw: str) -> str:
-    """GitHub's anchor of a heading, before the suffix of a repeated one."""
-    text = heading_text(raw).lower()
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
+def _rendered_text(inline: Token) -> str:
+    """An inline token's text as rendered: code spans and link texts kept, markup dropped."""
+    return "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
 
 
 def anchors(text: str) -> set[str]:
     """Every anchor a page offers: its headings' (repeats suffixed -1, -2, ...) and the
     names of its HTML anchors."""
-    lines = prose_lines(text)
+    tokens = _MARKDOWN.parse(text)
     found: set[str] = set()
     repeats: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        m = _ATX.match(line)
-        if m:
-            raw = m.group(2) or ""
-        elif i > 0 and _SETEXT.match(line) and _is_paragraph(lines[i - 1]) and (i < 2 or not lines[i - 2].strip()):
-            raw = lines[i - 1]
-        else:
+    for i, token in enumerate(tokens):
+        if token.type in ("html_block", "html_inline"):
+            found.update(_HTML_ANCHOR.findall(token.content))
+        if token.type != "heading_open":
             continue
-        base = slug(raw)
-        if base in repeats:
-            repeats[base] += 1
-            found.add(f"{base}-{repeats[base]}")
-        else:
-            repeats[base] = 0
-            found.add(base)
-    found.update(_HTML_ANCHOR.findall(text))
+        base = slug(_rendered_text(tokens[i + 1]))
+        repeats[base] = repeats.get(base, -1) + 1
+        found.add(f"{base}-{repeats[base]}" if repeats[base] else base)
     return found
-
-
-def _is_paragraph(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not re.match(r"([-*+>|#]|\d+[.)])", stripped)
 
 
 def links(text: str) -> list[tuple[int, str]]:
     """(line number, target) of each inline link, image and reference definition outside
-    code."""
-    lines = prose_lines(text)
+    code; an inline link's line is its block's first."""
+    env: dict[str, dict[str, dict[str, str]]] = {}
     found: list[tuple[int, str]] = []
-    # A code span may cross a line break but not a paragraph: strip them paragraph by paragraph.
-    start = 0
-    for end in [*(i for i, line in enumerate(lines) if not line.strip()), len(lines)]:
-        block = "\n".join(lines[start:end])
-        block = _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), block)
-        for pattern in (_INLINE_LINK, _REFERENCE):
-            for m in pattern.finditer(block):
-                target = m.group(1).strip("<>")
-                found.append((start + block.count("\n", 0, m.start()) + 1, target))
-        start = end + 1
+    for token in _MARKDOWN.parse(text, env):
+        line = token.map[0] + 1 if token.map else 0
+        for child in token.children or []:
+            target = child.attrs.get("href") or child.attrs.get("src")
+            if child.type in ("link_open", "image") and isinstance(target, str):
+                found.append((line, target))
+    lines = text.split("\n")
+    for label, reference in env.get("references", {}).items():
+        pattern = re.compile(rf"^ {{0,3}}\[{re.escape(label)}\]:", re.IGNORECASE)
+        line = next((n + 1 for n, t in enumerate(lines) if pattern.match(t)), 0)
+        found.append((line, reference["href"]))
     return sorted(found)
 
 

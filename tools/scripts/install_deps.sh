@@ -10,6 +10,7 @@ packages=(
   libxxhash-dev git    # fingerprints (XXH3); samplecheck bisect and its test
   hipcc librocprim-dev   # HIP: the kernel sources compile for gfx90a (no AMD GPU needed)
   python3-matplotlib python3-jsonschema  # report.html's plots; report.json's schema test
+  python3-markdown-it    # python_docs_links: the docs' links and headings, parsed
   clang-format           # CI: the tree keeps .clang-format (Debian 12: clang-format 14)
   python3-pip            # tools/scripts/build_llamacpp.sh: pip download of llama.cpp's source
 )
