@@ -333,8 +333,11 @@ def draw(row, params, n, seed, device):
 """
 
 
-# batch_invariance's script (repro_batch): slot i's u from its request's Philox stream, as make
-# draws it (the stream's functions inlined from .philox), S04's from the slot's subsequence.
+# The request scripts' call (repro_batch, repro_collision): slot i's u from its request's Philox
+# stream, as make draws it (the stream's functions inlined from .philox), with the planted
+# stream defects: S04's from the slot's subsequence, S02's at offset 0, S03's and S10's every
+# slot from the first request (S10 shares its input row's draw; a script's batch is copies of
+# one row, as the collision checks send one input row).
 _BATCH_DRAW = """
 def draw_requests(row, params, requests, device):
     if PLANTED == "X01":  # the subject's own generator, which every call advances
@@ -342,6 +345,10 @@ def draw_requests(row, params, requests, device):
     seed, subsequence, offset = (np.array(words, dtype=np.uint64) for words in zip(*requests))
     if PLANTED == "S04":
         subsequence = np.arange(len(requests), dtype=np.uint64)
+    if PLANTED == "S02":  # the offset frozen at 0
+        offset = np.zeros_like(offset)
+    if PLANTED in ("S03", "S10"):  # every request read at element 0; S10: the copies are one input row
+        seed, subsequence, offset = (np.repeat(w[:1], len(requests)) for w in (seed, subsequence, offset))
     words = stream_outputs(seed, subsequence, offset, 2)
     return tokens_for(row, params, uniform_double(words[:, 0], words[:, 1]))
 """
@@ -359,7 +366,8 @@ def _batch_code() -> str:
 def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
     """zero: degenerate rows read by treat_as_zero first (zero_cleaned), as make(zero=True) reads them.
     The correct rule, S04 (a slot-keyed stream) and X01 (a generator of its own) also script
-    the checks of one request's two tokens (repro_batch)."""
+    the checks of one request's two tokens (repro_batch); with S02, S03 and S10 (streams
+    shared or frozen), the collision checks (repro_collision)."""
     code = "\n\n".join(
         [
             f"FLT_MAX = np.float32(np.finfo(np.float32).max)\nPLANTED = {planted!r}\nZERO = {zero}",
@@ -369,7 +377,7 @@ def _script_call(planted: Optional[str], zero: bool = False) -> ScriptCall:
         ]
     )
     what = "samplecheck_subject.numpy_samplers' rule (_kept, _invert, zero_cleaned; their source inlined)"
-    batch = _batch_code() if planted in (None, "S04", "X01") and not zero else ""
+    batch = _batch_code() if planted in (None, "S02", "S03", "S04", "S10", "X01") and not zero else ""
     imports = "import numpy as np\nimport numpy.typing as npt" if batch else "import numpy as np"
     return ScriptCall(what=what, imports=imports, code=code + "\n" + _SORT_FILTER_DRAW, batch=batch)
 

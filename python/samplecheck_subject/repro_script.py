@@ -10,8 +10,9 @@ verdict: an OUT token drawn, or the statistic the check judged below the record'
 (goodness_of_fit's Pearson and directed family, the tail count, a tie group's split); of a
 parameter_routing record, the failing output's input row alone under its own setting; of a
 batch_invariance, batch_reorder, per_request_seeds or run_to_run record, the request in the
-batches or calls the check compared (repro_batch). The script exits 1 when it reproduces, 0
-when not.
+batches or calls the check compared (repro_batch); of an offset_advancement, parallel_samples or
+statistical per_request_seeds record, the check's pairs of requests and their equal tokens
+(repro_collision). The script exits 1 when it reproduces, 0 when not.
 
 Exit status here: 0 written; 2 a record this cannot script, naming the file and the field.
 """
@@ -49,6 +50,8 @@ ADAPTER_MODULES = (
 ROW_CHECKS = ("support", "goodness_of_fit", "ties", "tail", "degenerate_rows", "parameter_routing")
 # Checks failed by one request's two tokens where one is due: scripted in batches (repro_batch).
 BATCH_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds", "run_to_run")
+# Checks failed by too many equal pairs of requests' tokens: their pairs drawn again (repro_collision).
+COLLISION_CHECKS = ("offset_advancement", "per_request_seeds", "parallel_samples")
 PARAMS = ("top_k", "top_p", "min_p", "temperature")
 
 
@@ -198,7 +201,7 @@ def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
         raise RecordError(
             "check",
             f"{check} judges streams or batches, not one row's draws; a script reproduces "
-            f"{', '.join(ROW_CHECKS + BATCH_CHECKS)}",
+            f"{', '.join(dict.fromkeys(ROW_CHECKS + BATCH_CHECKS + COLLISION_CHECKS))}",
         )
     evidence = field(record, "evidence", dict)
     verdict = statistic(check, evidence)
@@ -386,8 +389,13 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
 
 def script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
+    evidence = record.get("evidence") if isinstance(record.get("evidence"), dict) else {}
+    if record.get("check") in COLLISION_CHECKS and "tokens" not in evidence:
+        from .repro_collision import collision_script_text  # it builds on this module's readers
+
+        return collision_script_text(record, path, out)
     if record.get("check") in BATCH_CHECKS:
-        from .repro_batch import batch_script_text  # it builds on this module's readers
+        from .repro_batch import batch_script_text
 
         return batch_script_text(record, path, out)
     v = verdict_inputs(record)

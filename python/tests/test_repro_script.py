@@ -404,11 +404,12 @@ def test_bad_records_are_refused(s07, samplecheck_bin, tmp_path):
     in_tree = {k: v for k, v in record.items() if k != "exec"}
     in_tree["subject"] = "cpu.sort_filter"
     refused(write_record(tmp_path, in_tree, "in_tree.json"), "subject", "samplecheck's own C++ subjects")
-    stream = dict(record, check="offset_advancement")
-    refused(write_record(tmp_path, stream, "stream.json"), "check", "offset_advancement")
-    # per_request_seeds failed by its collision test (no request's two tokens): replayed, not scripted
+    stream = dict(record, check="round_advancement")
+    refused(write_record(tmp_path, stream, "stream.json"), "check", "round_advancement", "offset_advancement")
+    # per_request_seeds failed by its collision test (no request's two tokens), from before
+    # collision records kept their requests (test_repro_collision scripts those that do)
     seeds = dict(record, check="per_request_seeds")
-    refused(write_record(tmp_path, seeds, "seeds.json"), "evidence.tokens", "failed by its statistics")
+    refused(write_record(tmp_path, seeds, "seeds.json"), "evidence.requests_u64", "written before")
     refused(write_record(tmp_path, without_row(record), "old.json"), "evidence.row_data", "missing")
     broken = copy.deepcopy(record)
     broken["evidence"]["row_data"]["values_f32"] = "not base64!"

@@ -229,13 +229,11 @@ check_report report_row(const planned_check& p,
   c.subject_input_rows = r.subject_input_rows;
   c.detail = r.outcome.detail;
   c.evidence = r.outcome.repro;
-  // The judged row's bits and the tail set (a character per token) are for the record's
-  // standalone script alone: report.json and report.html would carry V values per failed
-  // check for nothing.
-  if (c.evidence.is_object()) {
-    c.evidence.erase("row_data");
-    c.evidence.erase("tail");
-  }
+  // The judged row's bits, the tail set (a character per token) and a collision check's
+  // requests are for the record's standalone script alone: report.json and report.html would
+  // carry V values (or pairs of requests) per check for nothing.
+  if (c.evidence.is_object())
+    for (const char* key : {"row_data", "tail", "requests_u64"}) c.evidence.erase(key);
   if (!p.stopped.why.empty()) {
     c.result = p.stopped.result;
     c.detail = p.stopped.why;

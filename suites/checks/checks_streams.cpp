@@ -109,6 +109,30 @@ void collision_outcome(const battery::check_context& ctx, uint64_t seed,
       c.collisions, c.pairs, c.expected, c.collisions, c.p_value, out.p_value);
 }
 
+// What a collision check's standalone script draws again (repro-script): the flat row, the
+// collision probability the test assumed, and the compared requests as the subject was sent
+// them, three words each (seed, subsequence, offset): the pairs' first members, then their
+// second members, as the calls (their sizes in order) held them.
+void collision_repro(const battery::check_context& ctx, const judged_row& row,
+                     const stats::collision_result& c,
+                     std::initializer_list<const harness::sample_call*> calls,
+                     battery::check_outcome& out) {
+  std::vector<uint64_t> words, sizes;
+  for (const harness::sample_call* call : calls) {
+    sizes.push_back(call->seed.size());
+    for (size_t r = 0; r < call->seed.size(); ++r)
+      words.insert(words.end(), {battery::sent_seed(ctx.subj, call->seed[r], call->subsequence[r]),
+                                 call->subsequence[r], call->offset[r]});
+  }
+  out.repro.update({{"pairs", c.pairs},
+                    {"collisions", c.collisions},
+                    {"calls", sizes},
+                    {"collision_prob", c.collision_prob},
+                    {"requests_u64", base64_words(words)},
+                    {"params", setting_json(row.setting)},
+                    {"row_data", row_data(row, 0, 2 * c.pairs)}});
+}
+
 }  // namespace
 
 namespace {
@@ -192,6 +216,7 @@ battery::check_outcome run_offset_advancement(const battery::check_context& ctx)
   out.repro = repro_base(seed);
   out.repro.update(
       {{"offsets", {start, start + advance}}, {"row", row.label}, {"subsequences", "0..n-1"}});
+  collision_repro(ctx, row, c, {&first, &second}, out);
   return out;
 }
 
@@ -238,6 +263,7 @@ battery::check_outcome run_per_request_seeds(const battery::check_context& ctx) 
   collision_outcome(ctx, seed, c, "seeds [a, b, ...], first half vs second half", out);
   out.repro = repro_base(seed);
   out.repro.update({{"seeds", fmt::format("{} + 1 + j", seed)}, {"offset", 0}, {"subsequence", 0}});
+  collision_repro(ctx, row, c, {&distinct}, out);
   return out;
 }
 
@@ -359,8 +385,8 @@ battery::check_outcome run_parallel_samples(const battery::check_context& ctx) {
   out.repro.update({{"seed", seed},
                     {"offset", 0},
                     {"row", row.label},
-                    {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"},
-                    {"pairs", pairs}});
+                    {"subsequences", "i and i + 2^(16 + i % 48), i < pairs"}});
+  collision_repro(ctx, row, c, {&call}, out);
   return out;
 }
 

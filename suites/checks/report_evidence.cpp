@@ -56,6 +56,8 @@ std::string base64_of(const std::vector<T>& values) {
 
 }  // namespace
 
+std::string base64_words(const std::vector<uint64_t>& words) { return base64_of(words); }
+
 nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws) {
   if (!row.target.ok()) {
     return {{"index", index},

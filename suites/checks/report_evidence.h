@@ -53,6 +53,9 @@ nlohmann::json row_data(const judged_row& row, size_t index, uint64_t draws,
 // The same, `draws` the sum of the row's counts.
 nlohmann::json row_data(const judged_row& row, size_t index, const std::vector<uint64_t>& counts);
 
+// 64-bit words as little-endian base64 (a collision record's requests, evidence.requests_u64).
+std::string base64_words(const std::vector<uint64_t>& words);
+
 // The tie groups a report plots: the `shown` with the smallest p-values of those judged.
 inline constexpr size_t kTieEvidenceGroups = 8;
 
