@@ -123,21 +123,30 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     )
 
 
-def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
-    """The whole script and how to run it, or RecordError naming the field that stops it."""
-    b = batch_inputs(record)
+def batch_call(record: dict[str, Any], out: str, label: str, params: dict) -> tuple[ScriptCall, str, str, list[str]]:
+    """The subject's batch call, its module, how to run the script, and the constants every
+    request script starts with; RecordError where the subject declares no batch call."""
     call, module = rs.script_call(record)
     if not call.batch:
         raise rs.RecordError("subject", f"{record['subject']} ({module}) declares no batch call (ScriptCall.batch)")
-    run = call.run.format(script=out)
     dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
+    head = [
+        f"SUBJECT = {record['subject']!r}",
+        f"CHECK = {record['check']!r}",
+        f"LABEL = {label!r}",
+        f"PARAMS = {params!r}",
+        f"DTYPE = {dtype!r}  # the row's dtype as sent",
+    ]
+    return call, module, call.run.format(script=out), head
+
+
+def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
+    """The whole script and how to run it, or RecordError naming the field that stops it."""
+    b = batch_inputs(record)
+    call, module, run, head = batch_call(record, out, b["label"], b["params"])
     constants = "\n".join(
         [
-            f"SUBJECT = {record['subject']!r}",
-            f"CHECK = {record['check']!r}",
-            f"LABEL = {b['label']!r}",
-            f"PARAMS = {b['params']!r}",
-            f"DTYPE = {dtype!r}  # the row's dtype as sent",
+            *head,
             f"REQUEST = {b['request']!r}  # (seed as the subject was sent it, subsequence, offset)",
             f"PLACEMENTS = {b['placements']!r}  # (batch size, slot, kind) the check compared",
             f"RECORDED = {b['recorded']!r}  # the check's tokens there",

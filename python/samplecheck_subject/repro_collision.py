@@ -13,15 +13,13 @@ upper tail P(X >= k); it exits 1 when that is below the record's decision_level.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 import numpy as np
 
 from . import repro_script as rs
 from . import repro_template
-from .descriptor import DTYPES
+from .repro_batch import batch_call
 from .script_call import ScriptCall
 
 HEADER = '''#!/usr/bin/env python3
@@ -93,7 +91,7 @@ if __name__ == "__main__":
 
 def requests_of(record: dict[str, Any], pairs: int) -> tuple[bytes, list[int]]:
     """The requests' words (2 x pairs x 3 little-endian u64) and the calls' sizes."""
-    words = _base64(record)
+    words = rs.decode_field(record, "evidence.requests_u64")
     if len(words) != 2 * pairs * 24:
         raise rs.RecordError("evidence.requests_u64", f"{len(words)} bytes, not 2 x {pairs} requests of 3 words")
     calls = rs.field(record, "evidence.calls", list)
@@ -102,14 +100,6 @@ def requests_of(record: dict[str, Any], pairs: int) -> tuple[bytes, list[int]]:
     if sum(calls) != 2 * pairs:
         raise rs.RecordError("evidence.calls", f"{calls!r} does not add up to the 2 x {pairs} requests")
     return words, calls
-
-
-def _base64(record: dict[str, Any]) -> bytes:
-    text = rs.field(record, "evidence.requests_u64", str)
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error as e:
-        raise rs.RecordError("evidence.requests_u64", f"not base64 ({e})") from e
 
 
 def collision_inputs(record: dict[str, Any]) -> dict[str, Any]:
@@ -164,18 +154,10 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
 def collision_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
     c = collision_inputs(record)
-    call, module = rs.script_call(record)
-    if not call.batch:
-        raise rs.RecordError("subject", f"{record['subject']} ({module}) declares no batch call (ScriptCall.batch)")
-    run = call.run.format(script=out)
-    dtype = record.get("dtype") if record.get("dtype") in DTYPES else None
+    call, module, run, head = batch_call(record, out, c["label"], c["params"])
     constants = "\n".join(
         [
-            f"SUBJECT = {record['subject']!r}",
-            f"CHECK = {record['check']!r}",
-            f"LABEL = {c['label']!r}",
-            f"PARAMS = {c['params']!r}",
-            f"DTYPE = {dtype!r}  # the row's dtype as sent",
+            *head,
             f"PAIRS = {c['pairs']}",
             f"CALLS = {c['calls']!r}  # the check's calls, requests each, in order",
             f"COLLISION_PROB = {c['prob']!r}  # sum of q^2: independent requests' chance of one token",

@@ -177,11 +177,17 @@ def row_arrays(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode(record: dict[str, Any], name: str) -> bytes:
-    text = field(record, f"evidence.row_data.{name}", str)
+    """The row's field `name` (evidence.row_data), base64-decoded."""
+    return decode_field(record, f"evidence.row_data.{name}")
+
+
+def decode_field(record: dict[str, Any], name: str) -> bytes:
+    """record[name] (dotted), base64-decoded."""
+    text = field(record, name, str)
     try:
         return base64.b64decode(text, validate=True)
     except binascii.Error as e:
-        raise RecordError(f"evidence.row_data.{name}", f"not base64 ({e})") from e
+        raise RecordError(name, f"not base64 ({e})") from e
 
 
 def verdict_inputs(record: dict[str, Any]) -> dict[str, Any]:
