@@ -91,12 +91,7 @@ def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
         raise rs.RecordError(
             "evidence.row_data", f"missing: a {record['check']} record written before records kept the request's row"
         )
-    values = rs.decode(record, "values_f32")
-    if not values or len(values) % 4:
-        raise rs.RecordError("evidence.row_data.values_f32", f"{len(values)} bytes: not float32 values")
-    params = rs.field(record, "evidence.params", dict)
-    for name in rs.PARAMS:
-        rs.field(record, f"evidence.params.{name}", (int, float))
+    row = request_row(record)
     placed, recorded, sizes = placements(record)
     words = [_int(record, f"evidence.{w}", 0, 1 << 64) for w in ("seed", "subsequence", "offset")]
     if "sent_seed" in record["evidence"]:  # a batch_slot or request_keyed subject's: the seed it saw
@@ -106,10 +101,20 @@ def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
         "placements": placed,
         "recorded": recorded,
         "sizes": sizes,
-        "values": values,
-        "label": rs.field(record, "evidence.row_data.label", str),
-        "params": {k: params[k] for k in rs.PARAMS},
+        **row,
     }
+
+
+def request_row(record: dict[str, Any]) -> dict[str, Any]:
+    """The requests' row as sent (float32 bytes), its label and its filter setting."""
+    values = rs.decode(record, "values_f32")
+    if not values or len(values) % 4:
+        raise rs.RecordError("evidence.row_data.values_f32", f"{len(values)} bytes: not float32 values")
+    params = rs.field(record, "evidence.params", dict)
+    for name in rs.PARAMS:
+        rs.field(record, f"evidence.params.{name}", (int, float))
+    label = rs.field(record, "evidence.row_data.label", str)
+    return {"values": values, "label": label, "params": {k: params[k] for k in rs.PARAMS}}
 
 
 def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module: str, b: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import repro_script as rs
 from . import repro_template
-from .repro_batch import batch_call
+from .repro_batch import batch_call, request_row
 from .script_call import ScriptCall
 
 HEADER = '''#!/usr/bin/env python3
@@ -121,12 +121,6 @@ def collision_inputs(record: dict[str, Any]) -> dict[str, Any]:
     for name, value in (("evidence.collision_prob", prob), ("decision_level", level)):
         if not 0 < value <= (1 if name.startswith("evidence") else 0.5):
             raise rs.RecordError(name, f"{value} is outside its range")
-    values = rs.decode(record, "values_f32")
-    if not values or len(values) % 4:
-        raise rs.RecordError("evidence.row_data.values_f32", f"{len(values)} bytes: not float32 values")
-    params = rs.field(record, "evidence.params", dict)
-    for name in rs.PARAMS:
-        rs.field(record, f"evidence.params.{name}", (int, float))
     collisions = record["evidence"].get("collisions")
     return {
         "pairs": pairs,
@@ -134,9 +128,7 @@ def collision_inputs(record: dict[str, Any]) -> dict[str, Any]:
         "calls": calls,
         "prob": float(prob),
         "level": float(level),
-        "values": values,
-        "label": rs.field(record, "evidence.row_data.label", str),
-        "params": {k: params[k] for k in rs.PARAMS},
+        **request_row(record),
         "recorded": f"{collisions} equal pairs" if isinstance(collisions, int) else "not recorded",
     }
 
