@@ -14,7 +14,7 @@ the slot) is not reproduced here, and samplecheck replay runs the recorded batch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import repro_script as rs
 from . import repro_template
@@ -128,9 +128,20 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
     )
 
 
-def batch_call(record: dict[str, Any], out: str, label: str, params: dict) -> tuple[ScriptCall, str, str, list[str]]:
-    """The subject's batch call, its module, how to run the script, and the constants every
-    request script starts with; RecordError where the subject declares no batch call."""
+def request_script(
+    record: dict[str, Any],
+    path: str,
+    out: str,
+    inputs: dict[str, Any],
+    header_of: Callable[..., str],
+    constants: list[str],
+    main: list[str],
+    stdlib: tuple[str, ...] = (),
+) -> tuple[str, str]:
+    """A request script (this module's, repro_collision's) and how to run it: its header
+    (header_of(record, path, run, call, module, inputs)), the constants every one starts with,
+    then `constants`, the subject's batch call and `main`; RecordError where the subject declares
+    no batch call."""
     call, module = rs.script_call(record)
     if not call.batch:
         raise rs.RecordError("subject", f"{record['subject']} ({module}) declares no batch call (ScriptCall.batch)")
@@ -138,28 +149,31 @@ def batch_call(record: dict[str, Any], out: str, label: str, params: dict) -> tu
     head = [
         f"SUBJECT = {record['subject']!r}",
         f"CHECK = {record['check']!r}",
-        f"LABEL = {label!r}",
-        f"PARAMS = {params!r}",
+        f"LABEL = {inputs['label']!r}",
+        f"PARAMS = {inputs['params']!r}",
         f"DTYPE = {dtype!r}  # the row's dtype as sent",
     ]
-    return call, module, call.run.format(script=out), head
+    run = call.run.format(script=out)
+    text = repro_template.assemble(
+        header_of(record, path, run, call, module, inputs),
+        call,
+        run,
+        stdlib,
+        "\n".join([*head, *constants]),
+        [call.batch.strip() + "\n", *main],
+    )
+    return text, run
 
 
 def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
     b = batch_inputs(record)
-    call, module, run, head = batch_call(record, out, b["label"], b["params"])
-    constants = "\n".join(
-        [
-            *head,
-            f"REQUEST = {b['request']!r}  # (seed as the subject was sent it, subsequence, offset)",
-            f"PLACEMENTS = {b['placements']!r}  # (batch size, slot, kind) the check compared",
-            f"RECORDED = {b['recorded']!r}  # the check's tokens there",
-            f"BATCH_SIZES = {b['sizes']!r}  # every batch size the check ran (--sizes all)",
-            f"# The request's row as sent (float32, V = {len(b['values']) // 4}): zlib, then base64.",
-            f"ROW = {rs.packed(b['values'])}",
-        ]
-    )
-    tail = [call.batch.strip() + "\n", repro_template.BATCH_MAIN]
-    text = repro_template.assemble(header(record, path, run, call, module, b), call, run, (), constants, tail)
-    return text, run
+    constants = [
+        f"REQUEST = {b['request']!r}  # (seed as the subject was sent it, subsequence, offset)",
+        f"PLACEMENTS = {b['placements']!r}  # (batch size, slot, kind) the check compared",
+        f"RECORDED = {b['recorded']!r}  # the check's tokens there",
+        f"BATCH_SIZES = {b['sizes']!r}  # every batch size the check ran (--sizes all)",
+        f"# The request's row as sent (float32, V = {len(b['values']) // 4}): zlib, then base64.",
+        f"ROW = {rs.packed(b['values'])}",
+    ]
+    return request_script(record, path, out, b, header, constants, [repro_template.BATCH_MAIN])

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import repro_script as rs
 from . import repro_template
-from .repro_batch import batch_call, request_row
+from .repro_batch import request_row, request_script
 from .script_call import ScriptCall
 
 HEADER = '''#!/usr/bin/env python3
@@ -77,11 +77,7 @@ def main():
     top = [t for t in np.argsort(-most, kind="stable")[:3] if most[t]]
     print(f"{equal} equal pairs of {PAIRS} (expected {PAIRS * COLLISION_PROB:.4g}; the check's: {RECORDED}); "
           f"most drawn: " + ", ".join(f"token {t} {most[t]} times" for t in top) + f" of {tokens.size}")
-    if p < LEVEL:
-        print(f"REPRODUCED: P(X >= {equal}) {p:.3e} < {LEVEL:.3e}, the level the check's p-value was compared with")
-        return 1
-    print(f"NOT REPRODUCED: P(X >= {equal}) {p:.3e} >= {LEVEL:.3e}, the level the check's p-value was compared with")
-    return 0
+    return verdict(p, f"P(X >= {equal})")
 
 
 if __name__ == "__main__":
@@ -146,20 +142,14 @@ def header(record: dict[str, Any], path: str, run: str, call: ScriptCall, module
 def collision_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str, str]:
     """The whole script and how to run it, or RecordError naming the field that stops it."""
     c = collision_inputs(record)
-    call, module, run, head = batch_call(record, out, c["label"], c["params"])
-    constants = "\n".join(
-        [
-            *head,
-            f"PAIRS = {c['pairs']}",
-            f"CALLS = {c['calls']!r}  # the check's calls, requests each, in order",
-            f"COLLISION_PROB = {c['prob']!r}  # sum of q^2: independent requests' chance of one token",
-            f"LEVEL = {c['level']!r}  # the record's decision_level",
-            f"RECORDED = {c['recorded']!r}",
-            f"# The row as sent (float32, V = {len(c['values']) // 4}), then the requests: zlib, then base64.",
-            f"ROW = {rs.packed(c['values'])}",
-            f"REQUESTS = {rs.packed(np.frombuffer(c['words'], '<u8').tobytes())}",
-        ]
-    )
-    tail = [call.batch.strip() + "\n", repro_template.MATH, MAIN]
-    text = repro_template.assemble(header(record, path, run, call, module, c), call, run, ("math",), constants, tail)
-    return text, run
+    constants = [
+        f"PAIRS = {c['pairs']}",
+        f"CALLS = {c['calls']!r}  # the check's calls, requests each, in order",
+        f"COLLISION_PROB = {c['prob']!r}  # sum of q^2: independent requests' chance of one token",
+        f"LEVEL = {c['level']!r}  # the record's decision_level",
+        f"RECORDED = {c['recorded']!r}",
+        f"# The row as sent (float32, V = {len(c['values']) // 4}), then the requests: zlib, then base64.",
+        f"ROW = {rs.packed(c['values'])}",
+        f"REQUESTS = {rs.packed(np.frombuffer(c['words'], '<u8').tobytes())}",
+    ]
+    return request_script(record, path, out, c, header, constants, [repro_template.MATH, MAIN], ("math",))

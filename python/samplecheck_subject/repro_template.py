@@ -139,6 +139,16 @@ def sidak(p, k):
     return 1.0 if p >= 1 else min(1.0, -math.expm1(k * math.log1p(-p)))
 
 
+def verdict(p, statistic="p"):
+    """The exit status: 1 (reproduced) where p is below the record's LEVEL, else 0, and the line
+    that says so."""
+    if p < LEVEL:
+        print(f"REPRODUCED: {statistic} {p:.3e} < {LEVEL:.3e}, the level the check's p-value was compared with")
+        return 1
+    print(f"NOT REPRODUCED: {statistic} {p:.3e} >= {LEVEL:.3e}, the level the check's p-value was compared with")
+    return 0
+
+
 def merged_cells(q, n):
     """The check's cells: IN tokens by q descending (stable), each pool closed once its
     expected count n q reaches 5, a last short pool joined to the cell before it."""
@@ -369,11 +379,7 @@ def main():
         p = tail_row(counts)
     else:
         p = tie_group(counts, row, status)
-    if p < LEVEL:
-        print(f"REPRODUCED: p {p:.3e} < {LEVEL:.3e}, the level the check's p-value was compared with")
-        return 1
-    print(f"NOT REPRODUCED: p {p:.3e} >= {LEVEL:.3e}, the level the check's p-value was compared with")
-    return 0
+    return verdict(p)
 
 
 if __name__ == "__main__":
