@@ -454,8 +454,9 @@ def placements_compared(row, device, sizes):
         print(f"REPRODUCED: the request drew token {tokens[0]} {placed(*tried[0][0])}, another "
               f"{placed(*differ[0])} ({len(differ)} of {len(tried) - 1} other placements differ)")
         return 1
+    more = "; --sizes all tries every batch size it ran" if sizes == "recorded" and BATCH_SIZES else ""
     print(f"NOT REPRODUCED: the request drew token {tokens[0]} in all {len(tried)} placements tried (the check's "
-          "batches held other rows beside it: samplecheck replay runs them)")
+          f"batches held other rows beside it: samplecheck replay runs them{more})")
     return 0
 
 

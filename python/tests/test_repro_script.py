@@ -198,6 +198,18 @@ def test_a_row_the_rule_refuses_is_no_verdict(nan_largest, tmp_path):
     assert "nothing to draw" in done.stdout and "neither reproduced nor not" in done.stdout
 
 
+def h200_loop(folder, samplecheck_bin):
+    """tools/scripts/h200_repro_scripts.sh over folder/repro (exit 0); its summary.md."""
+    loop = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "scripts", "h200_repro_scripts.sh")
+    home = os.environ.get("HOME", "/tmp")
+    environment = {"PATH": "/usr/bin:/bin", "HOME": home, "SAMPLECHECK_PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", loop, str(folder), samplecheck_bin], env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (folder / "repro_scripts" / "summary.md").read_text()
+
+
 def test_h200_loop_runs_scripts_and_lists_refusals(nan_largest, samplecheck_bin, tmp_path):
     """tools/scripts/h200_repro_scripts.sh: a script per record, run, its exit and verdict in
     the summary; a record repro-script refuses is listed with its field, and the loop exits 0."""
@@ -207,17 +219,7 @@ def test_h200_loop_runs_scripts_and_lists_refusals(nan_largest, samplecheck_bin,
     tail = copy.deepcopy(record)
     del tail["evidence"]["row_data"]
     write_record(tmp_path / "repro", tail, "no_row.json")
-    loop = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "scripts", "h200_repro_scripts.sh")
-    environment = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "SAMPLECHECK_PYTHON": sys.executable,
-    }
-    done = subprocess.run(
-        ["bash", loop, str(tmp_path), samplecheck_bin], env=environment, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    summary = (tmp_path / "repro_scripts" / "summary.md").read_text()
+    summary = h200_loop(tmp_path, samplecheck_bin)
     assert "| mutant | 1 | REPRODUCED: a token outside the reference's support was drawn |" in summary, summary
     assert "| no_row | - | refused: field 'evidence.row_data': missing" in summary, summary
     assert "token 7 (OUT)" in (tmp_path / "repro_scripts" / "mutant.txt").read_text()
@@ -467,6 +469,21 @@ def test_a_correct_rule_keeps_the_requests_token(s04, tmp_path, check):
     tried = len(record["evidence"]["batch_sizes"]) if check == "batch_invariance" else 2
     assert "NOT REPRODUCED: the request drew token" in done.stdout, done.stdout
     assert f"in all {tried} placements tried" in done.stdout, done.stdout
+
+
+def test_h200_loop_tries_every_batch_size_where_the_recorded_ones_agree(s04, samplecheck_bin, tmp_path):
+    """tools/scripts/h200_repro_scripts.sh: a batch_invariance script that does not reproduce in
+    the recorded placements runs again with --sizes all, on a summary line of its own."""
+    _, record = s04["batch_invariance"]
+    (tmp_path / "repro").mkdir()
+    write_record(tmp_path / "repro", dict(record, subject="numpy.sort_filter"), "correct.batch_invariance.f32.json")
+    summary = h200_loop(tmp_path, samplecheck_bin)
+    recorded = "| correct.batch_invariance.f32 | 0 | NOT REPRODUCED: the request drew token"
+    assert recorded in summary and "--sizes all tries every batch size it ran" in summary, summary
+    tried = len(record["evidence"]["batch_sizes"])
+    assert "| correct.batch_invariance.f32 --sizes all | 0 | NOT REPRODUCED" in summary, summary
+    again = (tmp_path / "repro_scripts" / "correct.batch_invariance.f32.all.txt").read_text()
+    assert f"in all {tried} placements tried" in again, again
 
 
 def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path):

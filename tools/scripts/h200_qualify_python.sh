@@ -15,7 +15,9 @@
 #   OUT              where results go (required): OUT/<subject>.txt (the table), OUT/summary.md,
 #                    OUT/repro/ (a record per failed check), OUT/reports/<subject>/ (report.json,
 #                    report.html, junit.xml; unless QUALIFY_ARGS names --report-dir, which
-#                    then serves every subject of the run), OUT/renorm_determinism.json
+#                    then serves a run of one subject: samplecheck refuses a folder that
+#                    already holds a report, so a second subject stops the run, exit 2),
+#                    OUT/renorm_determinism.json
 #   SAMPLECHECK_BIN  default carry/bin/samplecheck (a CUDA build), else build/tools/samplecheck/samplecheck
 #   SAMPLECHECK_PYTHON  report.html's renderer, default python3 on PATH (the device's, with matplotlib)
 #   FLASHINFER_TREE  the trimmed tree, default carry/flashinfer
@@ -115,7 +117,15 @@ print(' '.join(f\"{n}:{d.kind}:{'cuda_subjects' if n in cuda_only else 'subjects
     IFS=: read -r name kind point <<<"$row"
     # Each subject's report in a folder of its own (one --report-dir serves one subject).
     local report=()
-    [[ " $extra " == *" --report-dir "* ]] || report=(--report-dir "$OUT/reports/$name")
+    if [[ " $extra " != *" --report-dir "* ]]; then
+      report=(--report-dir "$OUT/reports/$name")
+    elif [ -n "${report_dir_user:-}" ]; then
+      echo "QUALIFY_ARGS names --report-dir, which $report_dir_user has; $name needs a folder" \
+        "of its own: name one subject (SUBJECTS), or leave --report-dir out (OUT/reports/<subject>/)" >&2
+      exit 2
+    else
+      report_dir_user=$name
+    fi
     if [ "$kind" = matmul ]; then
       extra="$extra ${MATMUL_ARGS:---m 1,2,3,4,7,8,9,15,16,17,31,32,33,63,64,65,127,128,129,255,256,257,511,512,513,1023,1024,1025,2047,2048,2049,4095,4096}"
     fi
