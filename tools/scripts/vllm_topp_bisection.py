@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""vLLM's Triton top-p mask on a failed check's row, in Triton's interpreter on the CPU: as
+shipped, and with its pivot search allowed more than 18 halvings.
+
+    TRITON_INTERPRET=1 python3 tools/scripts/vllm_topp_bisection.py RECORD.json [--tree DIR]
+
+RECORD.json: a goodness_of_fit (or tail) record whose evidence keeps the row (row_data) and
+its top_p (params). DIR: vLLM's extracted tree (tools/scripts/extract_shipped.py with
+tools/scripts/shipped/vllm.toml; default build/shipped/vllm). Needs torch, triton, numpy and
+regex. Prints, for the row alone (one program, the kernel's standalone top-p path), the
+tokens `apply_top_k_top_p_triton` keeps and their mass: first as shipped, then from a
+temporary copy of the tree whose `num_iters >= 18` caps read 64 (its provenance rewritten in
+the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
+docs/shipped/gpu-sessions-2026-12-06.md (session 17) gives the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+KERNEL = "vllm/v1/sample/ops/topk_topp_triton.py"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def interpreter_ranges() -> None:
+    """Triton's interpreter yields Python ints from tl.range; the kernel calls .to on its row
+    index, so each index becomes an interpreter tensor (the loop is otherwise unchanged)."""
+    import triton.runtime.interpreter as interpreter
+
+    core = interpreter._patch_lang_core
+
+    def patched(lang: Any, scope: Any) -> None:
+        core(lang, scope)
+        plain = lang.range
+        scope.set_attr(lang, "range", lambda *a, **k: (interpreter._implicit_cvt(i) for i in plain(*a, **k)))
+
+    interpreter._patch_lang_core = patched
+
+
+def uncapped_copy(tree: Path, folder: Path) -> Path:
+    """The tree with the kernel's iteration caps at 64, its provenance naming the new digest."""
+    copy = folder / "vllm"
+    shutil.copytree(tree, copy)
+    kernel = copy / "site" / KERNEL
+    old = hashlib.sha256(kernel.read_bytes()).hexdigest()
+    kernel.write_text(kernel.read_text().replace("num_iters >= 18", "num_iters >= 64"))
+    new = hashlib.sha256(kernel.read_bytes()).hexdigest()
+    provenance = copy / "provenance.json"
+    provenance.write_text(provenance.read_text().replace(old, new))
+    return copy
+
+
+def kept(tree: Path, logits: np.ndarray, top_p: float) -> np.ndarray:
+    """The mask apply_top_k_top_p_triton leaves on the row (True: kept)."""
+    import torch
+
+    from samplecheck_subject import shipped
+
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        del sys.modules[name]  # each tree imports its own copy
+    (module,) = shipped.load(tree, ["vllm.v1.sample.ops.topk_topp_triton"])
+    row = torch.from_numpy(logits.copy()).unsqueeze(0)
+    out = module.apply_top_k_top_p_triton(row, None, torch.tensor([top_p], dtype=torch.float32))
+    return torch.isfinite(out[0]).numpy()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("record", type=Path)
+    parser.add_argument("--tree", type=Path, default=REPO / "build" / "shipped" / "vllm")
+    args = parser.parse_args()
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        print("set TRITON_INTERPRET=1 (the kernel runs in Triton's interpreter)", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(REPO / "python"))
+    interpreter_ranges()
+    evidence = json.loads(args.record.read_text())["evidence"]
+    logits = np.frombuffer(base64.b64decode(evidence["row_data"]["values_f32"]), "<f4")
+    top_p = float(evidence["params"]["top_p"])
+    probs = np.exp(logits.astype(np.float64) - logits.max())
+    probs /= probs.sum()
+    exact = int(np.searchsorted(np.cumsum(np.sort(probs)[::-1]), top_p) + 1)
+    print(f"row '{evidence['row_data']['label']}': V = {logits.size}, top_p {top_p!r}; the exact rule keeps {exact}")
+    with tempfile.TemporaryDirectory() as folder:
+        for what, tree in (("as shipped", args.tree), ("caps at 64", uncapped_copy(args.tree, Path(folder)))):
+            mask = kept(tree, logits, top_p)
+            least = probs[mask].min()
+            print(f"{what}: kept {mask.sum()} tokens, mass {probs[mask].sum():.6f}, least kept probability {least:.4e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
