@@ -7,10 +7,11 @@ shipped, and with its pivot search allowed more than 18 halvings.
 RECORD.json: a goodness_of_fit (or tail) record whose evidence keeps the row (row_data) and
 its top_p (params). DIR: vLLM's extracted tree (tools/scripts/extract_shipped.py with
 tools/scripts/shipped/vllm.toml; default build/shipped/vllm). Needs torch, triton, numpy and
-regex. Prints, for the row alone (one program, the kernel's standalone top-p path), the
-tokens `apply_top_k_top_p_triton` keeps and their mass: first as shipped, then from a
-temporary copy of the tree whose `num_iters >= 18` caps read 64 (its provenance rewritten in
-the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
+regex. Prints, for the row alone, the tokens vLLM's Triton top-p keeps and their mass: the
+monolithic kernel's standalone top-p path (CUDA batches above 64 rows) as shipped, the
+split-row pipeline (CUDA batches of up to 64 rows without top-k) as shipped, then the
+monolithic kernel from a temporary copy of the tree whose `num_iters >= 18` caps read 64
+(its provenance rewritten in the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
 docs/shipped/gpu-sessions-2026-12-06.md (session 17) gives the figures.
 """
 
@@ -61,8 +62,10 @@ def uncapped_copy(tree: Path, folder: Path) -> Path:
     return copy
 
 
-def kept(tree: Path, logits: np.ndarray, top_p: float) -> np.ndarray:
-    """The mask apply_top_k_top_p_triton leaves on the row (True: kept)."""
+def kept(tree: Path, logits: np.ndarray, top_p: float, split: bool = False) -> np.ndarray:
+    """The mask vLLM's Triton top-p leaves on the row (True: kept): apply_top_k_top_p_triton
+    (off CUDA, the monolithic kernel, which on CUDA serves batches above 64 rows), or with
+    `split` the split-row pipeline that serves CUDA batches of up to 64 rows without top-k."""
     import torch
 
     from samplecheck_subject import shipped
@@ -71,8 +74,11 @@ def kept(tree: Path, logits: np.ndarray, top_p: float) -> np.ndarray:
         del sys.modules[name]  # each tree imports its own copy
     (module,) = shipped.load(tree, ["vllm.v1.sample.ops.topk_topp_triton"])
     row = torch.from_numpy(logits.copy()).unsqueeze(0)
-    out = module.apply_top_k_top_p_triton(row, None, torch.tensor([top_p], dtype=torch.float32))
-    return torch.isfinite(out[0]).numpy()
+    p = torch.tensor([top_p], dtype=torch.float32)
+    if split:  # its workspace sized by the H100's and H200's 132 SMs
+        module._apply_topp_split(row, None, p, float("-inf"), 132)
+        return torch.isfinite(row[0]).numpy()
+    return torch.isfinite(module.apply_top_k_top_p_triton(row, None, p)[0]).numpy()
 
 
 def main() -> int:
@@ -93,8 +99,10 @@ def main() -> int:
     exact = int(np.searchsorted(np.cumsum(np.sort(probs)[::-1]), top_p) + 1)
     print(f"row '{evidence['row_data']['label']}': V = {logits.size}, top_p {top_p!r}; the exact rule keeps {exact}")
     with tempfile.TemporaryDirectory() as folder:
-        for what, tree in (("as shipped", args.tree), ("caps at 64", uncapped_copy(args.tree, Path(folder)))):
-            mask = kept(tree, logits, top_p)
+        shipped_runs = [("as shipped", args.tree, False), ("split pipeline, as shipped", args.tree, True)]
+        # The copy last: a tree once imported stays first on the path.
+        for what, tree, split in [*shipped_runs, ("caps at 64", uncapped_copy(args.tree, Path(folder)), False)]:
+            mask = kept(tree, logits, top_p, split)
             least = probs[mask].min()
             print(f"{what}: kept {mask.sum()} tokens, mass {probs[mask].sum():.6f}, least kept probability {least:.4e}")
     return 0
