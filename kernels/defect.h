@@ -37,6 +37,8 @@ enum class defect : int32_t {
   S21,  // noise-by-rank: u inverted over the sorted row whenever any batchmate filters
   S22,  // top-p-near-one-oob: the float cumsum ends below top_p, the boundary index is V
   S23,  // hash-uniform-24bit: Exp(1) from a 24-bit uniform, the Gumbel noise capped at 17.3
+  S24,  // top-p-bisection-cap: the top-p pivot bisected 18 times between min and max
+        // probability, the midpoint kept when unresolved
   // Batch-invariant matmuls (the segmented kernel's plan, kernels/matmul/matmul_plan.h).
   B01,  // split-by-m: segment count chosen from M
   B02,  // k-tail-drop: the K tail past the last full segment is dropped

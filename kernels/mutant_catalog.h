@@ -15,7 +15,7 @@ struct mutant_entry {
   std::string_view defect;         // one line
 };
 
-inline constexpr std::array<mutant_entry, 44> mutant_catalog{{
+inline constexpr std::array<mutant_entry, 45> mutant_catalog{{
     {"S01", "nonmonotone-scan", "support",
      "unguarded crossing search over a non-monotone prefix sum"},
     {"S02", "rng-not-advanced", "offset_advancement",
@@ -85,6 +85,9 @@ inline constexpr std::array<mutant_entry, 44> mutant_catalog{{
      "top_p near 1 above the float cumsum: the boundary search returns V, the scatter overruns"},
     {"S23", "hash-uniform-24bit", "tail",
      "Gumbel noise from a 24-bit uniform, capped at 17.3: tokens ~17 nats below never win"},
+    {"S24", "top-p-bisection-cap", "goodness_of_fit",
+     "top-p's pivot probability bisected at most 18 times between the row's min and max: an "
+     "unresolved pivot drops every token under the midpoint"},
     {"X11", "token-id-u16", "support",
      "the drawn id is stored in 16 bits: above V = 65,536 an id past 65,535 wraps to id & 0xFFFF"},
     {"X12", "topk-heap-ties", "ties",

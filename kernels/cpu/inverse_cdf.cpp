@@ -141,6 +141,7 @@ class sort_filter final : public row_sampler {
     }
     // A token is needed while the mass before it is still short of p.
     while (n < keep && (n == 0 ? 0.0f : cumulative[n - 1]) < threshold) ++n;
+    if (planted_ == defect::S24) return top_p_prefix_bisected(row, keep, top_p, n);
     return n;
   }
 
@@ -165,6 +166,49 @@ class sort_filter final : public row_sampler {
     removed.at(boundary) = 0;  // scatter_(boundary, False): out of range when boundary == keep
     // The kept tokens: the prefix the mask leaves (through the boundary token).
     return static_cast<size_t>(std::find(removed.begin(), removed.end(), 1) - removed.begin());
+  }
+
+  // S24 (vLLM 0.33.0's Triton top-p, vllm/v1/sample/ops/topk_topp_triton.py,
+  // _topk_topp_kernel's standalone top-p path; PR vllm-project/vllm#42191 made the search
+  // binary and kept its cap): the pivot probability is bisected between the least and
+  // the largest probability. A pivot ends the search when the mass above it reaches p and
+  // dropping its least group of equal values falls short; else the side whose mass is
+  // above (below) p moves up (down). After 18 halvings the midpoint of what is left is
+  // the pivot, resolved or not, and the tokens above it stay. 18 halvings of [min, max]
+  // leave max / 2^18: a pivot that must fall among tokens finer than that is not found,
+  // and every token under the midpoint is dropped. A pivot found keeps the exact prefix
+  // (`exact`, the host's): vLLM's trim of a group tied at the cut to the members p needs,
+  // lowest ids first, is the host's stable order. Unresolved, every token above the
+  // midpoint stays (vLLM's trim there acts on a group tied at the last pivot tried, which
+  // only ties reach; not modelled). Double arithmetic: the defect is the cap, not rounding.
+  size_t top_p_prefix_bisected(const std::vector<float>& row, size_t keep, float top_p,
+                               size_t exact) const {
+    std::vector<double> q(keep);
+    double mass = 0.0;
+    for (size_t j = 0; j < keep; ++j) mass += row[order_[j]];
+    for (size_t j = 0; j < keep; ++j) q[j] = row[order_[j]] / mass;  // descending
+    double lo = q[keep - 1], hi = q[0], pivot = hi;
+    for (int iteration = 1;; ++iteration) {
+      pivot = (hi - lo) * 0.5 + lo;
+      const auto above = static_cast<size_t>(
+          std::partition_point(q.begin(), q.end(), [&](double x) { return x > pivot; }) -
+          q.begin());
+      const double sum = std::accumulate(q.begin(), q.begin() + above, 0.0);
+      // The least value above the pivot and its group (ties sit together in q).
+      size_t least = above;
+      while (least > 0 && q[least - 1] == q[above - 1]) --least;
+      const double least_group = above > 0 ? q[above - 1] * (above - least) : 0.0;
+      const bool found = sum >= top_p && sum - least_group < top_p;
+      if (sum > top_p) lo = pivot;
+      if (sum < top_p) hi = pivot;
+      if (hi - lo < 1e-9 || iteration >= 18) {
+        pivot = (hi + lo) / 2;  // the cap: the midpoint stands in for an unresolved pivot
+        break;
+      }
+      if (found) return exact;
+    }
+    const auto kept = std::partition_point(q.begin(), q.end(), [&](double x) { return x > pivot; });
+    return std::max<size_t>(1, static_cast<size_t>(kept - q.begin()));
   }
 
   // X12 (llama.cpp's top-k, docs/shipped/llamacpp.md "Ties: top-k keeps exactly k, but not

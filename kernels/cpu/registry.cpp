@@ -75,8 +75,8 @@ const struct {
     {"cpu.multinomial", "X08", defect::X08},   {"cpu.multinomial", "X09", defect::X09},
     {"cpu.gumbel_logits", "X10", defect::X10}, {"cpu.sort_filter", "S20", defect::S20},
     {"cpu.sort_filter", "S21", defect::S21},   {"cpu.sort_filter", "S22", defect::S22},
-    {"cpu.gumbel_logits", "S23", defect::S23}, {"cpu.sort_filter", "X11", defect::X11},
-    {"cpu.sort_filter", "X12", defect::X12},
+    {"cpu.gumbel_logits", "S23", defect::S23}, {"cpu.sort_filter", "S24", defect::S24},
+    {"cpu.sort_filter", "X11", defect::X11},   {"cpu.sort_filter", "X12", defect::X12},
 };
 
 // X03's declaration: the 2 outputs per call of the inverse-CDF samplers the rejection

@@ -135,6 +135,13 @@ std::vector<judged_row> goodness_of_fit_rows(const battery::check_context& ctx, 
   for (size_t i = 0; i < drawn.size(); ++i)
     specs.push_back(
         {shape::zipf, {.vocab_size = ctx.budget.vocab_size, .seed = seed + 5000 + i}, drawn[i]});
+  // A top-p pivot finer than a search can resolve: at p = 0.99 the exact rule keeps ~78% of
+  // the long tail's ~4.6% (tokens at ~1.4e-6), below max / 2^19; a pivot bisected 18 times
+  // between min and max (S24, vLLM's Triton top-p) ends above the tail and keeps the head.
+  if (declared_params(ctx.subj) & SC_FILTER_TOP_P)
+    specs.push_back({shape::long_tail,
+                     {.vocab_size = ctx.budget.vocab_size, .seed = seed + 6000},
+                     {.top_p = 0.99f}});
   for (auto& row : make_rows(ctx.subj, specs)) rows.push_back(std::move(row));
   return rows;
 }

@@ -2,16 +2,17 @@
 """vLLM's Triton top-p mask on a failed check's row, in Triton's interpreter on the CPU: as
 shipped, and with its pivot search allowed more than 18 halvings.
 
-    TRITON_INTERPRET=1 python3 tools/scripts/vllm_topp_bisection.py RECORD.json [--tree DIR]
+    TRITON_INTERPRET=1 python3 tools/scripts/vllm_topp_bisection.py RECORD.json [--tree DIR] [--probs]
 
 RECORD.json: a goodness_of_fit (or tail) record whose evidence keeps the row (row_data) and
-its top_p (params). DIR: vLLM's extracted tree (tools/scripts/extract_shipped.py with
-tools/scripts/shipped/vllm.toml; default build/shipped/vllm). Needs torch, triton, numpy and
-regex. Prints, for the row alone, the tokens vLLM's Triton top-p keeps and their mass: the
-monolithic kernel's standalone top-p path (CUDA batches above 64 rows) as shipped, the
-split-row pipeline (CUDA batches of up to 64 rows without top-k) as shipped, then the
-monolithic kernel from a temporary copy of the tree whose `num_iters >= 18` caps read 64
-(its provenance rewritten in the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
+its top_p (params); --probs where the row holds probabilities (their logs are sent). DIR:
+vLLM's extracted tree (tools/scripts/extract_shipped.py with tools/scripts/shipped/vllm.toml;
+default build/shipped/vllm). Needs torch, triton, numpy and regex. Prints, for the row
+alone, the tokens vLLM's Triton top-p keeps and their mass: the monolithic kernel's
+standalone top-p path (CUDA batches above 64 rows) as shipped, the split-row pipeline (CUDA
+batches of up to 64 rows without top-k) as shipped, then the monolithic kernel from a
+temporary copy of the tree whose `num_iters >= 18` caps read 64 (its provenance rewritten in
+the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
 docs/shipped/gpu-sessions-2026-12-06.md (session 17) gives the figures.
 """
 
@@ -85,6 +86,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("record", type=Path)
     parser.add_argument("--tree", type=Path, default=REPO / "build" / "shipped" / "vllm")
+    parser.add_argument("--probs", action="store_true", help="the row holds probabilities (a probs subject's record)")
     args = parser.parse_args()
     if os.environ.get("TRITON_INTERPRET") != "1":
         print("set TRITON_INTERPRET=1 (the kernel runs in Triton's interpreter)", file=sys.stderr)
@@ -92,7 +94,9 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "python"))
     interpreter_ranges()
     evidence = json.loads(args.record.read_text())["evidence"]
-    logits = np.frombuffer(base64.b64decode(evidence["row_data"]["values_f32"]), "<f4")
+    values = np.frombuffer(base64.b64decode(evidence["row_data"]["values_f32"]), "<f4")
+    with np.errstate(divide="ignore"):  # a probability of 0 is a logit of -inf
+        logits = np.log(values) if args.probs else values
     top_p = float(evidence["params"]["top_p"])
     probs = np.exp(logits.astype(np.float64) - logits.max())
     probs /= probs.sum()

@@ -454,3 +454,36 @@ TEST_CASE("S23: 24-bit noise stops at 17.3, so a token 18 nats down loses where 
   REQUIRE(run.host.tokens[0] == 1);
   REQUIRE(run.mutant.tokens[0] == 0);
 }
+
+TEST_CASE("S24: an 18-step top-p bisection cannot reach a pivot inside a fine tail") {
+  // Four head tokens (8:4:2:1) and 31,996 distinct tail tokens at 1e-6..2e-6 of the head:
+  // at p = 0.99 the exact pivot lies inside the tail (the host keeps ~78% of its ~4.6%),
+  // but the tail's spread is below max / 2^19, so 18 halvings of [min, max] never land in
+  // it and the midpoint left keeps the head alone. At p = 0.5 and 0.9 the pivot falls
+  // between head tokens, the search ends there and the mutant draws the host's tokens.
+  constexpr int kV = 32000;
+  std::vector<double> w(kV);
+  for (int i = 0; i < kV; ++i) w[i] = 1e-6 * (1.0 + static_cast<double>(i) / kV);
+  for (int r = 0; r < 4; ++r) w[r * 1000 + 7] = 8.0 / (1 << r) / 15.0;
+  double total = 0.0;
+  for (const double x : w) total += x;
+  std::vector<float> row(kV);
+  for (int i = 0; i < kV; ++i) row[i] = static_cast<float>(w[i] / total);
+  auto tail_draws = [](const call& c) {
+    int64_t n = 0;
+    for (const int32_t t : c.tokens) n += t % 1000 != 7 || t >= 4000;
+    return n;
+  };
+  for (const float p : {0.5f, 0.9f, 0.99f}) {
+    CAPTURE(p);
+    call c = draws_of(row, 4000);
+    c.top_p.assign(1, p);
+    pair_run run(c, "cpu.sort_filter", "S24");
+    if (p < 0.95f) {
+      REQUIRE(run.mutant.tokens == run.host.tokens);
+      continue;
+    }
+    REQUIRE(tail_draws(run.host) > 80);  // ~3.6% of 4,000 expected, 145
+    REQUIRE(tail_draws(run.mutant) == 0);
+  }
+}

@@ -57,7 +57,7 @@ void require_filtered_shares(const char* name, const std::vector<float>& row, co
 
 TEST_CASE("the registry lists six correct subjects, then one mutant per sampler catalog id") {
   const auto& all = cpu_samplers();
-  size_t sampler_rows = 0;  // S01..S23, X01..X12: no matmul's B id, no collective's X13
+  size_t sampler_rows = 0;  // S01..S24, X01..X12: no matmul's B id, no collective's X13
   for (const auto& m : mutant_catalog) sampler_rows += planted_in_sampler(m) ? 1 : 0;
   REQUIRE(all.size() == 6 + sampler_rows);
   std::set<std::string> names;
