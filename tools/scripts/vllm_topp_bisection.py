@@ -12,7 +12,8 @@ alone, the tokens vLLM's Triton top-p keeps and their mass: the monolithic kerne
 standalone top-p path (CUDA batches above 64 rows) as shipped, the split-row pipeline (CUDA
 batches of up to 64 rows without top-k) as shipped, then the monolithic kernel from a
 temporary copy of the tree whose `num_iters >= 18` caps read 64 (its provenance rewritten in
-the copy; the shipped tree is never touched). The exact rule's keep count is beside them.
+the copy; the shipped tree is never touched). Beside each: the IN tokens it drops and the OUT
+tokens it keeps, by the reference's status of each token that the record carries.
 docs/shipped/gpu-sessions-2026-12-06.md (session 17) gives the figures.
 """
 
@@ -56,7 +57,10 @@ def uncapped_copy(tree: Path, folder: Path) -> Path:
     shutil.copytree(tree, copy)
     kernel = copy / "site" / KERNEL
     old = hashlib.sha256(kernel.read_bytes()).hexdigest()
-    kernel.write_text(kernel.read_text().replace("num_iters >= 18", "num_iters >= 64"))
+    text = kernel.read_text()
+    if "num_iters >= 18" not in text:
+        raise SystemExit(f"{kernel}: no `num_iters >= 18` cap to raise (another vLLM version?)")
+    kernel.write_text(text.replace("num_iters >= 18", "num_iters >= 64"))
     new = hashlib.sha256(kernel.read_bytes()).hexdigest()
     provenance = copy / "provenance.json"
     provenance.write_text(provenance.read_text().replace(old, new))
@@ -93,23 +97,43 @@ def main() -> int:
         return 2
     sys.path.insert(0, str(REPO / "python"))
     interpreter_ranges()
-    evidence = json.loads(args.record.read_text())["evidence"]
-    values = np.frombuffer(base64.b64decode(evidence["row_data"]["values_f32"]), "<f4")
-    with np.errstate(divide="ignore"):  # a probability of 0 is a logit of -inf
-        logits = np.log(values) if args.probs else values
-    top_p = float(evidence["params"]["top_p"])
+    try:
+        row, top_p = read_row(args.record, args.probs)
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
+        print(
+            f"{args.record}: not a record with evidence.row_data and evidence.params.top_p ({error!r})", file=sys.stderr
+        )
+        return 2
+    logits, status, label = row
     probs = np.exp(logits.astype(np.float64) - logits.max())
     probs /= probs.sum()
-    exact = int(np.searchsorted(np.cumsum(np.sort(probs)[::-1]), top_p) + 1)
-    print(f"row '{evidence['row_data']['label']}': V = {logits.size}, top_p {top_p!r}; the exact rule keeps {exact}")
+    counts = ", ".join(f"{(status == c).sum()} {name}" for c, name in (("I", "IN"), ("B", "BOUNDARY"), ("O", "OUT")))
+    print(f"row '{label}': V = {logits.size}, top_p {top_p!r}; the reference: {counts}")
     with tempfile.TemporaryDirectory() as folder:
         shipped_runs = [("as shipped", args.tree, False), ("split pipeline, as shipped", args.tree, True)]
         # The copy last: a tree once imported stays first on the path.
         for what, tree, split in [*shipped_runs, ("caps at 64", uncapped_copy(args.tree, Path(folder)), False)]:
             mask = kept(tree, logits, top_p, split)
-            least = probs[mask].min()
-            print(f"{what}: kept {mask.sum()} tokens, mass {probs[mask].sum():.6f}, least kept probability {least:.4e}")
+            dropped, out = (status == "I") & ~mask, (status == "O") & mask
+            print(
+                f"{what}: kept {mask.sum()} tokens (mass {probs[mask].sum():.6f}); IN tokens dropped "
+                f"{dropped.sum()} (mass {probs[dropped].sum():.3g}), OUT tokens kept {out.sum()}"
+            )
     return 0
+
+
+def read_row(record: Path, holds_probs: bool) -> tuple[tuple[np.ndarray, np.ndarray, str], float]:
+    """The record's row as logits, the reference's status of each token (I, B, O: the record's
+    row_data.status, samplecheck's reference), its label, and its top_p. Data only."""
+    evidence = json.loads(record.read_text())["evidence"]
+    row = evidence["row_data"]
+    values = np.frombuffer(base64.b64decode(row["values_f32"], validate=True), "<f4")
+    status = np.frombuffer(str(row["status"]).encode("ascii"), "S1").astype(str)
+    if status.size != values.size:
+        raise ValueError(f"row_data.status holds {status.size} tokens, values_f32 {values.size}")
+    with np.errstate(divide="ignore"):  # a probability of 0 is a logit of -inf
+        logits = np.log(values) if holds_probs else values
+    return (logits, status, str(row["label"])), float(evidence["params"]["top_p"])
 
 
 if __name__ == "__main__":
