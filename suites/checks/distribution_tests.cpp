@@ -13,8 +13,11 @@
 namespace samplecheck::checks {
 namespace {
 
-// Cells merge_by_expected would form at n draws: one per token with n q >= 5, plus the
-// pooled rest in pools of expected 5.
+// The cells of the finest partition a row allows at n draws (Cochran's E = 5): one per
+// token with n q >= 5, plus the pooled rest in pools of expected 5. The plan sizes its draws
+// on them, so the directed family's draws do not shrink where the omnibus pools coarser
+// (stats::cell_min_expected): fewer cells see a TVD spread over them at fewer draws, and
+// the detectable TVD reported is computed on the cells the test used.
 int64_t cells_at(const std::vector<double>& q_sorted_desc, double n) {
   int64_t cells = 0;
   double pooled = 0;

@@ -36,7 +36,7 @@ moments poisson_deviance_moments(double e) {
 }  // namespace
 
 gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const double> probs,
-                           double min_expected) {
+                           std::optional<double> min_expected) {
   const uint64_t n = detail::checked_total("goodness_of_fit", counts);
   const merged_cells cells = merge_by_expected(counts, probs, n, min_expected);
 

@@ -24,7 +24,7 @@
 //    and Williams' correction both put G's mean too high on large rows
 //    (docs/judging-power/power.md, "Figures behind the statistics' comments").
 //    Cells with E > 1e6 use mean 1 and variance 2 (their corrections are < 1e-6).
-// Both are approximations that need every E_k >= 5 (Cochran), which min_expected = 5
+// Both are approximations that need every E_k >= 5 (Cochran), which cell_min_expected
 // guarantees; they are not exact, and tests/test_goodness_of_fit.cpp measures their
 // false-alarm rate. With one cell there is nothing to test: df = 0 and p = 1.
 //
@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -61,21 +62,34 @@ struct merged_cells {
   uint64_t observed_zero_probability = 0;     // samples that landed on them
 };
 
+// The smallest expected count of a merged cell at n draws: Cochran's 5, or n^2 2^-24 / 64
+// where larger (n above ~73,000), so that every cell holds at least n 2^-30 of the row's
+// mass. A correct subject computing in float32 with a 24-bit uniform (cuRAND's) draws each
+// token with a whole number of 2^-24 steps of its running sum, about half a step off
+// n q_i's share: on a row of 140,000 tail tokens of ~20 steps that is ~2.5% a token, and
+// over cells of E = 5 it moves X2 by 600-1,800 at n = 8e6, one to three standard deviations
+// (H100, 2026-12-06: correct CUDA samplers at p ~1e-3 on the long_tail row). A cell of mass P
+// sums its tokens' errors to ~(P 2^-24 k)^(1/2), so each cell adds ~n k 2^-24 / P to X2's
+// mean and the cells together ~k n 2^-24 / P_min: with P_min = n 2^-30 that is 64 k, ~0.3
+// at any n (docs/judging-power/resolution.md has the measurement).
+double cell_min_expected(uint64_t n);
+
 // The cells of tokens already in q-descending order (q_sorted, all > 0): each token with
 // n q_i >= min_expected is its own cell; the smaller ones are pooled in that order until
 // the pool reaches min_expected; a final pool below min_expected joins the last cell.
+// min_expected defaults to cell_min_expected(n).
 // end[k] is the position one past cell k. A function of q and n alone.
 struct cell_partition {
   std::vector<size_t> end;
   std::vector<double> expected;
 };
 cell_partition partition_by_expected(std::span<const double> q_sorted, uint64_t n,
-                                     double min_expected = 5.0);
+                                     std::optional<double> min_expected = {});
 
 // Tokens sorted by q descending (ties by token id), then partition_by_expected. counts
 // must sum to n.
 merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const double> probs,
-                               uint64_t n, double min_expected = 5.0);
+                               uint64_t n, std::optional<double> min_expected = {});
 
 struct gof_result {
   double pearson = 0, g_statistic = 0;  // raw X2 and G
@@ -105,7 +119,7 @@ pearson_reference pearson_null(std::span<const double> expected, uint64_t n);
 double chi_square_upper_tail(double df, double x);
 // probs sum to 1 over the support given (tolerance 1e-6; renormalised).
 gof_result goodness_of_fit(std::span<const uint64_t> counts, std::span<const double> probs,
-                           double min_expected = 5.0);
+                           std::optional<double> min_expected = {});
 
 struct identity_result {
   double statistic, null_sd, p_value;

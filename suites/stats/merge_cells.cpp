@@ -9,8 +9,14 @@
 
 namespace samplecheck::stats {
 
+double cell_min_expected(uint64_t n) {
+  const double m = static_cast<double>(n);
+  return std::max(5.0, m * m * 0x1p-24 / 64.0);
+}
+
 cell_partition partition_by_expected(std::span<const double> q_sorted, uint64_t n,
-                                     double min_expected) {
+                                     std::optional<double> min_expected_given) {
+  const double min_expected = min_expected_given.value_or(cell_min_expected(n));
   cell_partition cells;
   const double scale = static_cast<double>(n);
   double pool_expected = 0.0;
@@ -38,7 +44,8 @@ cell_partition partition_by_expected(std::span<const double> q_sorted, uint64_t 
 }
 
 merged_cells merge_by_expected(std::span<const uint64_t> counts, std::span<const double> probs,
-                               uint64_t n, double min_expected) {
+                               uint64_t n, std::optional<double> min_expected_given) {
+  const double min_expected = min_expected_given.value_or(cell_min_expected(n));
   const std::vector<double> q = detail::checked_probabilities("merge_by_expected", counts, probs);
   uint64_t total = 0;
   for (uint64_t c : counts) total += c;

@@ -10,7 +10,8 @@ namespace samplecheck::stats {
 
 tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
                              double delta) {
-  return tvd_upper_bound(counts, probs, delta, 5.0);
+  return tvd_upper_bound(counts, probs, delta,
+                         cell_min_expected(detail::checked_total("tvd_upper_bound", counts)));
 }
 
 tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
