@@ -9,13 +9,7 @@
 namespace samplecheck::stats {
 
 tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
-                             double delta) {
-  return tvd_upper_bound(counts, probs, delta,
-                         cell_min_expected(detail::checked_total("tvd_upper_bound", counts)));
-}
-
-tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
-                             double delta, double min_expected) {
+                             double delta, std::optional<double> min_expected) {
   detail::check_level("tvd_upper_bound", "delta", delta);
   const uint64_t n = detail::checked_total("tvd_upper_bound", counts);
   const merged_cells cells = merge_by_expected(counts, probs, n, min_expected);

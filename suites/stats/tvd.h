@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace samplecheck::stats {
@@ -30,9 +31,8 @@ struct tvd_estimate {
   uint64_t n;
 };
 
+// Over the cells merge_by_expected forms (min_expected defaults to cell_min_expected(n)).
 tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
-                             double delta);
-tvd_estimate tvd_upper_bound(std::span<const uint64_t> counts, std::span<const double> probs,
-                             double delta, double min_expected);
+                             double delta, std::optional<double> min_expected = {});
 
 }  // namespace samplecheck::stats
