@@ -1,0 +1,114 @@
+"""samplecheck repro-script on the checks that compare one request's two tokens
+(batch_invariance, batch_reorder, per_request_seeds): the script calls the rule on the request
+in the placements its check compared, a correct rule keeps the token in every placement, the
+H200 loop retries every batch size, and vLLM's seeded subjects are scripted per request
+(docs/repro-format.md, "Standalone scripts")."""
+
+import copy
+import json
+import subprocess
+
+import pytest
+
+from conftest import qualify, subject_command
+from test_repro_script import (
+    NUMPY,
+    SCRIPT_PYTHON,
+    generate,
+    generated_and_run,
+    h200_loop,
+    refused,
+    run_script,
+    script_as,
+    without_row,
+    write_record,
+)
+
+REQUEST_CHECKS = ("batch_invariance", "batch_reorder", "per_request_seeds")
+
+
+@pytest.fixture(scope="module")
+def s04(samplecheck_bin, tmp_path_factory):
+    """S04 (the stream keyed by the batch slot) fails the three checks of one request's two
+    tokens: alone and in a batch, at two positions, in two slots of a batch all of it."""
+    folder = tmp_path_factory.mktemp("repro-S04")
+    status, table = qualify(
+        samplecheck_bin,
+        subject_command(NUMPY, "--subject", "numpy.sort_filter:S04"),
+        *("--budget", "quick", "--checks", ",".join(REQUEST_CHECKS), "--repro-dir", str(folder)),
+    )
+    assert status == 1, table
+    records = {}
+    for check in REQUEST_CHECKS:
+        path = folder / f"numpy.sort_filter_S04.{check}.f32.json"
+        records[check] = (path, json.loads(path.read_text()))
+    return records
+
+
+@pytest.mark.parametrize("check", REQUEST_CHECKS)
+def test_a_requests_two_tokens_reproduce_as_the_check_saw_them(s04, tmp_path, check):
+    """The script calls the rule on the request in the placements its check compared, keyed
+    as the adapter keys it: each token it prints is the check's."""
+    path, record = s04[check]
+    done = generated_and_run(path, tmp_path / "s04.py")
+    assert done.returncode == 1, done.stdout
+    evidence = record["evidence"]
+    tokens = [evidence["expected"], evidence["actual"]] if check == "batch_invariance" else evidence["tokens"]
+    for token in tokens:
+        shown = token if isinstance(token, str) else f"token {token}"
+        assert f": {shown}; the check's: {shown}" in done.stdout, done.stdout
+    assert "REPRODUCED: the request drew token" in done.stdout
+
+
+@pytest.mark.parametrize("check", REQUEST_CHECKS)
+def test_a_correct_rule_keeps_the_requests_token(s04, tmp_path, check):
+    _, record = s04[check]
+    passing = dict(record, subject="numpy.sort_filter")  # the same request and row, the correct rule
+    out = tmp_path / "correct.py"
+    made = generate(write_record(tmp_path, passing), out)
+    assert made.returncode == 0, made.stderr
+    done = subprocess.run(
+        [SCRIPT_PYTHON, str(out), "--sizes", "all"], capture_output=True, text=True, timeout=300, cwd="/"
+    )
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout
+    tried = len(record["evidence"]["batch_sizes"]) if check == "batch_invariance" else 2
+    assert "NOT REPRODUCED: the request drew token" in done.stdout, done.stdout
+    assert f"in all {tried} placements tried" in done.stdout, done.stdout
+
+
+def test_h200_loop_tries_every_batch_size_where_the_recorded_ones_agree(s04, samplecheck_bin, tmp_path):
+    """tools/scripts/h200_repro_scripts.sh: a batch_invariance script that does not reproduce in
+    the recorded placements runs again with --sizes all, on a summary line of its own."""
+    _, record = s04["batch_invariance"]
+    (tmp_path / "repro").mkdir()
+    write_record(tmp_path / "repro", dict(record, subject="numpy.sort_filter"), "correct.batch_invariance.f32.json")
+    summary = h200_loop(tmp_path, samplecheck_bin)
+    recorded = "| correct.batch_invariance.f32 | 0 | NOT REPRODUCED: the request drew token"
+    assert recorded in summary and "--sizes all tries every batch size it ran" in summary, summary
+    tried = len(record["evidence"]["batch_sizes"])
+    assert "| correct.batch_invariance.f32 --sizes all | 0 | NOT REPRODUCED" in summary, summary
+    again = (tmp_path / "repro_scripts" / "correct.batch_invariance.f32.all.txt").read_text()
+    assert f"in all {tried} placements tried" in again, again
+
+
+def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path):
+    """vLLM's seeded subjects script batch_invariance: one torch.Generator per request, seeded
+    as the adapter seeds it, the batch split into calls as the adapter splits it; a subject
+    with no batch call, or a record without the request's row, is refused."""
+    _, record = s04["batch_invariance"]
+    out, text = script_as(record, "vllm.forward_native", "vllm_shipped", tmp_path)
+    for call in ("def draw_requests(", "request_generator(*r, device)", "sampler().forward_native(x, g, k, p)[0]"):
+        assert call in text, call
+    words = (record["evidence"][w] for w in ("seed", "subsequence", "offset"))
+    assert f"REQUEST = {tuple(words)!r}" in text
+    done = run_script(out)
+    assert done.returncode == 2 and "cannot import the subject's package" in done.stdout, done.stdout
+    unseeded = dict(record, subject="vllm.forward_native.unseeded")
+    unseeded["exec"] = "python3 -m samplecheck_subject.run samplecheck_subject.adapters.vllm_shipped:subjects"
+    refused(write_record(tmp_path, unseeded, "unseeded.json"), "subject", "declares no batch call")
+    old = write_record(tmp_path, without_row(record), "old.json")
+    refused(old, "evidence.row_data", "before records kept the request's row")
+    bad_slot = copy.deepcopy(record)
+    bad_slot["evidence"]["slot"] = bad_slot["evidence"]["batch_size"]
+    refused(write_record(tmp_path, bad_slot, "slot.json"), "evidence.slot", "outside")
