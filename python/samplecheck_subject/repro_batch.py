@@ -6,7 +6,8 @@ batch, at two positions of a batch, in two slots of a batch where every slot hol
 two calls of one batch.
 The script calls the subject as its adapter does (the adapter's ScriptCall.batch,
 draw_requests) on those placements, every slot a copy of the request's row (each other slot
-a request of its own, or the request itself where the check put it in every slot), prints
+the check's request there where the record keeps the batch's requests, else a request of its
+own, or the request itself where the check put it in every slot), prints
 each token beside the check's, and exits 1 when they differ. The check's batches held other
 rows in the other slots: a subject whose token depends on those (not on the batch's size or
 the slot) is not reproduced here, and samplecheck replay runs the recorded batches.
@@ -15,6 +16,8 @@ the slot) is not reproduced here, and samplecheck replay runs the recorded batch
 from __future__ import annotations
 
 from typing import Any, Callable
+
+import numpy as np
 
 from . import repro_script as rs
 from . import repro_template
@@ -30,10 +33,10 @@ Upstream, as the record's environment names it: {versions}
 Calls: {what}; declared in {module}.SCRIPT_CALLS (its batch call).
 Calls the subject on request {request} (seed, subsequence, offset) of row {label} in the
 placements its check compared ({placements}: batch size, slot, and "own" where each other
-slot holds a request of its own, "same" where every slot holds this one), each batch of
-copies of the row; reproduced when the request's tokens differ. The check's batches held
-other rows: a token that depends on those alone is not reproduced here (samplecheck replay
-runs them).
+slot holds a request of its own, "same" where every slot holds this one, "recorded" where
+each slot holds the check's request there), each batch of copies of the row; reproduced when
+the request's tokens differ. The check's batches held other rows: a token that depends on
+those alone is not reproduced here (samplecheck replay runs them).
 Needs the subject's package, numpy and/or torch; nothing of samplecheck.
 
 Run:  {run}  [--sizes recorded|all]
@@ -60,21 +63,22 @@ def _pair(record: dict[str, Any], name: str, size: int) -> list[int]:
 
 def placements(record: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list[str], list[int] | None]:
     """The check's placements of the request (batch size, slot, kind), its tokens there as the
-    record gives them, and (batch_invariance) every batch size the check ran."""
+    record gives them, and (batch_invariance) every batch size the check ran. Kind "recorded":
+    the check's batch as evidence.requests_u64 keeps it (batch_invariance, run_to_run)."""
     check = record["check"]
+    size = _int(record, "evidence.batch_size", 2, 1 << 20)
+    batch = "recorded" if "requests_u64" in record["evidence"] else "own"
     if check == "batch_invariance":
-        size = _int(record, "evidence.batch_size", 2, 1 << 20)
         sizes = rs.field(record, "evidence.batch_sizes", list)
         if not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b < 1 << 20 for b in sizes):
             raise rs.RecordError("evidence.batch_sizes", "not a list of batch sizes")
         recorded = [rs.field(record, f"evidence.{w}", str) for w in ("expected", "actual")]
-        return [(1, 0, "own"), (size, _int(record, "evidence.slot", 0, size), "own")], recorded, sizes
-    size = _int(record, "evidence.batch_size", 2, 1 << 20)
+        return [(1, 0, "own"), (size, _int(record, "evidence.slot", 0, size), batch)], recorded, sizes
     if check == "run_to_run":  # one batch called `repeat` times: call 1's token, then call repeat's
         repeat = _int(record, "evidence.repeat", 2, 64)
         slot = _int(record, "evidence.slot", 0, size)
         recorded = [rs.field(record, f"evidence.{w}", str) for w in ("expected", "actual")]
-        return [(size, slot, "own")] * repeat, [recorded[0], *[""] * (repeat - 2), recorded[1]], None
+        return [(size, slot, batch)] * repeat, [recorded[0], *[""] * (repeat - 2), recorded[1]], None
     kind, name = ("own", "evidence.positions") if check == "batch_reorder" else ("same", "evidence.outputs")
     tokens = rs.field(record, "evidence.tokens", list)
     if len(tokens) != 2 or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
@@ -101,8 +105,24 @@ def batch_inputs(record: dict[str, Any]) -> dict[str, Any]:
         "placements": placed,
         "recorded": recorded,
         "sizes": sizes,
+        "batch": recorded_batch(record, placed[-1], tuple(words)),
         **row,
     }
+
+
+def recorded_batch(record: dict[str, Any], placement: tuple[int, int, str], request: tuple[int, ...]) -> bytes:
+    """The check's batch (evidence.requests_u64: seed as sent, subsequence, offset a slot, little
+    -endian u64), whose slot holds the request; b"" where the record keeps none."""
+    size, slot, kind = placement
+    if kind != "recorded":
+        return b""
+    words = rs.decode_field(record, "evidence.requests_u64")
+    if len(words) != size * 24:
+        raise rs.RecordError("evidence.requests_u64", f"{len(words)} bytes, not {size} requests of 3 words")
+    at_slot = tuple(int(w) for w in np.frombuffer(words, "<u8")[3 * slot : 3 * slot + 3])
+    if at_slot != request:
+        raise rs.RecordError("evidence.requests_u64", f"slot {slot} holds {at_slot}, not the request {request}")
+    return words
 
 
 def request_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -173,6 +193,8 @@ def batch_script_text(record: dict[str, Any], path: str, out: str) -> tuple[str,
         f"PLACEMENTS = {b['placements']!r}  # (batch size, slot, kind) the check compared",
         f"RECORDED = {b['recorded']!r}  # the check's tokens there",
         f"BATCH_SIZES = {b['sizes']!r}  # every batch size the check ran (--sizes all)",
+        "# The check's batch (kind recorded): each slot's (seed as sent, subsequence, offset), u64.",
+        f"BATCH = {rs.packed(b['batch']) if b['batch'] else None}",
         f"# The request's row as sent (float32, V = {len(b['values']) // 4}): zlib, then base64.",
         f"ROW = {rs.packed(b['values'])}",
     ]

@@ -396,16 +396,21 @@ def unpack(text, dtype):
 
 def batch_of(size, slot, kind):
     """`size` requests: the recorded one at `slot` and, kind "own", each other slot one of its
-    own (the recorded subsequence and offset, the seed + 1 + slot); kind "same": every slot it."""
+    own (the recorded subsequence and offset, the seed + 1 + slot); kind "same": every slot it;
+    kind "recorded": the check's batch, each slot keyed as the check keyed it."""
     seed, subsequence, offset = REQUEST
     if kind == "same":
         return [REQUEST] * size
+    if kind == "recorded":
+        return [tuple(int(w) for w in words) for words in unpack(BATCH, "<u8").reshape(-1, 3)]
     return [REQUEST if j == slot else ((seed + 1 + j) % (1 << 64), subsequence, offset) for j in range(size)]
 
 
 def placed(size, slot, kind):
     if size == 1:
         return "alone (B = 1)"
+    if kind == "recorded":
+        return f"in the check's batch of {size} (its requests, each on a copy of the row) at slot {slot}"
     return f"in a batch of {size}{' copies of it' if kind == 'same' else ''} at slot {slot}"
 
 

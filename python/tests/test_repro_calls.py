@@ -78,15 +78,16 @@ def test_a_keyed_subjects_routing_output_is_its_one_request(s09, tmp_path):
 
 
 def test_two_calls_of_one_batch_differ(x01, tmp_path):
-    """X01's record: the script calls one batch of copies of the row three times (the check's
-    calls) and compares every slot with call 1's; the calls differ, so it reproduces (exit 1)."""
+    """X01's record: the script calls the check's batch (its requests, copies of the row) three
+    times (the check's calls) and compares every slot with call 1's; the calls differ, so it reproduces (exit 1)."""
     path, record = x01
     evidence = record["evidence"]
-    assert {"batch_size", "slot", "repeat", "expected", "actual", "row_data"} <= set(evidence), evidence
+    assert {"batch_size", "slot", "repeat", "expected", "actual", "row_data", "requests_u64"} <= set(evidence)
     done = generated_and_run(path, tmp_path / "x01.py")
     assert done.returncode == 1, done.stdout
     size, slot = evidence["batch_size"], evidence["slot"]
-    assert f"call 1, in a batch of {size} at slot {slot}: token" in done.stdout, done.stdout
+    batch = f"in the check's batch of {size} (its requests, each on a copy of the row)"
+    assert f"call 1, {batch} at slot {slot}: token" in done.stdout, done.stdout
     assert f"the check's call 1: {evidence['expected']}" in done.stdout
     assert f"the check's call {evidence['repeat']}: {evidence['actual']}" in done.stdout
     assert "call 3: token" in done.stdout and f" of {size} slots differ from call 1 (first at slot" in done.stdout
@@ -115,7 +116,7 @@ def test_cakes_run_to_run_script_seeds_its_calls_as_the_adapter_does(x01, tmp_pa
     _, text = script_as(record, "flashinfer.cake.top_k_top_p_sampling_from_probs", "flashinfer_cake", tmp_path)
     assert "def draw_requests(row, params, requests, device):" in text
     assert "cake_calls(row, params, len(requests), call_seed(seed, subsequence, offset, None), device)" in text
-    placement = (record["evidence"]["batch_size"], record["evidence"]["slot"], "own")
+    placement = (record["evidence"]["batch_size"], record["evidence"]["slot"], "recorded")
     assert f"PLACEMENTS = {[placement] * record['evidence']['repeat']!r}" in text
     tree = ast.parse(text)
     source = next(ast.get_source_segment(text, f) for f in tree.body if getattr(f, "name", "") == "call_seed")

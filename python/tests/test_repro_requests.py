@@ -4,6 +4,7 @@ in the placements its check compared, a correct rule keeps the token in every pl
 H200 loop retries every batch size, and vLLM's seeded subjects are scripted per request
 (docs/repro-format.md, "Standalone scripts")."""
 
+import base64
 import copy
 import json
 import subprocess
@@ -112,3 +113,53 @@ def test_vllm_batch_script_calls_the_shipped_function_per_request(s04, tmp_path)
     bad_slot = copy.deepcopy(record)
     bad_slot["evidence"]["slot"] = bad_slot["evidence"]["batch_size"]
     refused(write_record(tmp_path, bad_slot, "slot.json"), "evidence.slot", "outside")
+
+
+@pytest.fixture(scope="module")
+def s03(samplecheck_bin, tmp_path_factory):
+    """S03 (seed and offset read at element 0 for every request): a request's token in a batch
+    follows its first batchmate's key, so only the check's own batch gives the check's token."""
+    folder = tmp_path_factory.mktemp("repro-S03")
+    status, table = qualify(
+        samplecheck_bin,
+        subject_command(NUMPY, "--subject", "numpy.sort_filter:S03"),
+        *("--budget", "quick", "--checks", "batch_invariance", "--repro-dir", str(folder)),
+    )
+    assert status == 1, table
+    path = folder / "numpy.sort_filter_S03.batch_invariance.f32.json"
+    return path, json.loads(path.read_text())
+
+
+def test_the_checks_batch_gives_the_checks_token(s03, tmp_path):
+    """With the batch's requests (evidence.requests_u64) the script draws the check's token in
+    the check's batch; from a record without them (batchmates keyed by the script), another."""
+    path, record = s03
+    evidence = record["evidence"]
+    done = generated_and_run(path, tmp_path / "s03.py")
+    assert done.returncode == 1, done.stdout
+    batch = f"in the check's batch of {evidence['batch_size']} (its requests, each on a copy of the row)"
+    assert f"{batch} at slot {evidence['slot']}: {evidence['actual']}; the check's: {evidence['actual']}" in done.stdout
+    older = copy.deepcopy(record)
+    del older["evidence"]["requests_u64"]
+    again = generated_and_run(write_record(tmp_path, older, "older.json"), tmp_path / "older.py")
+    assert again.returncode == 1, again.stdout
+    own = f"in a batch of {evidence['batch_size']} at slot {evidence['slot']}: "
+    line = next(x for x in again.stdout.splitlines() if x.startswith(own))
+    assert not line.startswith(f"{own}{evidence['actual']};"), line
+
+
+def test_a_batch_that_does_not_hold_the_request_is_refused(s03, tmp_path):
+    _, record = s03
+    words = base64.b64decode(record["evidence"]["requests_u64"])
+    short = copy.deepcopy(record)
+    short["evidence"]["requests_u64"] = base64.b64encode(words[:-24]).decode()
+    refused(write_record(tmp_path, short, "short.json"), "evidence.requests_u64", "requests of 3 words")
+    moved = copy.deepcopy(record)
+    slot = record["evidence"]["slot"]
+    other = words[: 24 * slot] + bytes(24) + words[24 * (slot + 1) :]
+    moved["evidence"]["requests_u64"] = base64.b64encode(other).decode()
+    moved_path = write_record(tmp_path, moved, "moved.json")
+    refused(moved_path, "evidence.requests_u64", f"slot {slot} holds", "not the request")
+    garbled = copy.deepcopy(record)
+    garbled["evidence"]["requests_u64"] = "not base64!"
+    refused(write_record(tmp_path, garbled, "garbled.json"), "evidence.requests_u64", "not base64")

@@ -31,17 +31,28 @@ bool same_slot(const harness::sample_call& a, size_t i, const harness::sample_ca
   return a.valid[i] == b.valid[j] && slot_token(a, i) == slot_token(b, j);
 }
 
-// The failure's record: the first diverging (batch size, slot) and its request.
-nlohmann::json divergence(uint64_t seed, const sampler_pool& pool, int64_t batch_size, size_t slot,
-                          int32_t request, const std::string& expected, const std::string& actual) {
-  nlohmann::json j = repro_base(seed);
-  j.update(
-      {{"batch_size", batch_size}, {"slot", slot}, {"expected", expected}, {"actual", actual}});
+// The failure's record: the first diverging (batch size, slot), its request and the batch's
+// requests as the subject was sent them (requests_u64: seed, subsequence, offset a slot).
+nlohmann::json divergence(const battery::check_context& ctx, const sampler_pool& pool,
+                          const harness::sample_call& call, size_t slot, int32_t request,
+                          const std::string& expected, const std::string& actual) {
+  nlohmann::json j = repro_base(ctx.check_seed);
+  j.update({{"batch_size", call.seed.size()},
+            {"slot", slot},
+            {"expected", expected},
+            {"actual", actual}});
   j.update(request_json(pool, request));
   // The request's row, for a standalone script (samplecheck repro-script) that calls the
-  // subject on it alone and in a batch.
+  // subject on it alone and in a batch; the batchmates' keys, so that a subject whose token
+  // follows its batchmates' keys (jax's rbg draws a vmapped batch from its first key) draws
+  // in the script what it drew in the check.
   const auto row = static_cast<size_t>(pool.requests[static_cast<size_t>(request)].row);
   j["row_data"] = row_data(pool.rows[row], row, 1);
+  std::vector<uint64_t> words;
+  for (size_t r = 0; r < call.seed.size(); ++r)
+    words.insert(words.end(), {battery::sent_seed(ctx.subj, call.seed[r], call.subsequence[r]),
+                               call.subsequence[r], call.offset[r]});
+  j["requests_u64"] = base64_words(words);
   return j;
 }
 
@@ -85,7 +96,7 @@ battery::check_outcome run_sampler_batch_invariance(const battery::check_context
       differs = true;
       ++differing_slots;
       if (out.repro.is_null())
-        out.repro = divergence(seed, pool, B, s, slots[s], slot_text(ref, 0), slot_text(call, s));
+        out.repro = divergence(ctx, pool, call, s, slots[s], slot_text(ref, 0), slot_text(call, s));
     }
     differing_sizes += differs ? 1 : 0;
   }
@@ -143,7 +154,7 @@ battery::check_outcome run_sampler_run_to_run(const battery::check_context& ctx)
       if (same_slot(first, s, again, s)) continue;
       if (differing++ == 0 && out.repro.is_null()) {
         out.repro =
-            divergence(seed, pool, B, s, slots[s], slot_text(first, s), slot_text(again, s));
+            divergence(ctx, pool, first, s, slots[s], slot_text(first, s), slot_text(again, s));
         out.repro["repeat"] = repeat;
         out.detail = fmt::format(
             "call {} differs from call 1 at slot {} of the batch of {}: request {} (row '{}', seed "
