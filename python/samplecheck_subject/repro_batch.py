@@ -9,8 +9,10 @@ draw_requests) on those placements, every slot a copy of the request's row (each
 the check's request there where the record keeps the batch's requests, else a request of its
 own, or the request itself where the check put it in every slot), prints
 each token beside the check's, and exits 1 when they differ. The check's batches held other
-rows in the other slots: a subject whose token depends on those (not on the batch's size or
-the slot) is not reproduced here, and samplecheck replay runs the recorded batches.
+rows in the other slots: a subject whose token depends on those (not on the batch's size, the
+slot or, where the record keeps them, the batchmates' keys) is not reproduced here, and
+samplecheck replay runs the recorded batches. batch_reorder's records keep no batch: its
+script keys the other slots itself.
 """
 
 from __future__ import annotations

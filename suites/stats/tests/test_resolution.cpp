@@ -53,7 +53,7 @@ struct shift {
   double lambda, spread;  // X2's mean shift n sum (Q' - Q)^2 / Q; its null sd sqrt(2 df)
 };
 
-// The shift over the cells partition_by_expected forms at n draws.
+// The row's tokens by probability, largest first (sort_filter's scan, and the judge's order).
 vector<size_t> q_descending(const vector<float>& p) {
   vector<size_t> order(p.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -61,6 +61,7 @@ vector<size_t> q_descending(const vector<float>& p) {
   return order;
 }
 
+// The shift over the cells partition_by_expected forms at n draws.
 shift omnibus_shift(const vector<float>& p, const vector<double>& subject, uint64_t n,
                     double min_expected) {
   const double total = std::accumulate(p.begin(), p.end(), 0.0);
