@@ -127,6 +127,8 @@ CONTRACT_PLANTED = {
     "position_ignored": "request_keyed, but the key ignores the position: every token of a request "
     "draws the same noise (S02 in hash form)",
     "nan_largest": "treat_as_zero, but a NaN entry counts as the row's largest probability",
+    "nan_filtered": "treat_as_zero unfiltered, but under top-k (another route, as FlashInfer's cake "
+    "sampler takes) a NaN entry counts as the row's largest probability",
     "route_lied": "keeps every tie at the k-th for k > ROUTE_K while reporting route 'sort' (lowest_index)",
 }
 # The routed sampler's fallback threshold (FlashInfer's cake sampler falls back for k > 1024):
@@ -151,10 +153,10 @@ def keyed_uniform(seed: npt.ArrayLike, position: npt.ArrayLike) -> np.ndarray:
     return (key >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def zero_cleaned(row: np.ndarray, planted: "str | None" = None) -> np.ndarray:
+def zero_cleaned(row: np.ndarray, planted: "str | None" = None, top_k: int = 0) -> np.ndarray:
     """The row as degenerate_rows "treat_as_zero" reads it: +Inf entries alone if any (drawn
-    uniformly), else NaN, negative and -0.0 entries set to 0."""
-    if planted == "nan_largest":
+    uniformly), else NaN, negative and -0.0 entries set to 0 (top_k: the row's, for nan_filtered)."""
+    if planted == "nan_largest" or (planted == "nan_filtered" and top_k > 0):
         finite = row[np.isfinite(row)]
         row = np.where(np.isnan(row), finite.max() if finite.size else np.float32(1), row)
     if np.isposinf(row).any():
@@ -222,7 +224,7 @@ def make(
             fallback = routed and ROUTE_K < k < b.vocab_size
             routes[outputs] = 1 if fallback and planted != "route_lied" else 0
             kept = _kept(
-                zero_cleaned(rows[i], planted) if zero else rows[i],
+                zero_cleaned(rows[i], planted, k) if zero else rows[i],
                 k,
                 float(b.top_p[p]) if b.top_p is not None else 1.0,
                 float(b.min_p[p]) if b.min_p is not None else 0.0,
@@ -286,6 +288,7 @@ def contract_subjects() -> list[Pair]:
         (make(None, zero=True), zero),
         (make("position_ignored", keyed=True), _contract_mutant(keyed, "position_ignored")),
         (make("nan_largest", zero=True), _contract_mutant(zero, "nan_largest")),
+        (make("nan_filtered", zero=True), _contract_mutant(zero, "nan_filtered")),
         (make(None, routed=True), routed),
         (make("route_lied", routed=True), _contract_mutant(routed, "route_lied")),
     ]
@@ -313,7 +316,7 @@ def subjects() -> list[Pair]:
 _SORT_FILTER_DRAW = """
 def tokens_for(row, params, u):
     \"\"\"The rule's token for each uniform u in [0, 1).\"\"\"
-    row = zero_cleaned(row, PLANTED) if ZERO else row
+    row = zero_cleaned(row, PLANTED, int(params["top_k"])) if ZERO else row
     kept = _kept(row, int(params["top_k"]), float(params["top_p"]), float(params["min_p"]), PLANTED)
     if kept is None:
         raise ValueError("the rule finds the row degenerate: nothing to draw")
@@ -387,6 +390,7 @@ SCRIPT_CALLS = {
     "numpy.sort_filter.batch_slot": _script_call(None),
     "numpy.sort_filter.zero": _script_call(None, zero=True),
     "numpy.sort_filter.zero:nan_largest": _script_call("nan_largest", zero=True),
+    "numpy.sort_filter.zero:nan_filtered": _script_call("nan_filtered", zero=True),
     **{descriptor(planted=p).name: _script_call(p) for p in PLANTED},
     "numpy.multinomial.generator": ScriptCall(
         what="samplecheck_subject.numpy_samplers' generator_sampler (inverse CDF; _invert's source inlined)",

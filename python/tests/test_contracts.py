@@ -74,6 +74,7 @@ def test_degenerate_rows_under_batch_slot(run_checks):
 KILLED_UNDER_CONTRACT = {
     "numpy.sort_filter.keyed:position_ignored": "offset_advancement",
     "numpy.sort_filter.zero:nan_largest": "degenerate_rows",
+    "numpy.sort_filter.zero:nan_filtered": "degenerate_rows",
     "numpy.sort_filter.routed:route_lied": "ties",
 }
 
@@ -93,6 +94,21 @@ def test_treat_as_zero_passes_degenerate_rows(run_checks):
     status, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.zero", "degenerate_rows", "-v")
     assert status == 0, table
     assert "treat_as_zero" in table, table
+
+
+def test_treat_as_zero_is_judged_under_top_k_too(run_checks):
+    # nan_filtered keeps the rule on unfiltered rows and breaks it only at top_k (the route a
+    # sampler such as FlashInfer's cake sampler takes for k <= 1024): the draws at top_k 50 name
+    # the row, the setting and the token, and the detail says the unfiltered draws kept it.
+    _, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.zero:nan_filtered", "degenerate_rows", "-v")
+    failed = [line for line in table.splitlines() if "[FAIL]" in line]
+    assert len(failed) == 3, table
+    assert all("row 'NaN at token 7' (k=50; degenerate_rows treat_as_zero)" in line for line in failed), table
+    assert all("drew token 7" in line and "then top_k 50 keeps the 50 largest" in line for line in failed), table
+    kept = "; unfiltered: every degenerate row kept the rule over 256 draws"
+    assert all(line.endswith(kept) for line in failed), table
+    _, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.zero", "degenerate_rows", "-v")
+    assert "and 256 more at top_k 50" in table, table
 
 
 def test_routed_sampler_is_judged_per_route(run_checks):

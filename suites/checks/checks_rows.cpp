@@ -9,6 +9,7 @@
 #include "suites/checks/check_helpers.h"
 #include "suites/checks/checks.h"
 #include "suites/checks/report_evidence.h"
+#include "suites/checks/zero_rule.h"
 
 namespace samplecheck::checks {
 namespace {
@@ -48,76 +49,6 @@ std::vector<degenerate_case> degenerate_cases(const battery::subject& s, int64_t
   return cases;
 }
 
-// Under degenerate_rows treat_as_zero (kernels/samplecheck_plugin.h): the tokens a degenerate
-// row may draw, ascending; none when it is left with no positive mass (then valid = 0).
-struct zero_rule {
-  std::vector<int32_t> allowed;
-  std::string reading;  // how the row is read, for the detail line
-};
-
-zero_rule treat_as_zero_rule(const std::vector<float>& values) {
-  zero_rule z;
-  for (size_t t = 0; t < values.size(); ++t)
-    if (std::isinf(values[t]) && values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
-  if (!z.allowed.empty()) {
-    z.reading = "drawn uniformly among its +Inf entries";
-    return z;
-  }
-  // NaN, negative and -0.0 all fail `> 0`: exactly the entries the contract counts as zero.
-  for (size_t t = 0; t < values.size(); ++t)
-    if (values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
-  z.reading = z.allowed.empty() ? "no positive mass left, so valid = 0"
-                                : "NaN and negative entries count as probability 0";
-  return z;
-}
-
-// Empty when an output of the row keeps the rule; else what broke it.
-std::string zero_rule_breach(const zero_rule& z, bool valid, int32_t token) {
-  if (z.allowed.empty())
-    return valid ? fmt::format("came back valid = 1 with token {} ({})", token, z.reading) : "";
-  if (!valid)
-    return fmt::format("came back valid = 0 although it has positive mass ({})", z.reading);
-  if (!std::binary_search(z.allowed.begin(), z.allowed.end(), token))
-    return fmt::format("drew token {}, which holds probability 0 under treat_as_zero ({})", token,
-                       z.reading);
-  return {};
-}
-
-// A breach that drew a token the rule gives probability 0, as the record's evidence: the token,
-// the row's parameters, and the row with the rule's tokens IN (at the rule's probabilities) and
-// every other OUT, so that a standalone script judges its draws as it judges a support failure
-// (docs/repro-format.md). Empty for the breaches a token cannot show (a valid flag).
-nlohmann::json zero_rule_evidence(const judged_row& row, size_t index, uint64_t draws, bool valid,
-                                  int32_t token) {
-  const zero_rule z = treat_as_zero_rule(row.values);
-  if (z.allowed.empty() || !valid || std::binary_search(z.allowed.begin(), z.allowed.end(), token))
-    return nlohmann::json::object();
-  std::string status(row.values.size(), 'O');
-  std::vector<double> q(row.values.size(), 0.0);
-  double mass = 0.0;
-  for (const int32_t t : z.allowed) {
-    const float v = row.values[static_cast<size_t>(t)];
-    status[static_cast<size_t>(t)] = 'I';
-    q[static_cast<size_t>(t)] = std::isinf(v) ? 1.0 : static_cast<double>(v);
-    mass += q[static_cast<size_t>(t)];
-  }
-  for (const int32_t t : z.allowed) q[static_cast<size_t>(t)] /= mass;
-  return {{"token", token},
-          {"params", setting_json(row.setting)},
-          {"row_data", row_data(row, index, draws, status, q)}};
-}
-
-// Draws of each degenerate row under treat_as_zero: a token that should hold probability 0
-// but is drawn as the row's largest holds at least a few percent of the row, so this many
-// draws miss it with a probability far below the check's level.
-constexpr uint64_t kZeroRuleDraws = 256;
-
-// What a pass under treat_as_zero says of the degenerate rows (kZeroRuleDraws + 1 draws each).
-static_assert(kZeroRuleDraws == 256, "kZeroRuleKept states the draws");
-constexpr const char* kZeroRuleKept =
-    "kept degenerate_rows treat_as_zero over 257 draws each (NaN / negative count as 0, +Inf "
-    "drawn among the +Inf entries, all-zero valid = 0)";
-
 // The degenerate rows as judged rows; an error when the reference accepts one.
 std::string degenerate_rows_of(const battery::subject& s, const std::vector<degenerate_case>& cases,
                                std::vector<judged_row>& bad) {
@@ -131,47 +62,6 @@ std::string degenerate_rows_of(const battery::subject& s, const std::vector<dege
     bad.push_back(std::move(r));
   }
   return {};
-}
-
-bool treats_as_zero(const battery::subject& s) {
-  return registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO;
-}
-
-// Every degenerate row drawn kZeroRuleDraws times in one call, each output judged exactly by
-// the rule; false (with `out` the exact failure) at the first output that breaks it.
-bool judge_zero_rule(const battery::check_context& ctx, const std::vector<judged_row>& bad,
-                     uint64_t seed, battery::check_outcome& out) {
-  std::vector<const judged_row*> ptrs;
-  for (const auto& r : bad) ptrs.push_back(&r);
-  harness::sample_call call = call_for_rows(ctx.subj, ptrs);
-  for (uint64_t j = 0; j < kZeroRuleDraws * bad.size(); ++j)
-    add_output(call, static_cast<int32_t>(j % bad.size()), seed, 5000 + j, 8);
-  const harness::call_status st = run_call(ctx.subj, call);
-  out.samples += static_cast<uint64_t>(call.num_output_rows());
-  if (!st.ok()) {
-    battery::fail_exactly(
-        out, fmt::format("degenerate rows drawn {} times each: {}", kZeroRuleDraws, st.describe()));
-    return false;
-  }
-  for (int64_t r = 0; r < call.num_output_rows(); ++r) {
-    const judged_row& row = bad[static_cast<size_t>(call.row_index[r])];
-    const std::string why =
-        zero_rule_breach(treat_as_zero_rule(row.values), call.valid[r] != 0, call.tokens[r]);
-    if (why.empty()) continue;
-    out.repro = repro_base(seed);
-    battery::fail_exactly(
-        out,
-        fmt::format("row '{}' (degenerate_rows treat_as_zero), output {}: {}", row.label, r, why),
-        {{"row_label", row.label},
-         {"output", r},
-         {"token", call.tokens[r]},
-         {"subsequence", 5000 + r},
-         {"offset", 8}});
-    out.repro.update(zero_rule_evidence(row, static_cast<size_t>(call.row_index[r]), kZeroRuleDraws,
-                                        call.valid[r] != 0, call.tokens[r]));
-    return false;
-  }
-  return true;
 }
 
 // Invalid parameters a subject must refuse with a message (those of its declared filters).
@@ -220,8 +110,7 @@ uint64_t planned_degenerate_rows(const battery::check_context& ctx) {
   (void)good_neighbours(ctx, cases);
   // The mixed batch and the filled one ([good, bad, ..., good] each), then 2 outputs a
   // bad parameter.
-  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() +
-         (treats_as_zero(ctx.subj) ? kZeroRuleDraws * cases : 0);
+  return 2 * (2 * cases + 1) + 2 * bad_params(ctx.subj).size() + zero_rule_outputs(ctx.subj, cases);
 }
 
 uint64_t planned_parameter_routing(const battery::check_context& ctx) {
@@ -241,9 +130,7 @@ bool judge_mixed(const std::vector<const judged_row*>& mixed, const harness::sam
     const bool is_bad = !mixed[i]->target.ok();
     const int32_t t = with_bad.tokens[i];
     const std::string zero_breach =
-        is_bad && zero_contract
-            ? zero_rule_breach(treat_as_zero_rule(mixed[i]->values), with_bad.valid[i] != 0, t)
-            : "";
+        is_bad && zero_contract ? zero_rule_breach(*mixed[i], with_bad.valid[i] != 0, t) : "";
     if (!zero_breach.empty()) {
       battery::fail_exactly(
           out,
@@ -373,15 +260,17 @@ battery::check_outcome run_degenerate_rows(const battery::check_context& ctx) {
                  : fmt::format("{}: {}", which, bad_call.describe()));
     return out;
   }
-  if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
+  // The rule's own calls first: they reach every route (zero_rule.h), the mixed batch one.
   if (zero_contract && !judge_zero_rule(ctx, bad, seed, out)) return out;
+  if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
   int refused = 0;
   if (!judge_refusals(ctx, good.front(), seed, refused, out)) return out;
   out.power = "exact (every row compared)";
   out.detail = fmt::format(
       "{} degenerate rows {}, {} good neighbours unchanged; {} invalid parameters "
       "and 2 bad shapes refused",
-      bad.size(), zero_contract ? kZeroRuleKept : "gave valid = 0", good.size(), refused);
+      bad.size(), zero_contract ? zero_rule_kept(ctx.subj) : "gave valid = 0", good.size(),
+      refused);
   out.repro = nullptr;
   return out;
 }
