@@ -60,6 +60,18 @@ zero_rule treat_as_zero_rule(const std::vector<float>& values, int32_t top_k) {
   return z;
 }
 
+// Empty when an output keeps the rule `z`; else what broke it.
+std::string breach_of(const zero_rule& z, bool valid, int32_t token) {
+  if (z.allowed.empty())
+    return valid ? fmt::format("came back valid = 1 with token {} ({})", token, z.reading) : "";
+  if (!valid)
+    return fmt::format("came back valid = 0 although it has positive mass ({})", z.reading);
+  if (!std::binary_search(z.allowed.begin(), z.allowed.end(), token))
+    return fmt::format("drew token {}, which holds probability 0 under treat_as_zero ({})", token,
+                       z.reading);
+  return {};
+}
+
 // The settings each degenerate row is drawn at: unfiltered, and at top_k = 50 where the
 // subject reads top-k (the row's own setting comes first).
 std::vector<fixtures::filter_setting> zero_rule_settings(const battery::subject& s) {
@@ -75,15 +87,7 @@ bool treats_as_zero(const battery::subject& s) {
 }
 
 std::string zero_rule_breach(const judged_row& row, bool valid, int32_t token) {
-  const zero_rule z = treat_as_zero_rule(row.values, row.setting.top_k);
-  if (z.allowed.empty())
-    return valid ? fmt::format("came back valid = 1 with token {} ({})", token, z.reading) : "";
-  if (!valid)
-    return fmt::format("came back valid = 0 although it has positive mass ({})", z.reading);
-  if (!std::binary_search(z.allowed.begin(), z.allowed.end(), token))
-    return fmt::format("drew token {}, which holds probability 0 under treat_as_zero ({})", token,
-                       z.reading);
-  return {};
+  return breach_of(treat_as_zero_rule(row.values, row.setting.top_k), valid, token);
 }
 
 nlohmann::json zero_rule_evidence(const judged_row& row, size_t index, uint64_t draws, bool valid,
@@ -138,9 +142,14 @@ bool judge_zero_rule_call(const battery::check_context& ctx, const std::vector<j
                                            kZeroRuleDraws, setting, st.describe()));
     return false;
   }
+  // The rule once a row: each is a pass over V entries, and every row is drawn 256 times.
+  std::vector<zero_rule> rules;
+  for (const judged_row& row : rows)
+    rules.push_back(treat_as_zero_rule(row.values, row.setting.top_k));
   for (int64_t r = 0; r < call.num_output_rows(); ++r) {
-    const judged_row& row = rows[static_cast<size_t>(call.row_index[r])];
-    const std::string why = zero_rule_breach(row, call.valid[r] != 0, call.tokens[r]);
+    const size_t index = static_cast<size_t>(call.row_index[r]);
+    const judged_row& row = rows[index];
+    const std::string why = breach_of(rules[index], call.valid[r] != 0, call.tokens[r]);
     if (why.empty()) continue;
     out.repro = repro_base(seed);
     battery::fail_exactly(out,
@@ -151,8 +160,8 @@ bool judge_zero_rule_call(const battery::check_context& ctx, const std::vector<j
                            {"token", call.tokens[r]},
                            {"subsequence", first + static_cast<uint64_t>(r)},
                            {"offset", 8}});
-    out.repro.update(zero_rule_evidence(row, static_cast<size_t>(call.row_index[r]), kZeroRuleDraws,
-                                        call.valid[r] != 0, call.tokens[r]));
+    out.repro.update(
+        zero_rule_evidence(row, index, kZeroRuleDraws, call.valid[r] != 0, call.tokens[r]));
     return false;
   }
   return true;
