@@ -104,7 +104,7 @@ def test_treat_as_zero_is_judged_under_top_k_too(run_checks):
     failed = [line for line in table.splitlines() if "[FAIL]" in line]
     assert len(failed) == 3, table
     assert all("row 'NaN at token 7' (k=50; degenerate_rows treat_as_zero)" in line for line in failed), table
-    assert all("drew token 7" in line and "then top_k 50 keeps the 50 largest" in line for line in failed), table
+    assert all("drew token 7" in line and "then top_k 50 keeps 50 tokens" in line for line in failed), table
     kept = "; unfiltered: every degenerate row kept the rule over 256 draws"
     assert all(line.endswith(kept) for line in failed), table
     _, table = run_checks(CONTRACT_SUBJECTS, "numpy.sort_filter.zero", "degenerate_rows", "-v")

@@ -123,21 +123,22 @@ namespace {
 // row by the declared contract (valid = 0, or treat_as_zero's rule), each good row unchanged.
 // False (with `out` the exact failure) at the first row that is not.
 bool judge_mixed(const std::vector<const judged_row*>& mixed, const harness::sample_call& with_bad,
-                 const harness::sample_call& only_good, bool zero_contract,
+                 const harness::sample_call& only_good, const battery::subject& s,
                  battery::check_outcome& out) {
   const int64_t V = with_bad.vocab_size;
+  const bool zero_contract = treats_as_zero(s);
   for (size_t i = 0; i < mixed.size(); ++i) {
     const bool is_bad = !mixed[i]->target.ok();
     const int32_t t = with_bad.tokens[i];
     const std::string zero_breach =
-        is_bad && zero_contract ? zero_rule_breach(*mixed[i], with_bad.valid[i] != 0, t) : "";
+        is_bad && zero_contract ? zero_rule_breach(s, *mixed[i], with_bad.valid[i] != 0, t) : "";
     if (!zero_breach.empty()) {
       battery::fail_exactly(
           out,
           fmt::format("row {} ('{}', degenerate_rows treat_as_zero) {}", i, mixed[i]->label,
                       zero_breach),
           {{"row", i}, {"row_label", mixed[i]->label}, {"subsequence", 1000 + i}, {"offset", 8}});
-      out.repro.update(zero_rule_evidence(*mixed[i], i, 1, with_bad.valid[i] != 0, t));
+      out.repro.update(zero_rule_evidence(s, *mixed[i], i, 1, with_bad.valid[i] != 0, t));
       return false;
     }
     if (is_bad && !zero_contract && with_bad.valid[i]) {
@@ -262,7 +263,7 @@ battery::check_outcome run_degenerate_rows(const battery::check_context& ctx) {
   }
   // The rule's own calls first: they reach every route (zero_rule.h), the mixed batch one.
   if (zero_contract && !judge_zero_rule(ctx, bad, seed, out)) return out;
-  if (!judge_mixed(mixed, with_bad, only_good, zero_contract, out)) return out;
+  if (!judge_mixed(mixed, with_bad, only_good, ctx.subj, out)) return out;
   int refused = 0;
   if (!judge_refusals(ctx, good.front(), seed, refused, out)) return out;
   out.power = "exact (every row compared)";

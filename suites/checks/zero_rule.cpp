@@ -15,11 +15,12 @@ namespace samplecheck::checks {
 
 namespace {
 
-// The tokens a degenerate row may draw, ascending; none when it is left with no positive
-// mass (then valid = 0).
+// The tokens a degenerate row may draw, ascending, with the rule's probability of each;
+// none when it is left with no positive mass (then valid = 0).
 struct zero_rule {
   std::vector<int32_t> allowed;
-  std::string reading;  // how the row is read, for the detail line
+  std::vector<double> prob;  // per token: the reference's, over the row as the rule reads it
+  std::string reading;       // how the row is read, for the detail line
 };
 
 // Draws of each degenerate row a setting: a token that should hold probability 0 but is
@@ -29,34 +30,41 @@ constexpr uint64_t kZeroRuleDraws = 256;
 // The filtered setting's k: within every sampler's top-k range and cake's frozen kernels'.
 constexpr int32_t kZeroRuleTopK = 50;
 
-// top_k keeps the k largest of the allowed tokens, every token tied with the k-th among
-// them: which of a tie a sampler keeps is the ties check's question, not this one's.
-void keep_top_k(const std::vector<float>& values, int32_t top_k, zero_rule& z) {
-  if (top_k <= 0 || z.allowed.size() <= static_cast<size_t>(top_k)) return;
-  std::vector<float> kept_values;
-  for (const int32_t t : z.allowed) kept_values.push_back(values[static_cast<size_t>(t)]);
-  std::nth_element(kept_values.begin(), kept_values.begin() + (top_k - 1), kept_values.end(),
-                   std::greater<>());
-  const float kth = kept_values[static_cast<size_t>(top_k - 1)];
-  std::erase_if(z.allowed, [&](int32_t t) { return values[static_cast<size_t>(t)] < kth; });
-  z.reading += fmt::format(", then top_k {} keeps the {} largest", top_k, z.allowed.size());
+// The row as the contract reads it: its +Inf entries alone (each as 1) if it has any, else
+// NaN, negative and -0.0 entries as 0 (all of them fail `> 0`).
+std::vector<float> zero_cleaned(const std::vector<float>& values, std::string& reading) {
+  std::vector<float> cleaned(values.size(), 0.0f);
+  bool has_inf = false;
+  for (size_t t = 0; t < values.size(); ++t)
+    if (std::isinf(values[t]) && values[t] > 0) cleaned[t] = 1.0f, has_inf = true;
+  reading = has_inf ? "drawn uniformly among its +Inf entries"
+                    : "NaN and negative entries count as probability 0";
+  if (!has_inf)
+    for (size_t t = 0; t < values.size(); ++t) cleaned[t] = values[t] > 0 ? values[t] : 0.0f;
+  return cleaned;
 }
 
-zero_rule treat_as_zero_rule(const std::vector<float>& values, int32_t top_k) {
+// The reference on the cleaned row at the row's setting, renormalised, every tie at a cut
+// kept (which of a tie a sampler keeps is the ties check's question, not this one's).
+zero_rule treat_as_zero_rule(const battery::subject& s, const judged_row& row) {
   zero_rule z;
-  for (size_t t = 0; t < values.size(); ++t)
-    if (std::isinf(values[t]) && values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
-  if (!z.allowed.empty()) {
-    z.reading = "drawn uniformly among its +Inf entries";
-    keep_top_k(values, top_k, z);
+  const std::vector<float> cleaned = zero_cleaned(row.values, z.reading);
+  filter_params params = reference_params(s, row.setting);
+  params.ties = tie_policy::keep_ties;
+  const reference_result target =
+      compute_filtered_distribution(std::span<const float>(cleaned), input_kind::probs, params,
+                                    {.normalisation = probs_normalisation::renormalise});
+  if (!target.ok()) {
+    z.reading = "no positive mass left, so valid = 0";
     return z;
   }
-  // NaN, negative and -0.0 all fail `> 0`: exactly the entries the contract counts as zero.
-  for (size_t t = 0; t < values.size(); ++t)
-    if (values[t] > 0) z.allowed.push_back(static_cast<int32_t>(t));
-  z.reading = z.allowed.empty() ? "no positive mass left, so valid = 0"
-                                : "NaN and negative entries count as probability 0";
-  keep_top_k(values, top_k, z);
+  const filtered_distribution& d = target.distribution();
+  for (size_t t = 0; t < d.status.size(); ++t)
+    if (d.status[t] != membership::out) z.allowed.push_back(static_cast<int32_t>(t));
+  z.prob = d.prob;
+  if (row.setting.top_k > 0)
+    z.reading +=
+        fmt::format(", then top_k {} keeps {} tokens", row.setting.top_k, z.allowed.size());
   return z;
 }
 
@@ -86,28 +94,21 @@ bool treats_as_zero(const battery::subject& s) {
   return registry::contracts_of(*s.sampler).degenerate_rows == SC_DEGENERATE_TREAT_AS_ZERO;
 }
 
-std::string zero_rule_breach(const judged_row& row, bool valid, int32_t token) {
-  return breach_of(treat_as_zero_rule(row.values, row.setting.top_k), valid, token);
+std::string zero_rule_breach(const battery::subject& s, const judged_row& row, bool valid,
+                             int32_t token) {
+  return breach_of(treat_as_zero_rule(s, row), valid, token);
 }
 
-nlohmann::json zero_rule_evidence(const judged_row& row, size_t index, uint64_t draws, bool valid,
-                                  int32_t token) {
-  const zero_rule z = treat_as_zero_rule(row.values, row.setting.top_k);
+nlohmann::json zero_rule_evidence(const battery::subject& s, const judged_row& row, size_t index,
+                                  uint64_t draws, bool valid, int32_t token) {
+  const zero_rule z = treat_as_zero_rule(s, row);
   if (z.allowed.empty() || !valid || std::binary_search(z.allowed.begin(), z.allowed.end(), token))
     return nlohmann::json::object();
   std::string status(row.values.size(), 'O');
-  std::vector<double> q(row.values.size(), 0.0);
-  double mass = 0.0;
-  for (const int32_t t : z.allowed) {
-    const float v = row.values[static_cast<size_t>(t)];
-    status[static_cast<size_t>(t)] = 'I';
-    q[static_cast<size_t>(t)] = std::isinf(v) ? 1.0 : static_cast<double>(v);
-    mass += q[static_cast<size_t>(t)];
-  }
-  for (const int32_t t : z.allowed) q[static_cast<size_t>(t)] /= mass;
+  for (const int32_t t : z.allowed) status[static_cast<size_t>(t)] = 'I';
   return {{"token", token},
           {"params", setting_json(row.setting)},
-          {"row_data", row_data(row, index, draws, status, q)}};
+          {"row_data", row_data(row, index, draws, status, z.prob)}};
 }
 
 uint64_t zero_rule_outputs(const battery::subject& s, size_t cases) {
@@ -144,8 +145,7 @@ bool judge_zero_rule_call(const battery::check_context& ctx, const std::vector<j
   }
   // The rule once a row: each is a pass over V entries, and every row is drawn 256 times.
   std::vector<zero_rule> rules;
-  for (const judged_row& row : rows)
-    rules.push_back(treat_as_zero_rule(row.values, row.setting.top_k));
+  for (const judged_row& row : rows) rules.push_back(treat_as_zero_rule(ctx.subj, row));
   for (int64_t r = 0; r < call.num_output_rows(); ++r) {
     const size_t index = static_cast<size_t>(call.row_index[r]);
     const judged_row& row = rows[index];
@@ -160,8 +160,8 @@ bool judge_zero_rule_call(const battery::check_context& ctx, const std::vector<j
                            {"token", call.tokens[r]},
                            {"subsequence", first + static_cast<uint64_t>(r)},
                            {"offset", 8}});
-    out.repro.update(
-        zero_rule_evidence(row, index, kZeroRuleDraws, call.valid[r] != 0, call.tokens[r]));
+    out.repro.update(zero_rule_evidence(ctx.subj, row, index, kZeroRuleDraws, call.valid[r] != 0,
+                                        call.tokens[r]));
     return false;
   }
   return true;

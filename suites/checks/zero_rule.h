@@ -17,16 +17,17 @@ namespace samplecheck::checks {
 
 bool treats_as_zero(const battery::subject& s);
 
-// Empty when an output of the degenerate row (its values, then its setting's top_k) keeps
-// the rule; else what broke it.
-std::string zero_rule_breach(const judged_row& row, bool valid, int32_t token);
+// Empty when an output of the degenerate row keeps the rule; else what broke it. The rule:
+// the reference at the row's setting over the row as the contract reads it (zero_rule.cpp).
+std::string zero_rule_breach(const battery::subject& s, const judged_row& row, bool valid,
+                             int32_t token);
 
 // A breach that drew a token the rule gives probability 0, as the record's evidence: the
 // token, the row's parameters, and the row with the rule's tokens IN (at the rule's
 // probabilities) and every other OUT, so that a standalone script judges its draws as it
 // judges a support failure (docs/repro-format.md). Empty for a breach of the valid flag.
-nlohmann::json zero_rule_evidence(const judged_row& row, size_t index, uint64_t draws, bool valid,
-                                  int32_t token);
+nlohmann::json zero_rule_evidence(const battery::subject& s, const judged_row& row, size_t index,
+                                  uint64_t draws, bool valid, int32_t token);
 
 // The outputs judge_zero_rule draws for `cases` degenerate rows (0 without the contract).
 uint64_t zero_rule_outputs(const battery::subject& s, size_t cases);
